@@ -1,0 +1,2 @@
+/// Placeholder; the in-process HTTP/1.1 test server lands in the next commit.
+public enum CourierTestServerPlaceholder {}
