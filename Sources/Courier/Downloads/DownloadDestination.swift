@@ -1,0 +1,50 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Where a download task publishes its file, and how.
+///
+/// The body is streamed into a private staging file (mode 0600) and published with one rename
+/// only after it is complete and has passed validation, so the destination never holds an
+/// incomplete body or an error page. A failed move is reported in the completion.
+public struct DownloadDestination: Sendable {
+    /// How to publish at the destination.
+    public struct Options: OptionSet, Sendable {
+        public let rawValue: Int
+        /// Creates options from their raw value.
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        /// Create missing parent directories of the destination.
+        public static let createIntermediateDirectories = Options(rawValue: 1 << 0)
+        /// Replace a file already at the destination (atomically). Without it, an existing file
+        /// is an error and is left untouched.
+        public static let removePreviousFile = Options(rawValue: 1 << 1)
+    }
+
+    /// Decides the destination once the body is complete: `(temporaryURL, response) -> (URL, Options)`.
+    public typealias Resolver = @Sendable (_ temporaryURL: URL, _ response: HTTPURLResponse) throws -> (URL, Options)
+
+    /// The directory the staging file is created in; `nil` means the manager's temporary
+    /// directory. Staging next to the destination makes publishing a single atomic rename.
+    public var stagingDirectory: URL?
+    /// Options applied to the staging directory (create it when missing).
+    var stagingOptions: Options
+    let resolve: Resolver
+
+    /// A destination decided by `resolve` after the body has arrived, with the body staged in
+    /// `stagingDirectory` (or the manager's temporary directory).
+    public init(stagingDirectory: URL? = nil, _ resolve: @escaping Resolver) {
+        self.stagingDirectory = stagingDirectory
+        self.stagingOptions = []
+        self.resolve = resolve
+    }
+
+    /// A fixed file. The body is staged next to it, so publishing is one rename.
+    public static func file(_ url: URL, options: Options = []) -> DownloadDestination {
+        var destination = DownloadDestination(stagingDirectory: url.deletingLastPathComponent()) { _, _ in
+            (url, options)
+        }
+        destination.stagingOptions = options
+        return destination
+    }
+}

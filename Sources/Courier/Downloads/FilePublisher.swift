@@ -1,0 +1,78 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Publishes a complete staging file at its destination in one step, so the destination never
+/// holds a partial file: `rename(2)` when replacing is allowed, `link(2)` (which fails rather than
+/// overwrite) when it is not. Across file systems the file is first copied next to the
+/// destination, then published the same way.
+enum FilePublisher {
+    static func publish(
+        _ staged: URL, to destination: URL, options: DownloadDestination.Options, requestURL: URL?
+    ) throws(CourierError) {
+        func failure(_ message: String, _ code: Int32? = nil) -> CourierError {
+            let detail = code.map { ": " + String(cString: strerror($0)) } ?? ""
+            return CourierError(
+                code: .destinationFailed, message: message + detail, url: requestURL,
+                underlyingError: code.map { POSIXError(POSIXErrorCode(rawValue: $0) ?? .EIO) })
+        }
+        let directory = destination.deletingLastPathComponent()
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
+            guard options.contains(.createIntermediateDirectories) else {
+                throw failure("the destination directory \(directory.path) does not exist (pass .createIntermediateDirectories)")
+            }
+            do {
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            } catch {
+                throw failure("cannot create the destination directory \(directory.path)")
+            }
+        } else if !isDirectory.boolValue {
+            throw failure("\(directory.path) is not a directory")
+        }
+        var info = stat()
+        if lstat(destination.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+            throw failure("the destination \(destination.path) is a directory")
+        }
+
+        var source = staged
+        var copied: URL?
+        defer { if let copied { unlink(copied.path) } }
+        for attempt in 0..<2 {
+            let result =
+                options.contains(.removePreviousFile)
+                ? rename(source.path, destination.path) : link(source.path, destination.path)
+            if result == 0 {
+                if !options.contains(.removePreviousFile) { unlink(source.path) }
+                if source != staged { unlink(staged.path); copied = nil }
+                return
+            }
+            let code = errno
+            switch code {
+            case EEXIST:
+                throw failure("a file already exists at \(destination.path) (pass .removePreviousFile to replace it)")
+            case EXDEV where attempt == 0:
+                // Another file system: copy next to the destination, then publish that copy.
+                let sibling = directory.appendingPathComponent(".courier-\(UUID().uuidString.lowercased()).partial")
+                do {
+                    try FileManager.default.copyItem(at: staged, to: sibling)
+                } catch {
+                    throw failure("cannot copy the download into \(directory.path)")
+                }
+                copied = sibling
+                source = sibling
+            default:
+                throw failure("cannot move the download to \(destination.path)", code)
+            }
+        }
+        throw failure("cannot move the download to \(destination.path)")
+    }
+
+    /// The first bytes of a staged file, to attach to an error as the error page's body.
+    static func prefix(of file: URL, limit: Int = 64 * 1024) -> Data? {
+        guard let handle = try? FileHandle(forReadingFrom: file) else { return nil }
+        defer { try? handle.close() }
+        return try? handle.read(upToCount: limit)
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The one error type Courier reports.
+///
+/// A struct rather than an enum so that new kinds of failure can be added without breaking
+/// callers' `switch` statements: compare ``code`` against the static members of ``Code``.
+/// Every error carries the context a person needs to act on it: the URL, the HTTP response and
+/// body when there was one, and the underlying error.
+public struct CourierError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is. Compare with the static members (`error.code == .timedOut`).
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Kind: String, Sendable {
+            case sessionInvalidated, cancelled, network, timedOut, invalidRequest
+            case responseTooLarge, unacceptableStatusCode, unacceptableContentType
+            case emptyResponse, decodingFailed, destinationFailed, fileSystem, uploadSourceFailed
+        }
+        private let kind: Kind
+        private init(_ kind: Kind) { self.kind = kind }
+
+        /// The manager was invalidated (or released) before the task could run or finish.
+        public static let sessionInvalidated = Code(.sessionInvalidated)
+        /// The task was cancelled by the caller (`cancel()`, or cancelling the Swift `Task`).
+        public static let cancelled = Code(.cancelled)
+        /// A transport failure: connection refused or reset, body cut short, DNS, TLS…
+        public static let network = Code(.network)
+        /// The server did not answer within the request timeout.
+        public static let timedOut = Code(.timedOut)
+        /// The request could not be sent as given (bad URL, unsupported scheme…).
+        public static let invalidRequest = Code(.invalidRequest)
+        /// The body grew past the manager's `maximumResponseSize`; the transfer was stopped.
+        public static let responseTooLarge = Code(.responseTooLarge)
+        /// The HTTP status is outside the acceptable range of the validation in force.
+        public static let unacceptableStatusCode = Code(.unacceptableStatusCode)
+        /// The response `Content-Type` is not one the validation accepts.
+        public static let unacceptableContentType = Code(.unacceptableContentType)
+        /// The body was empty where the serializer needs content.
+        public static let emptyResponse = Code(.emptyResponse)
+        /// The body could not be turned into the requested value (text, JSON, `Decodable`).
+        public static let decodingFailed = Code(.decodingFailed)
+        /// A downloaded file could not be moved to (or prepared at) its destination.
+        public static let destinationFailed = Code(.destinationFailed)
+        /// Writing or reading a local file failed (download staging, disk full…).
+        public static let fileSystem = Code(.fileSystem)
+        /// An upload body (file or stream) could not be read.
+        public static let uploadSourceFailed = Code(.uploadSourceFailed)
+
+        /// The code's name, e.g. `timedOut`.
+        public var description: String { kind.rawValue }
+    }
+
+    /// What kind of failure this is.
+    public let code: Code
+    /// A sentence for people: what happened, and where.
+    public let message: String
+    /// The request URL, when known.
+    public var url: URL?
+    /// The HTTP response, when one arrived (also for network errors after the head).
+    public var response: HTTPURLResponse?
+    /// The response body received, when there was one (for HTTP status failures, the error page).
+    public var body: Data?
+    /// The error this one wraps (`URLError`, `DecodingError`, `POSIXError`…).
+    public var underlyingError: (any Error)?
+
+    /// Creates an error; Courier's own code uses the static factories.
+    public init(
+        code: Code, message: String, url: URL? = nil, response: HTTPURLResponse? = nil,
+        body: Data? = nil, underlyingError: (any Error)? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.url = url
+        self.response = response
+        self.body = body
+        self.underlyingError = underlyingError
+    }
+
+    /// The HTTP status code of ``response``, if any.
+    public var statusCode: Int? { response?.statusCode }
+
+    /// Whether this error means the caller cancelled the task.
+    public var isCancellation: Bool { code == .cancelled }
+
+    /// `"<code>: <message> (<url>)"`, plus the underlying error.
+    public var description: String {
+        var text = "\(code): \(message)"
+        if let url { text += " (\(url.absoluteString))" }
+        if let underlyingError { text += " [underlying: \(underlyingError)]" }
+        return text
+    }
+
+    /// The same error with response context filled in where it was missing.
+    func adding(url: URL?, response: HTTPURLResponse?, body: Data?) -> CourierError {
+        var copy = self
+        if copy.url == nil { copy.url = url ?? response?.url }
+        if copy.response == nil { copy.response = response }
+        if copy.body == nil, let body, !body.isEmpty { copy.body = body }
+        return copy
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What a data or upload task ended with.
+public struct DataResponse<Value: Sendable>: Sendable {
+    /// The request as last sent.
+    public let request: URLRequest?
+    /// The final HTTP response, if one arrived.
+    public let response: HTTPURLResponse?
+    /// The body received (also on failure, when there was one).
+    public let data: Data?
+    /// The serialized value, or why there is none.
+    public let result: Result<Value, CourierError>
+
+    /// Creates a response; Courier makes these for you.
+    public init(request: URLRequest?, response: HTTPURLResponse?, data: Data?, result: Result<Value, CourierError>) {
+        self.request = request
+        self.response = response
+        self.data = data
+        self.result = result
+    }
+
+    /// The value, if serialization succeeded.
+    public var value: Value? { try? result.get() }
+    /// The error, if the task failed.
+    public var error: CourierError? {
+        if case .failure(let error) = result { return error }
+        return nil
+    }
+}
+
+/// What a download task ended with.
+public struct DownloadResponse: Sendable {
+    /// The request as last sent.
+    public let request: URLRequest?
+    /// The final HTTP response, if one arrived.
+    public let response: HTTPURLResponse?
+    /// Where the file was published, or why it was not.
+    public let result: Result<URL, CourierError>
+
+    /// Creates a response; Courier makes these for you.
+    public init(request: URLRequest?, response: HTTPURLResponse?, result: Result<URL, CourierError>) {
+        self.request = request
+        self.response = response
+        self.result = result
+    }
+
+    /// The published file, on success.
+    public var fileURL: URL? { try? result.get() }
+    /// The error, if the download failed.
+    public var error: CourierError? {
+        if case .failure(let error) = result { return error }
+        return nil
+    }
+}

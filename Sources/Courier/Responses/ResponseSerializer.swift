@@ -1,0 +1,47 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Turns a response body into a value. Runs on the manager's processing queue, after
+/// validation; throw ``CourierError`` (or any error, which is wrapped as `decodingFailed`).
+public protocol ResponseSerializer: Sendable {
+    /// What the serializer produces.
+    associatedtype Value: Sendable
+    /// Produces the value from a successful, validated response.
+    func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data) throws -> Value
+}
+
+/// Which empty bodies are legitimate: RFC 9110 gives 204 and 205 no content and HEAD no body.
+/// Anywhere else an empty body is a ``CourierError/Code-swift.struct/emptyResponse`` error for
+/// serializers that need content.
+public struct EmptyResponsePolicy: Sendable {
+    /// Status codes whose empty body is fine.
+    public var statusCodes: Set<Int>
+    /// Request methods whose empty body is fine.
+    public var methods: Set<String>
+
+    /// 204 and 205, and HEAD requests.
+    public static let standard = EmptyResponsePolicy(statusCodes: [204, 205], methods: ["HEAD"])
+
+    /// Creates a policy.
+    public init(statusCodes: Set<Int>, methods: Set<String>) {
+        self.statusCodes = statusCodes
+        self.methods = methods
+    }
+
+    /// Whether an empty body is acceptable for this exchange.
+    public func allowsEmptyBody(request: URLRequest?, response: HTTPURLResponse?) -> Bool {
+        if let code = response?.statusCode, statusCodes.contains(code) { return true }
+        if let method = request?.httpMethod?.uppercased(), methods.contains(method) { return true }
+        return false
+    }
+
+    func emptyError(request: URLRequest?, response: HTTPURLResponse?) -> CourierError {
+        let status = response.map { " (status \($0.statusCode))" } ?? ""
+        return CourierError(
+            code: .emptyResponse,
+            message: "the response body is empty\(status); only 204, 205 and HEAD responses may be empty",
+            url: request?.url, response: response)
+    }
+}

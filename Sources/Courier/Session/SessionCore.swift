@@ -1,0 +1,77 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// Owns the one `URLSession` of a manager and guards every use of it.
+///
+/// Creating a task on an invalidated URLSession is a `fatalError` on Linux (PLATFORM §4.3), so
+/// creation and start are checked against `isInvalidated` under the same lock that invalidation
+/// takes. Transfers paused by Courier have no URLSession task (and so no table entry); they are
+/// parked here so that invalidation can finish them too.
+final class SessionCore: Sendable {
+    let session: URLSession
+    let table: TaskDelegateTable
+
+    private struct State {
+        var isInvalidated = false
+        var parked: [ObjectIdentifier: TransferTask] = [:]
+    }
+    private let state = Mutex(State())
+
+    init(configuration: URLSessionConfiguration, router: SessionDelegate, label: String) {
+        // A serial delegate queue: callbacks for one task must never overlap (PLATFORM §2.9).
+        let delegateQueue = OperationQueue()
+        delegateQueue.maxConcurrentOperationCount = 1
+        delegateQueue.name = "\(label).delegate"
+        self.table = router.table
+        self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
+    }
+
+    var isInvalidated: Bool { state.withLock { $0.isInvalidated } }
+
+    /// Creates a URLSession task, or returns `nil` when the session is invalidated.
+    func makeTask(_ make: (URLSession) -> URLSessionTask) -> URLSessionTask? {
+        state.withLock { state in state.isInvalidated ? nil : make(session) }
+    }
+
+    /// Registers `delegate` for `task` and resumes it; `false` when the session is invalidated.
+    func start(_ task: URLSessionTask, delegate: any TaskDelegate) -> Bool {
+        let registered = state.withLock { state -> Bool in
+            guard !state.isInvalidated else { return false }
+            // Registered before `resume()` so no callback can miss its delegate.
+            table.insert(delegate, for: task.taskIdentifier)
+            return true
+        }
+        if registered { task.resume() }
+        return registered
+    }
+
+    /// Remembers a paused transfer; `false` when the session is already invalidated.
+    func park(_ transfer: TransferTask) -> Bool {
+        state.withLock { state in
+            guard !state.isInvalidated else { return false }
+            state.parked[ObjectIdentifier(transfer)] = transfer
+            return true
+        }
+    }
+
+    func unpark(_ transfer: TransferTask) {
+        _ = state.withLock { $0.parked.removeValue(forKey: ObjectIdentifier(transfer)) }
+    }
+
+    /// Marks the session invalid and invalidates the URLSession. Returns the parked transfers,
+    /// which the caller fails outside the lock. Only the first call does anything.
+    func invalidate(cancelingTasks: Bool) -> [TransferTask] {
+        let parked = state.withLock { state -> [TransferTask]? in
+            guard !state.isInvalidated else { return nil }
+            state.isInvalidated = true
+            defer { state.parked = [:] }
+            return Array(state.parked.values)
+        }
+        guard let parked else { return [] }
+        if cancelingTasks { session.invalidateAndCancel() } else { session.finishTasksAndInvalidate() }
+        return parked
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The URLSession delegate: a thin router. Every callback looks up the per-task delegate by
+/// `taskIdentifier` and forwards; no transfer logic lives here.
+///
+/// All delegate methods are implemented in this one final class because FoundationNetworking
+/// only calls methods declared by the class that conforms (PLATFORM §5.3). It holds the table,
+/// never the manager, so URLSession → router → table has no cycle back to the manager.
+final class SessionDelegate: NSObject, Sendable {
+    let table: TaskDelegateTable
+    private let didInvalidate: @Sendable ((any Error)?) -> Void
+
+    init(table: TaskDelegateTable, didInvalidate: @escaping @Sendable ((any Error)?) -> Void) {
+        self.table = table
+        self.didInvalidate = didInvalidate
+    }
+}
+
+extension SessionDelegate: URLSessionDelegate {
+    func urlSession(_ session: URLSession, didBecomeInvalidWithError error: (any Error)?) {
+        didInvalidate(error)
+    }
+}
+
+extension SessionDelegate: URLSessionTaskDelegate {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
+        totalBytesSent: Int64, totalBytesExpectedToSend: Int64
+    ) {
+        // `bytesSent` is exact per call; the totals are read late and can repeat (PLATFORM §2.1).
+        table.delegate(for: task.taskIdentifier)?.urlTask(task, didSendBodyData: bytesSent)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask,
+        needNewBodyStream completionHandler: @escaping (InputStream?) -> Void
+    ) {
+        // Arrives on an arbitrary thread, not the delegate queue (PLATFORM §2.1).
+        completionHandler(table.delegate(for: task.taskIdentifier)?.urlTaskNeedsNewBodyStream(task))
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        // The handler must be called exactly once: never answering hangs the task, answering
+        // twice crashes (PLATFORM §4.4).
+        guard let delegate = table.delegate(for: task.taskIdentifier) else { return completionHandler(request) }
+        completionHandler(delegate.urlTask(task, willRedirectTo: request, response: response))
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        // `.performDefaultHandling` with no credential hangs forever on Linux and a nil
+        // credential with `.useCredential` crashes (PLATFORM §2.4). Cancel the challenge and let
+        // the task report the 401 it already received as an HTTP status.
+        table.delegate(for: task.taskIdentifier)?.urlTaskDidRejectChallenge(task)
+        completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        table.remove(task.taskIdentifier)?.urlTask(task, didCompleteWithError: error)
+    }
+}
+
+extension SessionDelegate: URLSessionDataDelegate {
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        // The disposition is ignored on Linux (PLATFORM §2.2); answer anyway for other platforms.
+        table.delegate(for: dataTask.taskIdentifier)?.urlTask(dataTask, didReceive: response)
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        table.delegate(for: dataTask.taskIdentifier)?.urlTask(dataTask, didReceive: data)
+    }
+}

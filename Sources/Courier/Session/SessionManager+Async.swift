@@ -1,0 +1,124 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+extension SessionManager {
+    /// Fetches `request` and returns the body and response. Throws ``CourierError``; cancelling
+    /// the Swift `Task` cancels the transfer (the error's code is then `cancelled`).
+    public func data(for request: URLRequest, validation: Validation = .default) async throws -> (Data, HTTPURLResponse) {
+        let response = try await response(for: request, serializer: .data, validation: validation)
+        return (response.value, response.http)
+    }
+
+    /// Fetches `url` with GET and returns the body and response.
+    public func data(from url: URL, validation: Validation = .default) async throws -> (Data, HTTPURLResponse) {
+        try await data(for: URLRequest(url: url), validation: validation)
+    }
+
+    /// Fetches `request` and decodes the body as `type`.
+    public func decodable<Value: Decodable & Sendable>(
+        _ type: Value.Type, for request: URLRequest, decoder: JSONDecoder = JSONDecoder(),
+        validation: Validation = .default
+    ) async throws -> Value {
+        try await response(for: request, serializer: .decodable(type, decoder: decoder), validation: validation).value
+    }
+
+    /// Fetches `request` and serializes the body with `serializer`.
+    public func response<Serializer: ResponseSerializer>(
+        for request: URLRequest, serializer: Serializer, validation: Validation = .default,
+        downloadProgress: (@Sendable (Progress) -> Void)? = nil
+    ) async throws -> (value: Serializer.Value, http: HTTPURLResponse) {
+        try await run { finish in
+            self.dataTask(
+                with: request, serializer: serializer, validation: validation, queue: .immediate,
+                downloadProgress: downloadProgress
+            ) { finish(Self.valueAndResponse($0.result, $0.response, url: request.url)) }
+        }
+    }
+
+    /// Sends `body` with `request` and returns the reply body and response.
+    public func upload(
+        for request: URLRequest, from body: UploadBody, validation: Validation = .default,
+        uploadProgress: (@Sendable (Progress) -> Void)? = nil
+    ) async throws -> (Data, HTTPURLResponse) {
+        let response = try await upload(
+            for: request, from: body, serializer: .data, validation: validation, uploadProgress: uploadProgress)
+        return (response.value, response.http)
+    }
+
+    /// Sends `body` with `request` and serializes the reply with `serializer` (e.g. `.decodable(T.self)`).
+    public func upload<Serializer: ResponseSerializer>(
+        for request: URLRequest, from body: UploadBody, serializer: Serializer, validation: Validation = .default,
+        uploadProgress: (@Sendable (Progress) -> Void)? = nil
+    ) async throws -> (value: Serializer.Value, http: HTTPURLResponse) {
+        try await run { finish in
+            self.uploadTask(
+                with: request, from: body, serializer: serializer, validation: validation, queue: .immediate,
+                uploadProgress: uploadProgress
+            ) { finish(Self.valueAndResponse($0.result, $0.response, url: request.url)) }
+        }
+    }
+
+    /// Downloads `request` to `destination` and returns the published file and the response.
+    public func download(
+        for request: URLRequest, to destination: DownloadDestination, validation: Validation = .default,
+        progress: (@Sendable (Progress) -> Void)? = nil
+    ) async throws -> (URL, HTTPURLResponse) {
+        try await run { finish in
+            self.downloadTask(
+                with: request, to: destination, validation: validation, queue: .immediate, progress: progress
+            ) { finish(Self.valueAndResponse($0.result, $0.response, url: request.url)) }
+        }
+    }
+
+    private static func valueAndResponse<Value>(
+        _ result: Result<Value, CourierError>, _ response: HTTPURLResponse?, url: URL?
+    ) -> Result<(value: Value, http: HTTPURLResponse), CourierError> {
+        result.flatMap { value in
+            guard let response else {
+                return .failure(CourierError(code: .network, message: "no HTTP response was received", url: url))
+            }
+            return .success((value, response))
+        }
+    }
+
+    /// Creates a task with `make`, starts it, and suspends until its completion; cancelling the
+    /// Swift task cancels the Courier task, whenever the cancellation arrives.
+    private func run<Value: Sendable>(
+        _ make: (@escaping @Sendable (Result<Value, CourierError>) -> Void) -> any SessionTask
+    ) async throws -> Value {
+        let link = CancellationLink()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
+                let task = make { continuation.resume(with: $0) }
+                task.resume()
+                link.attach(task)
+            }
+        } onCancel: {
+            link.cancel()
+        }
+    }
+}
+
+/// Connects a Swift task's cancellation to a Courier task that may not exist yet.
+private final class CancellationLink: Sendable {
+    private let state = Mutex<(task: (any SessionTask)?, isCancelled: Bool)>((nil, false))
+
+    func attach(_ task: any SessionTask) {
+        let cancelNow = state.withLock { state -> Bool in
+            state.task = task
+            return state.isCancelled
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    func cancel() {
+        let task = state.withLock { state -> (any SessionTask)? in
+            state.isCancelled = true
+            return state.task
+        }
+        task?.cancel()
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension SessionManager {
+    /// How a manager is set up. The defaults suit a long-running Linux service.
+    public struct Configuration: Sendable {
+        /// The URLSession configuration; copied when the manager is created. See
+        /// ``serverDefaults()`` for what the default changes and why. Whatever you pass, the
+        /// manager sets `urlCache = nil`: nothing is ever cached on Linux, and with a cache a
+        /// `cancel()` racing completion crashes FoundationNetworking (PLATFORM §4.1).
+        public var urlSessionConfiguration: URLSessionConfiguration = Configuration.serverDefaults()
+        /// Where completions and progress run; `nil` means a serial queue owned by the manager
+        /// (never the main queue, which a Linux service usually never runs).
+        public var completionQueue: DispatchQueue?
+        /// A group every completion is dispatched in (AFNetworking's `completionGroup`).
+        public var completionGroup: DispatchGroup?
+        /// The most bytes a data or upload task holds in memory; past it the task is cancelled with
+        /// ``CourierError/Code-swift.struct/responseTooLarge``. URLSession on Linux has no
+        /// back-pressure and inflates gzip without limit, so this is the only bound. Default 256 MiB.
+        public var maximumResponseSize: Int = 256 * 1024 * 1024
+        /// The least time between two progress callbacks of one task. Default 100 ms.
+        public var progressInterval: Duration = .milliseconds(100)
+        /// Typed observers of task and session events.
+        public var eventMonitors: [any EventMonitor] = []
+        /// Whether tasks post `NotificationCenter` notifications (`courierTaskDidComplete`…).
+        public var postsNotifications: Bool = true
+        /// Where download bodies are staged when their destination names no directory; `nil`
+        /// means the system temporary directory.
+        public var temporaryDirectory: URL?
+        /// A prefix for the manager's queue labels, to recognise them in backtraces.
+        public var label: String = "courier"
+
+        /// The defaults.
+        public init() {}
+
+        /// `URLSessionConfiguration.ephemeral` made server-friendly:
+        /// - no cookies: `httpCookieAcceptPolicy = .never` and `httpShouldSetCookies = false`.
+        ///   The default shared jar persists to a file every process of the same name shares
+        ///   (PLATFORM §2.11), and parsing every header for cookies costs CPU per request
+        ///   (a nil storage alone does not stop that). Opt in with ``enableCookies(storage:)``.
+        /// - `urlCache = nil`: URLSession on Linux never stores delegate-task responses anyway.
+        public static func serverDefaults() -> URLSessionConfiguration {
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.urlCache = nil
+            configuration.httpCookieAcceptPolicy = .never
+            configuration.httpShouldSetCookies = false
+            return configuration
+        }
+
+        /// Accepts and sends cookies, in `storage` or else a private in-memory jar of this
+        /// configuration (never the shared, file-backed one unless you pass it).
+        public mutating func enableCookies(storage: HTTPCookieStorage? = nil) {
+            let copy = urlSessionConfiguration.copy() as! URLSessionConfiguration
+            if let storage { copy.httpCookieStorage = storage }
+            if copy.httpCookieStorage == nil { copy.httpCookieStorage = URLSessionConfiguration.ephemeral.httpCookieStorage }
+            copy.httpCookieAcceptPolicy = .always
+            copy.httpShouldSetCookies = true
+            urlSessionConfiguration = copy
+        }
+
+        /// The URLSession configuration the manager actually uses.
+        func resolvedURLSessionConfiguration() -> URLSessionConfiguration {
+            let copy = urlSessionConfiguration.copy() as! URLSessionConfiguration
+            copy.urlCache = nil
+            copy.timeoutIntervalForRequest = Self.wholeSeconds(copy.timeoutIntervalForRequest)
+            return copy
+        }
+
+        /// URLSession on Linux truncates timeouts to whole seconds, so 0.5 s fails at once
+        /// (PLATFORM §2.11): round up, at least 1 s.
+        static func wholeSeconds(_ interval: TimeInterval) -> TimeInterval {
+            guard interval.isFinite, interval > 0 else { return 60 }
+            return max(1, interval.rounded(.up))
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension SessionManager {
+    /// A task that fetches `request` and serializes the body with `serializer`.
+    ///
+    /// The task is created suspended: call `resume()`. `completion` runs exactly once, on
+    /// `queue`, after validation and serialization on the processing queue.
+    public func dataTask<Serializer: ResponseSerializer>(
+        with request: URLRequest, serializer: Serializer, validation: Validation = .default,
+        queue: CallbackQueue = .default, downloadProgress: (@Sendable (Progress) -> Void)? = nil,
+        completion: @escaping @Sendable (DataResponse<Serializer.Value>) -> Void
+    ) -> DataTask {
+        makeDataTask(
+            request, kind: .data, serializer: serializer, validation: validation, queue: queue,
+            uploadProgress: nil, downloadProgress: downloadProgress, completion: completion)
+    }
+
+    /// A task that fetches `request` and delivers the body as `Data`.
+    public func dataTask(
+        with request: URLRequest, validation: Validation = .default, queue: CallbackQueue = .default,
+        downloadProgress: (@Sendable (Progress) -> Void)? = nil,
+        completion: @escaping @Sendable (DataResponse<Data>) -> Void
+    ) -> DataTask {
+        dataTask(
+            with: request, serializer: .data, validation: validation, queue: queue,
+            downloadProgress: downloadProgress, completion: completion)
+    }
+
+    /// A task that sends `body` with `request` and serializes the reply with `serializer`.
+    public func uploadTask<Serializer: ResponseSerializer>(
+        with request: URLRequest, from body: UploadBody, serializer: Serializer, validation: Validation = .default,
+        queue: CallbackQueue = .default, uploadProgress: (@Sendable (Progress) -> Void)? = nil,
+        downloadProgress: (@Sendable (Progress) -> Void)? = nil,
+        completion: @escaping @Sendable (DataResponse<Serializer.Value>) -> Void
+    ) -> UploadTask {
+        makeDataTask(
+            request, kind: .upload(body), serializer: serializer, validation: validation, queue: queue,
+            uploadProgress: uploadProgress, downloadProgress: downloadProgress, completion: completion)
+    }
+
+    /// A task that sends `body` with `request` and delivers the reply as `Data`.
+    public func uploadTask(
+        with request: URLRequest, from body: UploadBody, validation: Validation = .default,
+        queue: CallbackQueue = .default, uploadProgress: (@Sendable (Progress) -> Void)? = nil,
+        completion: @escaping @Sendable (DataResponse<Data>) -> Void
+    ) -> UploadTask {
+        uploadTask(
+            with: request, from: body, serializer: .data, validation: validation, queue: queue,
+            uploadProgress: uploadProgress, completion: completion)
+    }
+
+    /// A task that streams the body of `request` into a private file and, once it is complete
+    /// and valid, publishes it at `destination`.
+    public func downloadTask(
+        with request: URLRequest, to destination: DownloadDestination, validation: Validation = .default,
+        queue: CallbackQueue = .default, progress: (@Sendable (Progress) -> Void)? = nil,
+        completion: @escaping @Sendable (DownloadResponse) -> Void
+    ) -> DownloadTask {
+        let finisher = downloadFinisher(
+            destination: destination, validation: validation, delivery: settings(for: queue).delivery,
+            completion: completion)
+        let transfer = TransferTask(
+            core: core, request: prepared(request), kind: .download(destination), settings: settings(for: queue),
+            events: events, finisher: finisher)
+        let task = DownloadTask(transfer: transfer)
+        if let progress { task.addProgressHandler(.download, progress) }
+        transfer.prepare(handle: task)
+        return task
+    }
+
+    private func makeDataTask<Serializer: ResponseSerializer>(
+        _ request: URLRequest, kind: TransferTask.Kind, serializer: Serializer, validation: Validation,
+        queue: CallbackQueue, uploadProgress: (@Sendable (Progress) -> Void)?,
+        downloadProgress: (@Sendable (Progress) -> Void)?,
+        completion: @escaping @Sendable (DataResponse<Serializer.Value>) -> Void
+    ) -> DataTask {
+        let settings = settings(for: queue)
+        let finisher = dataFinisher(
+            serializer: serializer, validation: validation, delivery: settings.delivery, completion: completion)
+        let transfer = TransferTask(
+            core: core, request: prepared(request), kind: kind, settings: settings, events: events,
+            finisher: finisher)
+        let task = DataTask(transfer: transfer)
+        if let uploadProgress { task.addProgressHandler(.upload, uploadProgress) }
+        if let downloadProgress { task.addProgressHandler(.download, downloadProgress) }
+        transfer.prepare(handle: task)
+        return task
+    }
+
+    /// Validation and serialization on the processing queue, then one completion.
+    private func dataFinisher<Serializer: ResponseSerializer>(
+        serializer: Serializer, validation: Validation, delivery: Delivery,
+        completion: @escaping @Sendable (DataResponse<Serializer.Value>) -> Void
+    ) -> TransferTask.Finisher {
+        let processingQueue = processingQueue
+        let events = events
+        return { outcome, handle in
+            processingQueue.async {
+                let result: Result<Serializer.Value, CourierError>
+                if let error = outcome.error {
+                    result = .failure(error.adding(url: nil, response: nil, body: outcome.data))
+                } else {
+                    result = Self.serialize(outcome, serializer: serializer, validation: validation)
+                }
+                let response = DataResponse(
+                    request: outcome.request, response: outcome.response, data: outcome.data, result: result)
+                events.taskDidComplete(
+                    handle,
+                    event: TaskCompletionEvent(
+                        response: outcome.response, data: outcome.data, value: response.value, fileURL: nil,
+                        error: response.error))
+                delivery.run { completion(response) }
+            }
+        }
+    }
+
+    private static func serialize<Serializer: ResponseSerializer>(
+        _ outcome: TransferOutcome, serializer: Serializer, validation: Validation
+    ) -> Result<Serializer.Value, CourierError> {
+        do {
+            try validation.validate(request: outcome.request, response: outcome.response, data: outcome.data)
+            return .success(
+                try serializer.serialize(request: outcome.request, response: outcome.response, data: outcome.data))
+        } catch let error as CourierError {
+            return .failure(error.adding(url: outcome.request.url, response: outcome.response, body: outcome.data))
+        } catch {
+            return .failure(
+                CourierError(
+                    code: .decodingFailed, message: "the serializer failed: \(error)", url: outcome.request.url,
+                    response: outcome.response, body: outcome.data, underlyingError: error))
+        }
+    }
+}

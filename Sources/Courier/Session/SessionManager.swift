@@ -1,0 +1,88 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Owns one `URLSession` and runs data, upload and download tasks on it.
+///
+/// A manager is meant to live long (one per service, or per remote API): connections are reused
+/// within a session, and creating sessions per request is what leads other Linux clients into
+/// crashes. Its URLSession delegate is a thin router into a per-task delegate table; each task's
+/// delegate accumulates the body, tracks progress, and hands the result to a response serializer
+/// on the manager's concurrent processing queue, after which exactly one completion is
+/// dispatched on the completion queue.
+///
+/// Releasing the manager invalidates its session and cancels its running tasks, which complete
+/// with ``CourierError/Code-swift.struct/sessionInvalidated``; nothing leaks.
+public final class SessionManager: Sendable {
+    /// The configuration the manager was created with.
+    public let configuration: Configuration
+    let core: SessionCore
+    let events: EventDispatcher
+    /// Where completions go unless a task says otherwise.
+    let completionQueue: DispatchQueue
+    /// Where response serializers, validation and download publishing run.
+    let processingQueue: DispatchQueue
+    let temporaryDirectory: URL
+
+    /// Creates a manager and its URLSession.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        let events = EventDispatcher(
+            monitors: configuration.eventMonitors, postsNotifications: configuration.postsNotifications)
+        self.events = events
+        self.completionQueue =
+            configuration.completionQueue ?? DispatchQueue(label: "\(configuration.label).completion")
+        self.processingQueue = DispatchQueue(label: "\(configuration.label).processing", attributes: .concurrent)
+        self.temporaryDirectory = configuration.temporaryDirectory ?? FileManager.default.temporaryDirectory
+        let router = SessionDelegate(table: TaskDelegateTable()) { error in events.sessionDidInvalidate(error: error) }
+        self.core = SessionCore(
+            configuration: configuration.resolvedURLSessionConfiguration(), router: router, label: configuration.label)
+    }
+
+    deinit {
+        invalidate(cancelingTasks: true)
+    }
+
+    /// The underlying URLSession (for inspection; create tasks through the manager).
+    public var session: URLSession { core.session }
+
+    /// How many URLSession tasks are running now (the size of the per-task delegate table).
+    public var runningTaskCount: Int { core.table.count }
+
+    /// Whether the manager has been invalidated; tasks created afterwards fail at once.
+    public var isInvalidated: Bool { core.isInvalidated }
+
+    /// Invalidates the session. With `cancelingTasks`, running tasks are cancelled and complete
+    /// with ``CourierError/Code-swift.struct/sessionInvalidated``; without it they finish
+    /// normally. Paused tasks cannot continue and complete with the same error. New tasks fail at
+    /// once. Calling it again does nothing.
+    public func invalidate(cancelingTasks: Bool = false) {
+        for transfer in core.invalidate(cancelingTasks: cancelingTasks) {
+            transfer.fail(with: .sessionInvalidated(url: transfer.originalRequest.url))
+        }
+    }
+
+    /// Settings every new task starts from.
+    func settings(for queue: CallbackQueue) -> TransferTask.Settings {
+        let dispatchQueue: DispatchQueue?
+        switch queue {
+        case .default: dispatchQueue = completionQueue
+        case .on(let chosen): dispatchQueue = chosen
+        case .immediate: dispatchQueue = nil
+        }
+        return TransferTask.Settings(
+            maximumResponseSize: configuration.maximumResponseSize,
+            progressInterval: configuration.progressInterval,
+            delivery: Delivery(queue: dispatchQueue, group: configuration.completionGroup),
+            temporaryDirectory: temporaryDirectory)
+    }
+
+    /// The request as Courier sends it: URLSession on Linux truncates timeouts to whole seconds.
+    func prepared(_ request: URLRequest) -> URLRequest {
+        var request = request
+        let rounded = Configuration.wholeSeconds(request.timeoutInterval)
+        if rounded != request.timeoutInterval { request.timeoutInterval = rounded }
+        return request
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What every Courier task handle offers: identity, lifecycle control, state and progress.
+///
+/// Handles are cheap and thread-safe. A started task keeps itself alive until it completes, so
+/// you may drop the handle after `resume()`.
+public protocol SessionTask: AnyObject, Sendable {
+    /// The URLSession identifier of the task's first transfer; unique within its manager.
+    var taskIdentifier: Int { get }
+    /// Where the task is in its life.
+    var state: TaskLifecycle.State { get }
+    /// The request as given.
+    var originalRequest: URLRequest { get }
+    /// The request of the current (or last) attempt; differs after a `Range` resume.
+    var currentRequest: URLRequest? { get }
+    /// The final response of the current attempt, once its head has arrived.
+    var response: HTTPURLResponse? { get }
+    /// A snapshot of upload progress (a fresh `Progress` each read; unknown totals stay unknown).
+    var uploadProgress: Progress { get }
+    /// A snapshot of download progress (a fresh `Progress` each read; unknown totals stay unknown).
+    var downloadProgress: Progress { get }
+    /// Starts the task, or continues it after ``suspend()`` without re-receiving bytes already held.
+    func resume()
+    /// Pauses the task: stops the transfer (never URLSession's `suspend()`, which duplicates bytes on Linux).
+    func suspend()
+    /// Cancels the task; it completes once with ``CourierError/Code-swift.struct/cancelled``.
+    func cancel()
+    /// Calls `handler` with throttled progress snapshots on the task's callback queue.
+    func addProgressHandler(_ direction: ProgressDirection, _ handler: @escaping @Sendable (Progress) -> Void)
+    /// Progress snapshots as an `AsyncSequence`; it ends when the task completes.
+    func progressUpdates(_ direction: ProgressDirection) -> AsyncStream<Progress>
+}
+
+/// A data task, or an upload task (an upload is a data task with a request body, as in URLSession).
+public final class DataTask: SessionTask {
+    let transfer: TransferTask
+    init(transfer: TransferTask) { self.transfer = transfer }
+
+    public var taskIdentifier: Int { transfer.state.withLock { $0.taskIdentifier } }
+    public var state: TaskLifecycle.State { transfer.state.withLock { $0.lifecycle.state } }
+    public var originalRequest: URLRequest { transfer.originalRequest }
+    public var currentRequest: URLRequest? { transfer.state.withLock { $0.currentRequest } }
+    public var response: HTTPURLResponse? { transfer.state.withLock { $0.response } }
+    public var uploadProgress: Progress { transfer.progress(.upload) }
+    public var downloadProgress: Progress { transfer.progress(.download) }
+    public func resume() { transfer.resume(handle: self) }
+    public func suspend() { transfer.suspend(handle: self) }
+    public func cancel() { transfer.cancel(handle: self) }
+    public func addProgressHandler(_ direction: ProgressDirection, _ handler: @escaping @Sendable (Progress) -> Void) {
+        _ = transfer.addObserver(ProgressObserver(direction: direction, handler: handler, finish: nil))
+    }
+    public func progressUpdates(_ direction: ProgressDirection) -> AsyncStream<Progress> {
+        transfer.progressStream(direction)
+    }
+}
+
+/// An upload task: a ``DataTask`` whose request carries an ``UploadBody``.
+public typealias UploadTask = DataTask
+
+/// A download task: the body is streamed into a private file and published at its destination.
+public final class DownloadTask: SessionTask {
+    let transfer: TransferTask
+    init(transfer: TransferTask) { self.transfer = transfer }
+
+    public var taskIdentifier: Int { transfer.state.withLock { $0.taskIdentifier } }
+    public var state: TaskLifecycle.State { transfer.state.withLock { $0.lifecycle.state } }
+    public var originalRequest: URLRequest { transfer.originalRequest }
+    public var currentRequest: URLRequest? { transfer.state.withLock { $0.currentRequest } }
+    public var response: HTTPURLResponse? { transfer.state.withLock { $0.response } }
+    public var uploadProgress: Progress { transfer.progress(.upload) }
+    public var downloadProgress: Progress { transfer.progress(.download) }
+    public func resume() { transfer.resume(handle: self) }
+    public func suspend() { transfer.suspend(handle: self) }
+    public func cancel() { transfer.cancel(handle: self) }
+    public func addProgressHandler(_ direction: ProgressDirection, _ handler: @escaping @Sendable (Progress) -> Void) {
+        _ = transfer.addObserver(ProgressObserver(direction: direction, handler: handler, finish: nil))
+    }
+    public func progressUpdates(_ direction: ProgressDirection) -> AsyncStream<Progress> {
+        transfer.progressStream(direction)
+    }
+}
+
+extension TransferTask {
+    func progressStream(_ direction: ProgressDirection) -> AsyncStream<Progress> {
+        AsyncStream(bufferingPolicy: .bufferingNewest(64)) { continuation in
+            let observer = ProgressObserver(
+                direction: direction, handler: { continuation.yield($0) }, finish: { continuation.finish() })
+            if !addObserver(observer) { continuation.finish() }
+        }
+    }
+}

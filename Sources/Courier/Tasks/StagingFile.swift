@@ -1,0 +1,94 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A private file Courier writes a download body into before publishing it with one rename.
+///
+/// Created with `O_EXCL | O_NOFOLLOW` and mode 0600, so nobody else can read it and a symlink
+/// planted at the path is never followed. Writes are buffered: URLSession hands over ≤ 16 KiB
+/// per callback, and one `write(2)` per chunk is what makes Foundation's own download task slow
+/// (PLATFORM §6). Not thread-safe: only ever used inside its transfer's lock.
+final class StagingFile {
+    let url: URL
+    private var descriptor: Int32
+    private var buffer: [UInt8] = []
+    private let bufferCapacity: Int
+    /// Bytes accepted so far (written or buffered).
+    private(set) var length: Int64 = 0
+
+    init(in directory: URL, bufferCapacity: Int = 256 * 1024) throws(CourierError) {
+        let name = ".courier-\(UUID().uuidString.lowercased()).partial"
+        let url = directory.appendingPathComponent(name)
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw CourierError.fileSystem("cannot create a staging file in \(directory.path)", url: url, errno: errno)
+        }
+        self.url = url
+        self.descriptor = fd
+        self.bufferCapacity = bufferCapacity
+        buffer.reserveCapacity(bufferCapacity)
+    }
+
+    deinit {
+        if descriptor >= 0 { Glibc.close(descriptor) }
+    }
+
+    func append(_ data: Data) throws(CourierError) {
+        length += Int64(data.count)
+        if buffer.count + data.count > bufferCapacity { try flush() }
+        if data.count >= bufferCapacity {
+            if let problem = data.withUnsafeBytes({ writeAll($0) }) { throw problem }
+        } else {
+            buffer.append(contentsOf: data)
+        }
+    }
+
+    func flush() throws(CourierError) {
+        guard !buffer.isEmpty else { return }
+        if let problem = buffer.withUnsafeBytes({ writeAll($0) }) { throw problem }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Drops everything written so far (a restart from byte 0).
+    func truncate() throws(CourierError) {
+        buffer.removeAll(keepingCapacity: true)
+        length = 0
+        guard ftruncate(descriptor, 0) == 0, lseek(descriptor, 0, SEEK_SET) == 0 else {
+            throw CourierError.fileSystem("cannot truncate the staging file", url: url, errno: errno)
+        }
+    }
+
+    /// Flushes and closes; the file stays on disk for the caller to publish or remove.
+    func close() throws(CourierError) {
+        defer {
+            if descriptor >= 0 { Glibc.close(descriptor) }
+            descriptor = -1
+        }
+        try flush()
+    }
+
+    /// Closes and deletes the file; used on every failure path.
+    func discard() {
+        if descriptor >= 0 { Glibc.close(descriptor) }
+        descriptor = -1
+        unlink(url.path)
+    }
+
+    /// Writes every byte; returns the error instead of throwing so it can run inside
+    /// `withUnsafeBytes`, which does not forward typed errors.
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) -> CourierError? {
+        guard var base = bytes.baseAddress else { return nil }
+        var remaining = bytes.count
+        while remaining > 0 {
+            let written = write(descriptor, base, remaining)
+            if written < 0 {
+                if errno == EINTR { continue }
+                return CourierError.fileSystem("cannot write the staging file", url: url, errno: errno)
+            }
+            remaining -= written
+            base += written
+        }
+        return nil
+    }
+}

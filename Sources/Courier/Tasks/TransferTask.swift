@@ -1,0 +1,323 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+/// The per-task delegate: drives one Courier task (data, upload or download) from creation to
+/// its single completion.
+///
+/// It accumulates the body (in memory, or in a private staging file for downloads), computes
+/// progress from byte counts (URLSession's own `Progress` is unusable on Linux, PLATFORM §2.8),
+/// and implements pause and resume itself: `suspend()` cancels the current URLSession task and
+/// `resume()` asks for the rest with `Range`/`If-Range`, because URLSession's `suspend()` re-sends
+/// the request from byte 0 and appends duplicate bytes (PLATFORM §2.8). Every mutable field is in
+/// one `State` behind one lock; decisions are made under it and acted on after it is released.
+final class TransferTask: Sendable {
+    enum Kind: Sendable {
+        case data
+        case upload(UploadBody)
+        case download(DownloadDestination)
+    }
+
+    /// Per-task settings resolved from the manager's configuration when the task is created.
+    struct Settings: Sendable {
+        let maximumResponseSize: Int
+        let progressInterval: Duration
+        let delivery: Delivery
+        let temporaryDirectory: URL
+    }
+
+    /// Runs once with the outcome; builds the typed response and dispatches the completion.
+    typealias Finisher = @Sendable (TransferOutcome, (any SessionTask)?) -> Void
+
+    let core: SessionCore
+    let originalRequest: URLRequest
+    let kind: Kind
+    let settings: Settings
+    let events: EventDispatcher
+    private let finisher: Finisher
+    let state: Mutex<State>
+
+    struct State {
+        var lifecycle = TaskLifecycle()
+        /// The public handle; strong only while the task runs, so a started task survives its
+        /// caller dropping the handle, and an unstarted one is freed with it.
+        weak var handle: (any SessionTask)?
+        var retainedHandle: (any SessionTask)?
+        var taskIdentifier = -1
+        /// The URLSession task of the current attempt; callbacks from any other are stale.
+        var current: URLSessionTask?
+        var currentRequest: URLRequest?
+        var response: HTTPURLResponse?
+        var memory = Data()
+        var staging: StagingFile?
+        var received: Int64 = 0
+        var expectedToReceive: Int64?
+        var sent: Int64 = 0
+        var expectedToSend: Int64?
+        /// Set when the current attempt asked for the body from this offset on.
+        var rangeOffset: Int64?
+        /// A strong validator of the body held, which makes continuing with `Range` safe.
+        var validator: String?
+        var ignoresBody = false
+        var failure: CourierError?
+        var challengeRejected = false
+        var observers: [ProgressObserver] = []
+        var lastProgressDelivery: [ProgressDirection: ContinuousClock.Instant] = [:]
+    }
+
+    init(
+        core: SessionCore, request: URLRequest, kind: Kind, settings: Settings, events: EventDispatcher,
+        finisher: @escaping Finisher
+    ) {
+        self.core = core
+        self.originalRequest = request
+        self.kind = kind
+        self.settings = settings
+        self.events = events
+        self.finisher = finisher
+        var initial = State()
+        if case .upload(let body) = kind { initial.expectedToSend = body.expectedLength }
+        self.state = Mutex(initial)
+    }
+
+    // MARK: - Creation
+
+    /// Attaches the public handle and creates the first URLSession task (not started). A task
+    /// that cannot exist (invalidated manager, unreadable upload file) completes at once.
+    func prepare(handle: any SessionTask) {
+        state.withLock { $0.handle = handle }
+        if let problem = preflightProblem() {
+            return fail(with: problem, handle: handle)
+        }
+        guard let task = core.makeTask({ makeURLSessionTask(for: originalRequest, in: $0) }) else {
+            return fail(with: .sessionInvalidated(url: originalRequest.url), handle: handle)
+        }
+        state.withLock {
+            $0.current = task
+            $0.currentRequest = originalRequest
+            $0.taskIdentifier = task.taskIdentifier
+        }
+    }
+
+    private func preflightProblem() -> CourierError? {
+        guard originalRequest.url != nil else {
+            return CourierError(code: .invalidRequest, message: "the request has no URL")
+        }
+        if case .upload(.file(let url)) = kind {
+            var isDirectory: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
+            if !exists || isDirectory.boolValue || !FileManager.default.isReadableFile(atPath: url.path) {
+                let reason = !exists ? "does not exist" : (isDirectory.boolValue ? "is a directory" : "is not readable")
+                return CourierError(
+                    code: .uploadSourceFailed, message: "the upload file \(url.path) \(reason)", url: originalRequest.url)
+            }
+        }
+        return nil
+    }
+
+    func makeURLSessionTask(for request: URLRequest, in session: URLSession) -> URLSessionTask {
+        switch kind {
+        case .data, .download: return session.dataTask(with: request)
+        case .upload(.data(let data)): return session.uploadTask(with: request, from: data)
+        case .upload(.file(let url)): return session.uploadTask(with: request, fromFile: url)
+        case .upload(.stream): return session.uploadTask(withStreamedRequest: request)
+        }
+    }
+
+    // MARK: - Public operations
+
+    func resume(handle: any SessionTask) {
+        enum Action { case none, start(URLSessionTask), restart(URLRequest) }
+        let action = state.withLock { state -> Action in
+            guard let transition = state.lifecycle.apply(.resume) else { return .none }
+            state.retainedHandle = handle
+            if transition.from == .initialized, let task = state.current { return .start(task) }
+            return .restart(restartRequest(&state))
+        }
+        switch action {
+        case .none: return
+        case .start(let task):
+            guard core.start(task, delegate: self) else {
+                return fail(with: .sessionInvalidated(url: originalRequest.url), handle: handle)
+            }
+        case .restart(let request):
+            core.unpark(self)
+            startAttempt(request)
+        }
+        events.taskDidResume(handle)
+    }
+
+    func suspend(handle: any SessionTask) {
+        let stopped = state.withLock { state -> URLSessionTask?? in
+            guard state.lifecycle.apply(.suspend) != nil else { return nil }
+            defer { state.current = nil }
+            return .some(state.current)
+        }
+        guard let stopped else { return }
+        guard core.park(self) else {
+            stopped?.cancel()
+            return fail(with: .sessionInvalidated(url: originalRequest.url), handle: handle)
+        }
+        // Cancel, never `URLSessionTask.suspend()`: see the type's documentation. The cancelled
+        // attempt's remaining callbacks are ignored because it is no longer `current`.
+        stopped?.cancel()
+        events.taskDidSuspend(handle)
+    }
+
+    func cancel(handle: any SessionTask) {
+        enum Action { case none, cancelRunning(URLSessionTask?), finish(Completion) }
+        let action = state.withLock { state -> Action in
+            guard let transition = state.lifecycle.apply(.cancel) else { return .none }
+            if transition.from == .running { return .cancelRunning(state.current) }
+            return .finish(completeLocked(&state, error: .cancelled(url: originalRequest.url)))
+        }
+        switch action {
+        case .none: return
+        // With no current task the next attempt is being set up; `startAttempt` finishes it.
+        case .cancelRunning(let task): task?.cancel()
+        case .finish(let completion):
+            core.unpark(self)
+            perform(completion)
+        }
+    }
+
+    /// Completes the task at once with `error`, whatever state it is in (if not completed).
+    func fail(with error: CourierError, handle: (any SessionTask)? = nil) {
+        let completion = state.withLock { state -> Completion? in
+            if handle != nil, state.retainedHandle == nil { state.retainedHandle = handle }
+            switch state.lifecycle.state {
+            case .completed: return nil
+            case .initialized, .suspended: _ = state.lifecycle.apply(.cancel)
+            case .running, .cancelling: break
+            }
+            return completeLocked(&state, error: error)
+        }
+        if let completion { perform(completion) }
+    }
+
+    // MARK: - Attempts
+
+    /// Starts a new URLSession task for an attempt after a pause or a refused range.
+    func startAttempt(_ request: URLRequest) {
+        guard let task = core.makeTask({ makeURLSessionTask(for: request, in: $0) }) else {
+            return fail(with: .sessionInvalidated(url: request.url))
+        }
+        let installed = state.withLock { state -> Bool in
+            guard state.lifecycle.state == .running else { return false }
+            state.current = task
+            state.currentRequest = request
+            return true
+        }
+        guard installed else {
+            // Cancelled while the attempt was being set up.
+            return fail(with: .cancelled(url: request.url))
+        }
+        if !core.start(task, delegate: self) { fail(with: .sessionInvalidated(url: request.url)) }
+    }
+
+    /// The request for the next attempt: the rest of the body with `Range` when that is safe,
+    /// otherwise the whole request again with the body held so far dropped.
+    func restartRequest(_ state: inout State) -> URLRequest {
+        var request = originalRequest
+        let method = (request.httpMethod ?? "GET").uppercased()
+        let isPlainFetch: Bool
+        if case .upload = kind { isPlainFetch = false } else { isPlainFetch = true }
+        if isPlainFetch, method == "GET", state.received > 0, !state.ignoresBody, let validator = state.validator,
+            request.value(forHTTPHeaderField: "Range") == nil
+        {
+            request.setValue("bytes=\(state.received)-", forHTTPHeaderField: "Range")
+            request.setValue(validator, forHTTPHeaderField: "If-Range")
+            // Offsets count decoded bytes; a compressed answer would make them meaningless (PLATFORM §2.7).
+            request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+            state.rangeOffset = state.received
+        } else {
+            resetBody(&state)
+        }
+        state.sent = 0
+        return request
+    }
+
+    func resetBody(_ state: inout State) {
+        state.memory.removeAll(keepingCapacity: true)
+        state.received = 0
+        state.rangeOffset = nil
+        state.ignoresBody = false
+        if let staging = state.staging {
+            do { try staging.truncate() } catch { state.failure = error }
+        }
+    }
+
+    // MARK: - Completion
+
+    /// Everything needed to finish, gathered under the lock and performed after it.
+    struct Completion {
+        let outcome: TransferOutcome
+        let handle: (any SessionTask)?
+        let observers: [ProgressObserver]
+        let finalProgress: [ProgressDirection: Progress]
+    }
+
+    func completeLocked(_ state: inout State, error: CourierError?) -> Completion {
+        _ = state.lifecycle.apply(.complete)
+        var error = error
+        var stagedFile: URL?
+        if let staging = state.staging {
+            if error == nil {
+                do {
+                    try staging.close()
+                    stagedFile = staging.url
+                } catch let failure {
+                    error = failure
+                    staging.discard()
+                }
+            } else {
+                staging.discard()
+            }
+            state.staging = nil
+        }
+        let data = state.memory
+        state.memory = Data()
+        let outcome = TransferOutcome(
+            request: state.currentRequest ?? originalRequest, response: state.response, data: data,
+            stagedFile: stagedFile, error: error?.adding(url: originalRequest.url, response: state.response, body: nil))
+        var finalProgress: [ProgressDirection: Progress] = [:]
+        if error == nil {
+            for direction in Set(state.observers.map(\.direction)) {
+                finalProgress[direction] = progressSnapshot(direction, state)
+            }
+        }
+        let completion = Completion(
+            outcome: outcome, handle: state.retainedHandle ?? state.handle, observers: state.observers,
+            finalProgress: finalProgress)
+        state.observers = []
+        state.retainedHandle = nil
+        state.current = nil
+        return completion
+    }
+
+    func perform(_ completion: Completion) {
+        if !completion.observers.isEmpty {
+            let observers = completion.observers
+            let finalProgress = completion.finalProgress
+            settings.delivery.withoutGroup.run {
+                for observer in observers {
+                    if let progress = finalProgress[observer.direction] { observer.handler(progress) }
+                    observer.finish?()
+                }
+            }
+        }
+        finisher(completion.outcome, completion.handle)
+    }
+}
+
+/// What a transfer produced, handed to the finisher for validation and serialization.
+struct TransferOutcome: Sendable {
+    let request: URLRequest
+    let response: HTTPURLResponse?
+    let data: Data
+    /// A download's complete staging file, not yet published.
+    let stagedFile: URL?
+    let error: CourierError?
+}
