@@ -1,0 +1,101 @@
+import XCTest
+@testable import Courier
+import CourierTestServer
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Races between tasks, cancellation, pausing and invalidation. CI also runs this class under
+/// ThreadSanitizer (`swift test --sanitize=thread --filter ConcurrencyTests`).
+final class ConcurrencyTests: CourierTestCase {
+    func test500ConcurrentTasksWithRandomCancelsCompleteExactlyOnce() {
+        let total = 500
+        let completions = Box<Int>()
+        let outcomes = Box<String>()
+        var generator = SystemRandomNumberGenerator()
+        var tasks: [DataTask] = []
+        for index in 0..<total {
+            let path = index % 3 == 0 ? "/bytes/20000?chunk=4096&chunk_delay_ms=1" : "/bytes/512"
+            let task = manager.dataTask(with: request(path)) { response in
+                completions.append(index)
+                outcomes.append(response.error.map { "\($0.code)" } ?? "ok")
+            }
+            tasks.append(task)
+        }
+        DispatchQueue.concurrentPerform(iterations: total) { index in
+            tasks[index].resume()
+        }
+        let cancelled = tasks.filter { _ in Bool.random(using: &generator) }
+        DispatchQueue.concurrentPerform(iterations: cancelled.count) { index in
+            usleep(UInt32.random(in: 0...3000))
+            cancelled[index].cancel()
+        }
+        waitUntil("every task completes", timeout: 60) { completions.count >= total }
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(completions.count, total)
+        XCTAssertEqual(Set(completions.all).count, total, "each task completed exactly once")
+        XCTAssertTrue(Set(outcomes.all).isSubset(of: ["ok", "cancelled"]), "\(Set(outcomes.all))")
+        XCTAssertTrue(tasks.allSatisfy { $0.state == .completed })
+        waitUntil("the table is empty") { manager.runningTaskCount == 0 }
+    }
+
+    func testLifecycleCallsFromManyThreadsNeverCompleteTwice() {
+        for round in 0..<20 {
+            let completions = Counter()
+            let task = manager.dataTask(with: request("/bytes/50000?seed=\(round)&chunk=4096&chunk_delay_ms=1")) { _ in
+                completions.increment()
+            }
+            DispatchQueue.concurrentPerform(iterations: 40) { index in
+                switch index % 4 {
+                case 0: task.resume()
+                case 1: task.suspend()
+                case 2: task.resume()
+                default: if index == 39 { task.cancel() }
+                }
+            }
+            task.resume()
+            waitUntil("round \(round) completes") { completions.count == 1 }
+            Thread.sleep(forTimeInterval: 0.01)
+            XCTAssertEqual(completions.count, 1)
+        }
+    }
+
+    func testInvalidationRacingWithTaskCreationNeverCrashes() {
+        let completions = Counter()
+        let created = Counter()
+        DispatchQueue.concurrentPerform(iterations: 64) { index in
+            if index == 32 { manager.invalidate(cancelingTasks: true) }
+            let task = manager.dataTask(with: request("/bytes/100")) { _ in completions.increment() }
+            created.increment()
+            task.resume()
+        }
+        waitUntil("every task completes") { completions.count == created.count }
+    }
+
+    func testProgressAndStateReadsRaceSafelyWithTheTransfer() {
+        let task = manager.dataTask(with: request("/bytes/500000?chunk=16384&chunk_delay_ms=1")) { _ in }
+        task.resume()
+        DispatchQueue.concurrentPerform(iterations: 4) { _ in
+            while task.state != .completed {
+                _ = task.downloadProgress.fractionCompleted
+                _ = task.response
+                _ = task.currentRequest
+            }
+        }
+        XCTAssertEqual(task.downloadProgress.completedUnitCount, 500_000)
+    }
+
+    func testManyManagersCanBeCreatedUsedAndReleased() {
+        let completions = Counter()
+        DispatchQueue.concurrentPerform(iterations: 20) { _ in
+            let local = SessionManager()
+            let done = DispatchSemaphore(value: 0)
+            local.dataTask(with: request("/get")) { _ in
+                completions.increment()
+                done.signal()
+            }.resume()
+            done.wait()
+        }
+        XCTAssertEqual(completions.count, 20)
+    }
+}

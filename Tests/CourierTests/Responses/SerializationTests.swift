@@ -1,0 +1,142 @@
+import XCTest
+@testable import Courier
+import CourierTestServer
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Serializers and validation end to end, over real responses.
+final class SerializationTests: CourierTestCase {
+    private func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    func testStringSerializerUsesTheResponseCharset() {
+        let latin1 = base64URL(Data([0x63, 0x61, 0x66, 0xE9]))
+        let response = wait { finish in
+            manager.dataTask(
+                with: request("/base64/\(latin1)?content_type=text/plain;%20charset=iso-8859-1"), serializer: .string,
+                completion: finish
+            ).resume()
+        }
+        XCTAssertEqual(response?.value, "café")
+    }
+
+    func testStringSerializerRejectsInvalidUTF8() {
+        let response = wait { finish in
+            manager.dataTask(
+                with: request("/base64/\(base64URL(Data([0xC3, 0x28])))?content_type=text/plain;%20charset=utf-8"),
+                serializer: .string, completion: finish
+            ).resume()
+        }
+        XCTAssertEqual(response?.error?.code, .decodingFailed)
+        XCTAssertEqual(response?.error?.body, Data([0xC3, 0x28]))
+        XCTAssertEqual(response?.error?.statusCode, 200)
+    }
+
+    func testJSONSerializerParsesAndCanDropNulls() {
+        let plain = wait { finish in
+            manager.dataTask(with: request("/json"), serializer: .json, completion: finish).resume()
+        }
+        XCTAssertEqual(plain?.value?["slideshow"]?["author"]?.isNull, true)
+        let cleaned = wait { finish in
+            manager.dataTask(with: request("/json"), serializer: .json(removesKeysWithNullValues: true), completion: finish)
+                .resume()
+        }
+        XCTAssertNil(cleaned?.value?["slideshow"]?.dictionary?["author"])
+        XCTAssertEqual(cleaned?.value?["slideshow"]?["title"]?.string, "Sample")
+    }
+
+    private struct Slideshow: Decodable, Sendable {
+        struct Show: Decodable, Sendable {
+            let title: String
+            let slides: [Slide]
+        }
+        struct Slide: Decodable, Sendable { let title: String }
+        let slideshow: Show
+    }
+
+    func testDecodableSerializerDecodesTheBody() {
+        let response = wait { finish in
+            manager.dataTask(with: request("/json"), serializer: .decodable(Slideshow.self), completion: finish).resume()
+        }
+        XCTAssertEqual(response?.value?.slideshow.title, "Sample")
+        XCTAssertEqual(response?.value?.slideshow.slides.map(\.title), ["One", "Two"])
+    }
+
+    func testDecodingFailureCarriesTheResponseAndBody() {
+        let response = wait { finish in
+            manager.dataTask(with: request("/html"), serializer: .decodable(Slideshow.self), completion: finish).resume()
+        }
+        XCTAssertEqual(response?.error?.code, .decodingFailed)
+        XCTAssertEqual(response?.error?.statusCode, 200)
+        XCTAssertTrue(String(decoding: response?.error?.body ?? Data(), as: UTF8.self).contains("<html"))
+    }
+
+    private struct LineCount: ResponseSerializer {
+        func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data) throws -> Int {
+            guard response?.mimeType == "text/html" else { throw CourierError(code: .decodingFailed, message: "not html") }
+            return String(decoding: data, as: UTF8.self).split(separator: "\n").count
+        }
+    }
+
+    func testCustomSerializerConformingToTheProtocol() {
+        let html = wait { finish in
+            manager.dataTask(with: request("/html"), serializer: LineCount(), completion: finish).resume()
+        }
+        XCTAssertGreaterThan(html?.value ?? 0, 1)
+        let json = wait { finish in
+            manager.dataTask(with: request("/json"), serializer: LineCount(), completion: finish).resume()
+        }
+        XCTAssertEqual(json?.error?.code, .decodingFailed)
+    }
+
+    func testContentTypeValidationOverHTTP() {
+        let refused = wait { finish in
+            manager.dataTask(
+                with: request("/html"), serializer: .data, validation: Validation(contentTypes: ["application/json"]),
+                completion: finish
+            ).resume()
+        }
+        XCTAssertEqual(refused?.error?.code, .unacceptableContentType)
+        let accepted = wait { finish in
+            manager.dataTask(
+                with: request("/html"), serializer: .data, validation: Validation(contentTypes: ["text/*"]),
+                completion: finish
+            ).resume()
+        }
+        XCTAssertNil(accepted?.error)
+    }
+
+    func testCustomStatusCodeValidation() {
+        let response = data(request("/status/404"), validation: Validation(statusCodes: [404]))
+        XCTAssertNil(response.error?.code == .unacceptableStatusCode ? response.error : nil)
+        XCTAssertEqual(response.response?.statusCode, 404)
+    }
+
+    /// A serializer that takes its time, so the test can cancel while it runs.
+    private struct SlowSerializer: ResponseSerializer {
+        let started: Counter
+        func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data) throws -> Int {
+            started.increment()
+            Thread.sleep(forTimeInterval: 0.3)
+            return data.count
+        }
+    }
+
+    func testCancelDuringSerializationStillCompletesExactlyOnce() {
+        let started = Counter()
+        let task = Box<DataTask>()
+        let response: DataResponse<Int>? = wait { finish in
+            let created = manager.dataTask(
+                with: request("/bytes/10"), serializer: SlowSerializer(started: started), completion: finish)
+            task.append(created)
+            created.resume()
+            waitUntil("serialization starts") { started.count == 1 }
+            created.cancel()
+        }
+        XCTAssertEqual(response?.value, 10, "the transfer had finished: the cancel came too late to matter")
+        XCTAssertEqual(task.first?.state, .completed)
+    }
+}

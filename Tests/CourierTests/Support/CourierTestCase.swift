@@ -1,0 +1,110 @@
+import XCTest
+import Synchronization
+@testable import Courier
+import CourierTestServer
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Base class for tests over real sockets: owns an in-process server on 127.0.0.1 port 0, a
+/// manager, and a private temporary directory, and checks after each test that no task delegate
+/// was left in the manager's table.
+class CourierTestCase: XCTestCase {
+    var server: TestServer!
+    var manager: SessionManager!
+    var directory: URL!
+
+    /// Override to change the manager's configuration.
+    func makeConfiguration() -> SessionManager.Configuration {
+        var configuration = SessionManager.Configuration()
+        configuration.urlSessionConfiguration.timeoutIntervalForRequest = 10
+        configuration.postsNotifications = false
+        configuration.progressInterval = .milliseconds(10)
+        return configuration
+    }
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        server = try TestServer()
+        manager = SessionManager(configuration: makeConfiguration())
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        if let manager {
+            waitUntil("the task table is empty", timeout: 5) { manager.runningTaskCount == 0 }
+            manager.invalidate(cancelingTasks: true)
+        }
+        server?.stop()
+        if let directory { try? FileManager.default.removeItem(at: directory) }
+        manager = nil
+        server = nil
+        try super.tearDownWithError()
+    }
+
+    func request(_ pathAndQuery: String, method: String = "GET") -> URLRequest {
+        var request = URLRequest(url: server.url(pathAndQuery))
+        request.httpMethod = method
+        return request
+    }
+
+    /// Starts work that calls back once, waits for it, and fails if it calls back twice.
+    func wait<T: Sendable>(
+        timeout: TimeInterval = 15, file: StaticString = #filePath, line: UInt = #line,
+        _ start: (@escaping @Sendable (T) -> Void) -> Void
+    ) -> T? {
+        let box = Box<T>()
+        let done = expectation(description: "completion")
+        start { value in
+            if box.append(value) == 1 { done.fulfill() }
+        }
+        wait(for: [done], timeout: timeout)
+        // Leave room for a wrongful second completion to show up.
+        Thread.sleep(forTimeInterval: 0.02)
+        XCTAssertLessThanOrEqual(box.count, 1, "completion called more than once", file: file, line: line)
+        return box.first
+    }
+
+    /// Runs a data task to completion.
+    func data(_ request: URLRequest, validation: Validation = .default) -> DataResponse<Data> {
+        wait { finish in manager.dataTask(with: request, validation: validation, completion: finish).resume() }!
+    }
+
+    /// Polls `condition` until it holds or `timeout` passes (then fails).
+    func waitUntil(
+        _ what: String, timeout: TimeInterval = 10, file: StaticString = #filePath, line: UInt = #line,
+        _ condition: () -> Bool
+    ) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            if Date() > deadline { return XCTFail("timed out waiting until \(what)", file: file, line: line) }
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+    }
+
+    /// Staging files (`.courier-*.partial`) left in `directory`.
+    func stagingFiles(in directory: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter {
+            $0.hasPrefix(".courier-") && $0.hasSuffix(".partial")
+        }
+    }
+}
+
+/// A thread-safe collector for values delivered on other queues.
+final class Box<T: Sendable>: Sendable {
+    private let values = Mutex<[T]>([])
+    @discardableResult
+    func append(_ value: T) -> Int { values.withLock { $0.append(value); return $0.count } }
+    var count: Int { values.withLock { $0.count } }
+    var first: T? { values.withLock { $0.first } }
+    var all: [T] { values.withLock { $0 } }
+}
+
+/// A thread-safe counter.
+final class Counter: Sendable {
+    private let value = Mutex(0)
+    @discardableResult
+    func increment() -> Int { value.withLock { $0 += 1; return $0 } }
+    var count: Int { value.withLock { $0 } }
+}
