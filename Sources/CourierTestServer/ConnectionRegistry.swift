@@ -1,0 +1,47 @@
+import Synchronization
+
+/// Tracks open connections so `stop()` can wake every thread blocked on one of them.
+final class ConnectionRegistry: Sendable {
+    private struct State {
+        var stopped = false
+        var accepted = 0
+        var open: [Int: Socket] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Registers a freshly accepted socket and returns its connection ID (1, 2, 3…),
+    /// or `nil` when the server is already stopping (the caller then closes the socket).
+    func register(_ socket: Socket) -> Int? {
+        state.withLock { state in
+            if state.stopped { return nil }
+            state.accepted += 1
+            state.open[state.accepted] = socket
+            return state.accepted
+        }
+    }
+
+    /// Forgets a connection. Must happen before its descriptor is closed, so that `stopAll`
+    /// never shuts down a descriptor number the kernel has already handed to someone else.
+    func unregister(_ id: Int) {
+        _ = state.withLock { $0.open.removeValue(forKey: id) }
+    }
+
+    /// Marks the registry stopped and shuts down every open connection. Returns `false` if it
+    /// was already stopped. `shutdown` runs under the lock on purpose: it is a non-blocking
+    /// system call (not user code), and holding the lock is what keeps the descriptor valid.
+    func stopAll() -> Bool {
+        state.withLock { state in
+            if state.stopped { return false }
+            state.stopped = true
+            for socket in state.open.values { socket.shutdownBoth() }
+            return true
+        }
+    }
+
+    /// Whether `stopAll()` has been called.
+    var isStopped: Bool { state.withLock { $0.stopped } }
+
+    /// Total connections accepted since start.
+    var acceptedCount: Int { state.withLock { $0.accepted } }
+}

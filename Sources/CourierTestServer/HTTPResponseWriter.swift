@@ -1,0 +1,127 @@
+import Dispatch
+import Foundation
+
+/// Writes responses to a connection, honouring framing, pacing and fault injection.
+struct HTTPResponseWriter {
+    let socket: Socket
+    let stopSignal: StopSignal
+
+    /// What the connection should do after a response.
+    enum Outcome {
+        /// Read the next request.
+        case keepAlive
+        /// Close gracefully (FIN).
+        case close
+        /// Abort with an RST.
+        case reset
+        /// The peer is gone or the server is stopping: just close.
+        case abort
+    }
+
+    /// Bodies up to this size are sent in the same `send` as the head.
+    private static let coalesceLimit = 64 * 1024
+    /// Unpaced, unchunked bodies are written in pieces of this size.
+    private static let pieceSize = 64 * 1024
+
+    /// Sends `HTTP/1.1 100 Continue`.
+    func writeContinue() -> Bool {
+        socket.sendAll("HTTP/1.1 100 Continue\r\n\r\n")
+    }
+
+    /// Writes `response`. `isHead` suppresses the body; `closeRequested` means the request asked
+    /// to close (or was HTTP/1.0).
+    func write(_ response: HTTPResponse, isHead: Bool, closeRequested: Bool) -> Outcome {
+        let delivery = response.delivery
+        let noBody = HTTPStatus.forbidsBody(response.status)
+        // A 1xx sent as a final answer leaves the client waiting for another, so hang up after it.
+        let closing = closeRequested || delivery.closeConnection || delivery.isFaulty || (100..<200).contains(response.status)
+        if delivery.initialDelayMilliseconds > 0, !stopSignal.sleep(milliseconds: delivery.initialDelayMilliseconds) {
+            return .abort
+        }
+
+        var head = "HTTP/1.1 \(response.status) \(HTTPStatus.reason(response.status))\r\n"
+        for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
+        var chunkSize: Int?
+        if !noBody {
+            switch response.framing {
+            case .contentLength: head += "Content-Length: \(delivery.declaredLength ?? response.body.count)\r\n"
+            case .chunked(let size):
+                head += "Transfer-Encoding: chunked\r\n"
+                chunkSize = max(1, size)
+            }
+        }
+        head += "Date: \(HTTPDate.string(from: Date()))\r\n"
+        head += "Server: CourierTestServer\r\n"
+        // Fault responses imitate a broken server, which would not announce the close.
+        if closing && !delivery.isFaulty { head += "Connection: close\r\n" }
+        head += "\r\n"
+
+        let after: Outcome = delivery.resetAfter != nil ? .reset : (closing ? .close : .keepAlive)
+        if isHead || noBody {
+            return socket.sendAll(head) ? after : .abort
+        }
+        let body = response.body
+        if chunkSize == nil, case .none = delivery.pacing, !delivery.isFaulty, body.count <= Self.coalesceLimit {
+            var bytes = Data(head.utf8)
+            bytes.append(body.allBytes)
+            return socket.sendAll(bytes) ? after : .abort
+        }
+        guard socket.sendAll(head) else { return .abort }
+        return writeBody(body, pacing: delivery.pacing, chunkSize: chunkSize, cut: cutOff(delivery)) ? after : .abort
+    }
+
+    /// Where fault injection stops the body, if anywhere.
+    private func cutOff(_ delivery: ResponseDelivery) -> Int? {
+        switch (delivery.closeAfter, delivery.resetAfter) {
+        case let (close?, reset?): return min(close, reset)
+        case let (close?, nil): return close
+        case let (nil, reset?): return reset
+        case (nil, nil): return nil
+        }
+    }
+
+    /// Writes the body in paced "writes", each split further into wire pieces (chunks when
+    /// chunked). Stops after `cut` payload bytes. Returns `false` if the peer went away or the
+    /// server is stopping.
+    private func writeBody(_ body: ResponseBody, pacing: Pacing, chunkSize: Int?, cut: Int?) -> Bool {
+        let total = body.count
+        let end = min(total, cut ?? total)
+        let started = DispatchTime.now().uptimeNanoseconds
+        var unitIndex = 0
+        var offset = 0
+        while offset < total {
+            // Bounds of the current paced write, and the pause before it.
+            let unitEnd: Int
+            switch pacing {
+            case .none:
+                unitEnd = total
+            case .writes(let size, let delay):
+                unitEnd = min(total, offset + max(1, size))
+                if unitIndex > 0, delay > 0, !stopSignal.sleep(milliseconds: delay) { return false }
+            case .spread(let pieces, let duration):
+                unitEnd = unitIndex + 1 >= pieces ? total : total / pieces * (unitIndex + 1) + min(unitIndex + 1, total % pieces)
+                if unitIndex > 0 {
+                    let due = duration * unitIndex / pieces
+                    let elapsed = Int((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)
+                    if due > elapsed, !stopSignal.sleep(milliseconds: due - elapsed) { return false }
+                }
+            }
+            unitIndex += 1
+            while offset < unitEnd {
+                if offset >= end { return true }
+                var pieceEnd = min(unitEnd, offset + Self.pieceSize)
+                if let chunkSize { pieceEnd = min(unitEnd, (offset / chunkSize + 1) * chunkSize) }
+                let data = body.bytes(in: offset..<pieceEnd)
+                let sendCount = min(pieceEnd, end) - offset
+                var wire = Data()
+                if chunkSize != nil { wire.append(contentsOf: "\(String(pieceEnd - offset, radix: 16))\r\n".utf8) }
+                wire.append(data.prefix(sendCount))
+                if chunkSize != nil && sendCount == data.count { wire.append(contentsOf: "\r\n".utf8) }
+                guard socket.sendAll(wire) else { return false }
+                offset = pieceEnd
+            }
+        }
+        if chunkSize != nil, end == total { return socket.sendAll("0\r\n\r\n") }
+        return true
+    }
+}

@@ -1,0 +1,89 @@
+import Dispatch
+import Foundation
+
+/// The shared state behind a ``TestServer``: listener, connection threads, request log, files.
+///
+/// Kept separate from `TestServer` so that connection threads retain this core, not the
+/// public object; dropping the last `TestServer` reference therefore runs its `deinit`, which stops everything.
+final class ServerCore: Sendable {
+    /// The listen backlog: well above the 500 simultaneous connects the tests make.
+    static let backlog: Int32 = 1024
+
+    let port: UInt16
+    /// The host to put in URLs (`0.0.0.0` and `::` become loopback addresses).
+    let urlHost: String
+    let root: URL?
+    let stopSignal: StopSignal
+    let registry = ConnectionRegistry()
+    let log = RequestLog()
+    let files = FileStore()
+
+    private let listener: Socket
+    private let acceptorFinished = DispatchSemaphore(value: 0)
+    private let connectionThreads = DispatchGroup()
+
+    init(host: String, port: UInt16, root: URL?) throws {
+        let (listener, boundPort) = try Socket.listen(host: host, port: port, backlog: Self.backlog)
+        do {
+            stopSignal = try StopSignal()
+        } catch {
+            listener.close()
+            throw error
+        }
+        self.listener = listener
+        self.port = boundPort
+        self.root = root
+        switch host {
+        case "0.0.0.0": urlHost = "127.0.0.1"
+        case "::", "[::]": urlHost = "[::1]"
+        case _ where host.contains(":") && !host.hasPrefix("["): urlHost = "[\(host)]"
+        default: urlHost = host
+        }
+    }
+
+    /// Starts the accept thread.
+    func start() {
+        let thread = Thread { [self] in acceptLoop() }
+        thread.name = "CourierTestServer accept :\(port)"
+        thread.start()
+    }
+
+    /// Accepts connections until stopped, starting one thread per connection.
+    private func acceptLoop() {
+        defer {
+            listener.close()
+            acceptorFinished.signal()
+        }
+        while stopSignal.waitReadable(listener.fd, timeoutMilliseconds: -1) == .readable {
+            switch listener.accept() {
+            case .accepted(let socket):
+                guard let id = registry.register(socket) else {
+                    socket.close()
+                    return
+                }
+                socket.setNoDelay()
+                connectionThreads.enter()
+                let thread = Thread { [self] in
+                    Connection(socket: socket, id: id, core: self).run()
+                    connectionThreads.leave()
+                }
+                thread.name = "CourierTestServer connection \(id)"
+                thread.start()
+            case .retry:
+                // Out of descriptors or a handshake aborted: back off briefly instead of spinning.
+                _ = stopSignal.sleep(milliseconds: 5)
+            case .failed:
+                return
+            }
+        }
+    }
+
+    /// Stops accepting, shuts down every connection, and waits (up to a few seconds) for the
+    /// threads to finish. Idempotent.
+    func stop() {
+        guard registry.stopAll() else { return }
+        stopSignal.fire()
+        _ = acceptorFinished.wait(timeout: .now() + .seconds(5))
+        _ = connectionThreads.wait(timeout: .now() + .seconds(5))
+    }
+}
