@@ -94,7 +94,10 @@ extension TransferTask: TaskDelegate {
                 code: .uploadSourceFailed, message: "the upload stream could not be created: \(error)",
                 url: originalRequest.url, underlyingError: error)
             state.withLock { if $0.failure == nil { $0.failure = problem } }
-            task.cancel()
+            // This callback runs synchronously on FoundationNetworking's internal work queue, and
+            // `cancel()` does a `sync` onto that queue: called from here it traps. Cancel from
+            // elsewhere; the recorded failure decides the outcome whatever finishes first.
+            DispatchQueue.global().async { task.cancel() }
             return nil
         }
     }

@@ -22,8 +22,9 @@ final class ConcurrencyTests: CourierTestCase {
             }
             tasks.append(task)
         }
+        let created = tasks
         DispatchQueue.concurrentPerform(iterations: total) { index in
-            tasks[index].resume()
+            created[index].resume()
         }
         let cancelled = tasks.filter { _ in Bool.random(using: &generator) }
         DispatchQueue.concurrentPerform(iterations: cancelled.count) { index in
@@ -63,9 +64,11 @@ final class ConcurrencyTests: CourierTestCase {
     func testInvalidationRacingWithTaskCreationNeverCrashes() {
         let completions = Counter()
         let created = Counter()
+        let manager = manager!
+        let url = server.url("/bytes/100")
         DispatchQueue.concurrentPerform(iterations: 64) { index in
             if index == 32 { manager.invalidate(cancelingTasks: true) }
-            let task = manager.dataTask(with: request("/bytes/100")) { _ in completions.increment() }
+            let task = manager.dataTask(with: URLRequest(url: url)) { _ in completions.increment() }
             created.increment()
             task.resume()
         }
@@ -87,10 +90,11 @@ final class ConcurrencyTests: CourierTestCase {
 
     func testManyManagersCanBeCreatedUsedAndReleased() {
         let completions = Counter()
+        let url = server.url("/get")
         DispatchQueue.concurrentPerform(iterations: 20) { _ in
             let local = SessionManager()
             let done = DispatchSemaphore(value: 0)
-            local.dataTask(with: request("/get")) { _ in
+            local.dataTask(with: URLRequest(url: url)) { _ in
                 completions.increment()
                 done.signal()
             }.resume()
