@@ -1,0 +1,96 @@
+import XCTest
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Drives the `courier` executable as a subprocess, the way people run it.
+final class CommandLineTests: XCTestCase {
+    /// `swift test` builds every product next to the test bundle.
+    private var executable: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("courier")
+    }
+
+    private func launch(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            struct MissingExecutable: Error { let path: String }
+            throw MissingExecutable(path: executable.path)  // fail, never skip: a skip would hide a broken build
+        }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        return (process, out, err)
+    }
+
+    private func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        let (process, out, err) = try launch(arguments)
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self))
+    }
+
+    func testHelpListsTheCommandsAndSucceeds() throws {
+        let result = try run(["--help"])
+        XCTAssertEqual(result.status, 0)
+        for word in ["courier demo", "courier serve", "--port", "Exit codes"] {
+            XCTAssertTrue(result.out.contains(word), word)
+        }
+    }
+
+    func testUnknownCommandIsAUsageErrorOnOneLine() throws {
+        let result = try run(["frobnicate"])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.err.hasPrefix("courier: unknown command 'frobnicate'"), result.err)
+        XCTAssertTrue(result.out.isEmpty)
+    }
+
+    func testBadPortIsAUsageError() throws {
+        let result = try run(["serve", "--port", "70000"])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.err.contains("--port"), result.err)
+    }
+
+    func testServeAnswersRequestsAndStopsOnSIGTERM() throws {
+        let (process, out, _) = try launch(["serve", "--port", "0"])
+        defer { if process.isRunning { process.terminate() } }
+        // The first line names the address; read until it is complete.
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        let address = try XCTUnwrap(text.split(separator: " ").first { $0.hasPrefix("http://127.0.0.1:") })
+        XCTAssertFalse(address.hasSuffix(":0"), "a real port was bound")
+        let (body, response) = try syncGet(URL(string: "\(address)/bytes/32?seed=1")!)
+        XCTAssertEqual((response as? HTTPURLResponse)?.statusCode, 200)
+        XCTAssertEqual(body.count, 32)
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+    }
+
+    func testDemoDownloadsPausesResumesAndVerifies() throws {
+        let result = try run(["demo"])
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.out.contains("every byte matches"), result.out)
+        XCTAssertTrue(result.out.contains("bytes="), "the resumed request used Range: \(result.out)")
+    }
+
+    private func syncGet(_ url: URL) throws -> (Data, URLResponse?) {
+        let done = DispatchSemaphore(value: 0)
+        let box = Box<(Data, URLResponse?)>()
+        URLSession(configuration: .ephemeral).dataTask(with: url) { data, response, _ in
+            box.append((data ?? Data(), response))
+            done.signal()
+        }.resume()
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        return try XCTUnwrap(box.first)
+    }
+}
