@@ -2,7 +2,6 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
 
 /// Owns the one `URLSession` of a manager and guards every use of it.
 ///
@@ -18,7 +17,7 @@ final class SessionCore: Sendable {
         var isInvalidated = false
         var parked: [ObjectIdentifier: TransferTask] = [:]
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(configuration: URLSessionConfiguration, router: SessionDelegate, label: String) {
         // A serial delegate queue: callbacks for one task must never overlap (PLATFORM §2.9).

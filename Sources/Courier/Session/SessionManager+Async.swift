@@ -2,7 +2,6 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
 
 extension SessionManager {
     /// Fetches `request` and returns the body and response. Throws ``CourierError``; cancelling
@@ -104,7 +103,7 @@ extension SessionManager {
 
 /// Connects a Swift task's cancellation to a Courier task that may not exist yet.
 private final class CancellationLink: Sendable {
-    private let state = Mutex<(task: (any SessionTask)?, isCancelled: Bool)>((nil, false))
+    private let state = Locked<(task: (any SessionTask)?, isCancelled: Bool)>((nil, false))
 
     func attach(_ task: any SessionTask) {
         let cancelNow = state.withLock { state -> Bool in

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// The per-task delegate table: URLSession task identifier → the Courier object driving that
 /// transfer. One lock around one dictionary; the router only looks things up here.
@@ -7,7 +6,7 @@ import Synchronization
 /// one session. Entries are added just before a task is resumed and removed when URLSession
 /// reports the task complete, so the table is empty whenever nothing is running.
 final class TaskDelegateTable: Sendable {
-    private let entries = Mutex<[Int: any TaskDelegate]>([:])
+    private let entries = Locked<[Int: any TaskDelegate]>([:])
 
     func insert(_ delegate: any TaskDelegate, for taskIdentifier: Int) {
         entries.withLock { $0[taskIdentifier] = delegate }

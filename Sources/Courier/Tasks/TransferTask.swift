@@ -2,7 +2,6 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Synchronization
 
 /// The per-task delegate: drives one Courier task (data, upload or download) from creation to
 /// its single completion.
@@ -37,7 +36,7 @@ final class TransferTask: Sendable {
     let settings: Settings
     let events: EventDispatcher
     private let finisher: Finisher
-    let state: Mutex<State>
+    let state: Locked<State>
 
     struct State {
         var lifecycle = TaskLifecycle()
@@ -79,7 +78,7 @@ final class TransferTask: Sendable {
         self.finisher = finisher
         var initial = State()
         if case .upload(let body) = kind { initial.expectedToSend = body.expectedLength }
-        self.state = Mutex(initial)
+        self.state = Locked(initial)
     }
 
     // MARK: - Creation

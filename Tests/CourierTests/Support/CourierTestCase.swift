@@ -1,5 +1,4 @@
 import XCTest
-import Synchronization
 @testable import Courier
 import CourierTestServer
 #if canImport(FoundationNetworking)
@@ -93,7 +92,7 @@ class CourierTestCase: XCTestCase {
 
 /// A thread-safe collector for values delivered on other queues.
 final class Box<T: Sendable>: Sendable {
-    private let values = Mutex<[T]>([])
+    private let values = Locked<[T]>([])
     @discardableResult
     func append(_ value: T) -> Int { values.withLock { $0.append(value); return $0.count } }
     var count: Int { values.withLock { $0.count } }
@@ -103,7 +102,7 @@ final class Box<T: Sendable>: Sendable {
 
 /// A thread-safe counter.
 final class Counter: Sendable {
-    private let value = Mutex(0)
+    private let value = Locked(0)
     @discardableResult
     func increment() -> Int { value.withLock { $0 += 1; return $0 } }
     var count: Int { value.withLock { $0 } }
