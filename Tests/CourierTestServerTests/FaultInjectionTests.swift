@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CourierTestServer
 import Foundation
 import XCTest
@@ -115,6 +118,18 @@ final class StopTests: ServerTestCase {
         XCTAssertTrue(idle.serverClosed(within: 2))
         XCTAssertThrowsError(try RawClient(port: server.port), "the listener is closed")
         server.stop() // idempotent
+    }
+
+    func testInitThrowsWhenThePortIsTaken() throws {
+        XCTAssertThrowsError(try TestServer(port: server.port)) { error in
+            XCTAssertEqual((error as? TestServerError)?.code, EADDRINUSE)
+        }
+    }
+
+    func testInitRejectsAHostThatIsNotAnAddressLiteral() {
+        XCTAssertThrowsError(try TestServer(host: "example.invalid")) { error in
+            XCTAssertTrue(error is TestServerError)
+        }
     }
 
     func testReleasingTheServerStopsIt() throws {

@@ -87,6 +87,11 @@ final class RawClient {
         fd = -1
     }
 
+    /// Half-closes the connection: no more data will be sent.
+    func shutdownWrite() {
+        _ = shutdown(fd, Int32(SHUT_WR))
+    }
+
     /// Sends raw bytes.
     func send(_ data: Data) throws {
         try data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) in

@@ -10,6 +10,7 @@ final class RoutesTests: ServerTestCase {
         XCTAssertEqual(server.baseURL.absoluteString, "http://127.0.0.1:\(server.port)")
         XCTAssertEqual(server.url("/get?x=1").absoluteString, "http://127.0.0.1:\(server.port)/get?x=1")
         XCTAssertEqual(server.url("/get", host: "localhost").absoluteString, "http://localhost:\(server.port)/get")
+        XCTAssertEqual(server.url("anything/a b").absoluteString, "http://127.0.0.1:\(server.port)/anything/a%20b")
     }
 
     func testGetReturnsArgsHeadersURLAndMethod() throws {
