@@ -1,14 +1,12 @@
-import Synchronization
-
 /// Tracks open connections so `stop()` can wake every thread blocked on one of them.
 final class ConnectionRegistry: Sendable {
-    private struct State {
+    private struct State: Sendable {
         var stopped = false
         var accepted = 0
         var open: [Int: Socket] = [:]
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Registers a freshly accepted socket and returns its connection ID (1, 2, 3…),
     /// or `nil` when the server is already stopping (the caller then closes the socket).

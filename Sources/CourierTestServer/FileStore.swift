@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// One file served under `/files/<name>`.
 struct StoredFile: Sendable {
@@ -12,7 +11,7 @@ struct StoredFile: Sendable {
 
 /// The thread-safe set of files added with ``TestServer/addFile(_:data:etag:lastModified:contentType:)``.
 final class FileStore: Sendable {
-    private let files = Mutex<[String: StoredFile]>([:])
+    private let files = Locked<[String: StoredFile]>([:])
 
     /// Adds or replaces a file.
     func set(_ name: String, _ file: StoredFile) {

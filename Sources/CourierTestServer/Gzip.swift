@@ -60,8 +60,9 @@ enum Gzip {
             // Start from zeros (the payload) and paste in whatever framing overlaps the range.
             var piece = Data(count: range.count)
             func paste(_ bytes: [UInt8], at position: Int) {
-                let overlap = max(position, range.lowerBound)..<min(position + bytes.count, range.upperBound)
-                for offset in overlap { piece[offset - range.lowerBound] = bytes[offset - position] }
+                let low = max(position, range.lowerBound), high = min(position + bytes.count, range.upperBound)
+                guard low < high else { return }
+                for offset in low..<high { piece[offset - range.lowerBound] = bytes[offset - position] }
             }
             paste(header, at: 0)
             var block = max(0, (range.lowerBound - header.count) / stride)

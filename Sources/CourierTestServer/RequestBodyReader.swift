@@ -30,7 +30,8 @@ enum RequestBodyReader {
             return .complete(Data(), length: 0)
         case .contentLength(let count):
             if keep && count > limit { return .refused(RequestError(status: 413, reason: "body too large")) }
-            if keep { body.reserveCapacity(count) }
+            // Reserve only a bounded amount up front: the length is the client's claim, not yet data.
+            if keep { body.reserveCapacity(min(count, 16 << 20)) }
             guard reader.consume(count, take) else { return .truncated }
             return .complete(body, length: count)
         case .chunked:

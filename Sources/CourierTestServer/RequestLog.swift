@@ -1,8 +1,6 @@
-import Synchronization
-
 /// The thread-safe, append-only record of requests the server has received.
 final class RequestLog: Sendable {
-    private let entries = Mutex<[RecordedRequest]>([])
+    private let entries = Locked<[RecordedRequest]>([])
 
     /// Appends one request.
     func append(_ request: RecordedRequest) {
