@@ -47,6 +47,9 @@ final class TransferTask: Sendable {
         var taskIdentifier = -1
         /// The URLSession task of the current attempt; callbacks from any other are stale.
         var current: URLSessionTask?
+        /// A task being registered and resumed right now. `cancel()` and `suspend()` leave it to
+        /// the launcher: cancelling a task before it is registered would lose its completion.
+        var launching: URLSessionTask?
         var currentRequest: URLRequest?
         var response: HTTPURLResponse?
         var memory = Data()
@@ -132,15 +135,16 @@ final class TransferTask: Sendable {
         let action = state.withLock { state -> Action in
             guard let transition = state.lifecycle.apply(.resume) else { return .none }
             state.retainedHandle = handle
-            if transition.from == .initialized, let task = state.current { return .start(task) }
+            if transition.from == .initialized, let task = state.current {
+                state.launching = task
+                return .start(task)
+            }
             return .restart(restartRequest(&state))
         }
         switch action {
         case .none: return
         case .start(let task):
-            guard core.start(task, delegate: self) else {
-                return fail(with: .sessionInvalidated(url: originalRequest.url), handle: handle)
-            }
+            launch(task)
         case .restart(let request):
             core.unpark(self)
             startAttempt(request)
@@ -152,7 +156,7 @@ final class TransferTask: Sendable {
         let stopped = state.withLock { state -> URLSessionTask?? in
             guard state.lifecycle.apply(.suspend) != nil else { return nil }
             defer { state.current = nil }
-            return .some(state.current)
+            return .some(state.current === state.launching ? nil : state.current)
         }
         guard let stopped else { return }
         guard core.park(self) else {
@@ -169,15 +173,16 @@ final class TransferTask: Sendable {
         enum Action { case none, cancelRunning(URLSessionTask?), finish(Completion) }
         let action = state.withLock { state -> Action in
             guard let transition = state.lifecycle.apply(.cancel) else { return .none }
-            if transition.from == .running { return .cancelRunning(state.current) }
+            if transition.from == .running {
+                return .cancelRunning(state.current === state.launching ? nil : state.current)
+            }
             return .finish(completeLocked(&state, error: .cancelled(url: originalRequest.url)))
         }
         switch action {
         case .none: return
-        // With no current task the next attempt is being set up; `startAttempt` finishes it.
+        // With no task to cancel, an attempt is being set up or launched; its launcher finishes it.
         case .cancelRunning(let task): task?.cancel()
         case .finish(let completion):
-            core.unpark(self)
             perform(completion)
         }
     }
@@ -198,22 +203,38 @@ final class TransferTask: Sendable {
 
     // MARK: - Attempts
 
+    /// Registers and resumes `task`, then looks again: if the task was cancelled or paused while
+    /// it was being launched, its URLSession task is cancelled now that its completion can be
+    /// routed (a completion for an unregistered task would be lost, and the task never finish).
+    private func launch(_ task: URLSessionTask) {
+        guard core.start(task, delegate: self) else {
+            return fail(with: .sessionInvalidated(url: originalRequest.url))
+        }
+        let abandoned = state.withLock { state -> Bool in
+            if state.launching === task { state.launching = nil }
+            return state.current !== task || state.lifecycle.state != .running
+        }
+        if abandoned { task.cancel() }
+    }
+
     /// Starts a new URLSession task for an attempt after a pause or a refused range.
     func startAttempt(_ request: URLRequest) {
         guard let task = core.makeTask({ makeURLSessionTask(for: request, in: $0) }) else {
             return fail(with: .sessionInvalidated(url: request.url))
         }
-        let installed = state.withLock { state -> Bool in
-            guard state.lifecycle.state == .running else { return false }
+        let lifecycle = state.withLock { state -> TaskLifecycle.State in
+            guard state.lifecycle.state == .running else { return state.lifecycle.state }
             state.current = task
             state.currentRequest = request
-            return true
+            state.launching = task
+            return .running
         }
-        guard installed else {
-            // Cancelled while the attempt was being set up.
-            return fail(with: .cancelled(url: request.url))
+        switch lifecycle {
+        case .running: launch(task)
+        // Cancelled while the attempt was being set up (paused: the next resume makes a new one).
+        case .cancelling: fail(with: .cancelled(url: request.url))
+        case .initialized, .suspended, .completed: break
         }
-        if !core.start(task, delegate: self) { fail(with: .sessionInvalidated(url: request.url)) }
     }
 
     /// The request for the next attempt: the rest of the body with `Range` when that is safe,
@@ -297,6 +318,7 @@ final class TransferTask: Sendable {
     }
 
     func perform(_ completion: Completion) {
+        core.unpark(self)  // a task paused at some point may still be parked
         if !completion.observers.isEmpty {
             let observers = completion.observers
             let finalProgress = completion.finalProgress

@@ -61,6 +61,32 @@ final class ConcurrencyTests: CourierTestCase {
         }
     }
 
+    func testCancelOrPauseRacingWithTheFirstResumeAlwaysFinishes() {
+        let rounds = 300
+        let completions = Counter()
+        let outcomes = Box<String>()
+        for round in 0..<rounds {
+            let task = manager.dataTask(with: request("/bytes/100?seed=\(round)")) { response in
+                completions.increment()
+                outcomes.append(response.error.map { "\($0.code)" } ?? "ok")
+            }
+            DispatchQueue.concurrentPerform(iterations: 2) { side in
+                if side == 0 {
+                    task.resume()
+                } else if round % 2 == 0 {
+                    task.cancel()
+                } else {
+                    task.suspend()
+                    task.resume()
+                }
+            }
+            task.resume()
+        }
+        waitUntil("every task completes", timeout: 30) { completions.count == rounds }
+        XCTAssertTrue(Set(outcomes.all).isSubset(of: ["ok", "cancelled"]), "\(Set(outcomes.all))")
+        waitUntil("the table is empty") { manager.runningTaskCount == 0 }
+    }
+
     func testInvalidationRacingWithTaskCreationNeverCrashes() {
         let completions = Counter()
         let created = Counter()

@@ -65,9 +65,10 @@ final class ResponseBodyTests: CourierTestCase {
     }
 
     func testUnauthorizedIsASuccessWhenValidationAcceptsIt() {
-        let response = data(request("/status/401"), validation: .none)
+        let response = data(request("/basic-auth/user/secret"), validation: .none)
         XCTAssertNil(response.error)
         XCTAssertEqual(response.response?.statusCode, 401)
+        XCTAssertEqual(response.value, Data(#"{"authenticated":false}"#.utf8))
     }
 
     func testServerErrorCarriesStatusAndBody() {
