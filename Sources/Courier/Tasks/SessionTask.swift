@@ -34,34 +34,24 @@ public protocol SessionTask: AnyObject, Sendable {
     func progressUpdates(_ direction: ProgressDirection) -> AsyncStream<Progress>
 }
 
+/// The kinds of task handle; used only as ``CourierTask``'s type parameter, so that
+/// kind-specific API can live in constrained extensions.
+public protocol TaskKind: Sendable {}
+/// A data or upload task's kind: the body comes back in memory.
+public enum DataTransfer: TaskKind {}
+/// A download task's kind: the body is streamed into a file and published at a destination.
+public enum DownloadTransfer: TaskKind {}
+
 /// A data task, or an upload task (an upload is a data task with a request body, as in URLSession).
-public final class DataTask: SessionTask {
-    let transfer: TransferTask
-    init(transfer: TransferTask) { self.transfer = transfer }
-
-    public var taskIdentifier: Int { transfer.state.withLock { $0.taskIdentifier } }
-    public var state: TaskLifecycle.State { transfer.state.withLock { $0.lifecycle.state } }
-    public var originalRequest: URLRequest { transfer.originalRequest }
-    public var currentRequest: URLRequest? { transfer.state.withLock { $0.currentRequest } }
-    public var response: HTTPURLResponse? { transfer.state.withLock { $0.response } }
-    public var uploadProgress: Progress { transfer.progress(.upload) }
-    public var downloadProgress: Progress { transfer.progress(.download) }
-    public func resume() { transfer.resume(handle: self) }
-    public func suspend() { transfer.suspend(handle: self) }
-    public func cancel() { transfer.cancel(handle: self) }
-    public func addProgressHandler(_ direction: ProgressDirection, _ handler: @escaping @Sendable (Progress) -> Void) {
-        _ = transfer.addObserver(ProgressObserver(direction: direction, handler: handler, finish: nil))
-    }
-    public func progressUpdates(_ direction: ProgressDirection) -> AsyncStream<Progress> {
-        transfer.progressStream(direction)
-    }
-}
-
+public typealias DataTask = CourierTask<DataTransfer>
 /// An upload task: a ``DataTask`` whose request carries an ``UploadBody``.
 public typealias UploadTask = DataTask
-
 /// A download task: the body is streamed into a private file and published at its destination.
-public final class DownloadTask: SessionTask {
+public typealias DownloadTask = CourierTask<DownloadTransfer>
+
+/// The handle of one Courier task; see ``SessionTask``. A thin, thread-safe front for the
+/// per-task delegate that does the work.
+public final class CourierTask<Kind: TaskKind>: SessionTask {
     let transfer: TransferTask
     init(transfer: TransferTask) { self.transfer = transfer }
 

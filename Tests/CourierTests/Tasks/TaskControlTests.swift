@@ -92,32 +92,36 @@ final class TaskControlTests: CourierTestCase {
         XCTAssertEqual(response?.value, slowBody)
     }
 
-    func testResumeWithoutValidatorRestartsCleanlyFromZero() {
-        let path = "/bytes/200000?seed=4&chunk=8192&chunk_delay_ms=10&no_validators=1"
-        let response: DataResponse<Data>? = wait { finish in
+    /// Runs `path`, pauses once 30 KB have arrived, resumes, and returns the outcome.
+    private func pausedOnce(_ path: String) -> DataResponse<Data>? {
+        wait { finish in
             let task = manager.dataTask(with: request(path), completion: finish)
             task.resume()
             waitUntil("some bytes arrive") { task.downloadProgress.completedUnitCount >= 30_000 }
             task.suspend()
             task.resume()
         }
+    }
+
+    func testResumeWithoutValidatorRestartsCleanlyFromZero() {
+        let response = pausedOnce("/bytes/200000?seed=4&chunk=8192&chunk_delay_ms=10&no_validators=1")
         XCTAssertEqual(response?.value, TestServer.deterministicBytes(count: 200_000, seed: 4))
         XCTAssertNil(server.requests.last?.header("Range"), "no validator: Range would be unsafe")
         XCTAssertEqual(response?.response?.statusCode, 200)
     }
 
     func testResumeWhenTheServerIgnoresRangeStartsOverInsteadOfAppending() {
-        let path = "/bytes/200000?seed=5&chunk=8192&chunk_delay_ms=10&ignore_range=1"
-        let response: DataResponse<Data>? = wait { finish in
-            let task = manager.dataTask(with: request(path), completion: finish)
-            task.resume()
-            waitUntil("some bytes arrive") { task.downloadProgress.completedUnitCount >= 30_000 }
-            task.suspend()
-            task.resume()
-        }
+        let response = pausedOnce("/bytes/200000?seed=5&chunk=8192&chunk_delay_ms=10&ignore_range=1")
         XCTAssertNotNil(server.requests.last?.header("Range"))
         XCTAssertEqual(response?.response?.statusCode, 200)
         XCTAssertEqual(response?.value, TestServer.deterministicBytes(count: 200_000, seed: 5), "200 replaces, never appends")
+    }
+
+    func testResumeWithAWeakETagRestartsWithoutRange() {
+        let response = pausedOnce("/bytes/200000?seed=6&chunk=8192&chunk_delay_ms=10&weak_etag=1")
+        XCTAssertEqual(response?.value, TestServer.deterministicBytes(count: 200_000, seed: 6))
+        XCTAssertEqual(server.requests.count, 2)
+        XCTAssertNotEqual(server.requests.last?.header("If-Range")?.hasPrefix("W/"), true, "weak ETags are not validators")
     }
 
     func testSuspendedTaskCanBeCancelled() {
