@@ -12,6 +12,9 @@ struct FaultOptions {
     var noValidators = false
     /// `weak_etag=1`: send the ETag as `W/"…"` (If-Range then never matches it).
     var weakETag = false
+    /// `range_shift=K`: answer a satisfiable Range with a 206 that starts K bytes earlier than
+    /// asked (its Content-Range says so): a server that does not honour the offset.
+    var rangeShift = 0
     /// `chunk=C`: write the body in C-byte writes.
     var writeSize: Int?
     /// `chunk_delay_ms=D`: pause D ms between writes.
@@ -29,6 +32,7 @@ struct FaultOptions {
         ignoreRange = try router.flagParameter(request, "ignore_range")
         noValidators = try router.flagParameter(request, "no_validators")
         weakETag = try router.flagParameter(request, "weak_etag")
+        rangeShift = try router.intParameter(request, "range_shift", default: 0, in: anyCount)
         writeSize = try router.optionalIntParameter(request, "chunk", in: 1...(16 << 20))
         writeDelayMilliseconds = try router.intParameter(request, "chunk_delay_ms", default: 0, in: 0...60_000)
     }

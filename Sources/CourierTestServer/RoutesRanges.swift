@@ -124,7 +124,8 @@ extension Router {
             switch RangeRequest.evaluate(range, total: total) {
             case .full:
                 break
-            case .partial(let bytes):
+            case .partial(let asked):
+                let bytes = max(0, asked.lowerBound - faults.rangeShift)..<asked.upperBound
                 response.status = 206
                 response.headers.append(("Content-Range", "bytes \(bytes.lowerBound)-\(bytes.upperBound - 1)/\(total)"))
                 response.body = representation.body.slice(bytes)

@@ -161,3 +161,12 @@ final class BytesAndRangeTests: ServerTestCase {
         XCTAssertEqual(raw.suffix(tail.count), tail, "last chunk is 100 (0x64) bytes, then the terminator")
     }
 }
+
+final class RangeShiftTests: ServerTestCase {
+    func testRangeShiftAnswersEarlierThanAsked() throws {
+        let response = try connect().request("GET", "/bytes/1000?seed=2&range_shift=100", headers: [("Range", "bytes=500-")])
+        XCTAssertEqual(response.status, 206)
+        XCTAssertEqual(response.header("Content-Range"), "bytes 400-999/1000")
+        XCTAssertEqual(response.body, TestServer.deterministicBytes(count: 1000, seed: 2).subdata(in: 400..<1000))
+    }
+}

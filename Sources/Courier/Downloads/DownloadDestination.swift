@@ -29,6 +29,8 @@ public struct DownloadDestination: Sendable {
     public var stagingDirectory: URL?
     /// Options applied to the staging directory (create it when missing).
     var stagingOptions: Options
+    /// The destination, when it is known before the body arrives (``file(_:options:)``).
+    var fixedURL: URL?
     let resolve: Resolver
 
     /// A destination decided by `resolve` after the body has arrived, with the body staged in
@@ -36,6 +38,7 @@ public struct DownloadDestination: Sendable {
     public init(stagingDirectory: URL? = nil, _ resolve: @escaping Resolver) {
         self.stagingDirectory = stagingDirectory
         self.stagingOptions = []
+        self.fixedURL = nil
         self.resolve = resolve
     }
 
@@ -45,6 +48,7 @@ public struct DownloadDestination: Sendable {
             (url, options)
         }
         destination.stagingOptions = options
+        destination.fixedURL = url
         return destination
     }
 }

@@ -16,6 +16,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             case sessionInvalidated, cancelled, network, timedOut, invalidRequest
             case responseTooLarge, unacceptableStatusCode, unacceptableContentType
             case emptyResponse, decodingFailed, destinationFailed, fileSystem, uploadSourceFailed
+            case integrityFailed, invalidResumeData
         }
         private let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
@@ -46,6 +47,11 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         public static let fileSystem = Code(.fileSystem)
         /// An upload body (file or stream) could not be read.
         public static let uploadSourceFailed = Code(.uploadSourceFailed)
+        /// A download did not match its expected length or SHA-256; nothing was published.
+        public static let integrityFailed = Code(.integrityFailed)
+        /// Resume data was truncated, tampered with, of an unknown version, or points at a file
+        /// Courier will not append to.
+        public static let invalidResumeData = Code(.invalidResumeData)
 
         /// The code's name, e.g. `timedOut`.
         public var description: String { kind.rawValue }
@@ -63,6 +69,9 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     public var body: Data?
     /// The error this one wraps (`URLError`, `DecodingError`, `POSIXError`…).
     public var underlyingError: (any Error)?
+    /// For a download that failed after receiving some bytes: what is needed to continue it
+    /// with ``SessionManager/downloadTask(resumingFrom:request:to:policy:validation:queue:progress:completion:)``.
+    public var resumeData: ResumeData?
 
     /// Creates an error; Courier's own code uses the static factories.
     public init(

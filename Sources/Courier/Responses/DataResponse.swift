@@ -39,12 +39,18 @@ public struct DownloadResponse: Sendable {
     public let response: HTTPURLResponse?
     /// Where the file was published, or why it was not.
     public let result: Result<URL, CourierError>
+    /// How the download went: attempts, retries, bytes carried.
+    public let report: DownloadReport
 
     /// Creates a response; Courier makes these for you.
-    public init(request: URLRequest?, response: HTTPURLResponse?, result: Result<URL, CourierError>) {
+    public init(
+        request: URLRequest?, response: HTTPURLResponse?, result: Result<URL, CourierError>,
+        report: DownloadReport = DownloadReport()
+    ) {
         self.request = request
         self.response = response
         self.result = result
+        self.report = report
     }
 
     /// The published file, on success.
@@ -54,4 +60,19 @@ public struct DownloadResponse: Sendable {
         if case .failure(let error) = result { return error }
         return nil
     }
+}
+
+/// How a download went.
+public struct DownloadReport: Sendable, Equatable {
+    /// Requests made (1 when nothing went wrong).
+    public var attempts: Int = 0
+    /// Automatic retries after transient failures.
+    public var retries: Int = 0
+    /// Bytes already on disk when the download started (continued from resume data or a record).
+    public var resumedBytes: Int64 = 0
+    /// Body bytes received over the network, across all attempts.
+    public var bytesReceived: Int64 = 0
+
+    /// An empty report.
+    public init() {}
 }

@@ -60,15 +60,32 @@ extension SessionManager {
         }
     }
 
-    /// Downloads `request` to `destination` and returns the published file and the response.
+    /// Downloads `request` to `destination` (see ``downloadTask(with:to:policy:validation:queue:progress:completion:)``)
+    /// and returns the published file and the response. A failure's ``CourierError/resumeData``
+    /// continues it with ``download(resumingFrom:request:to:policy:validation:progress:)``.
     public func download(
-        for request: URLRequest, to destination: DownloadDestination, validation: Validation = .default,
+        for request: URLRequest, to destination: DownloadDestination, policy: DownloadPolicy = .default,
+        validation: Validation = .default, progress: (@Sendable (Progress) -> Void)? = nil
+    ) async throws -> (URL, HTTPURLResponse) {
+        try await run { finish in
+            self.downloadTask(
+                with: request, to: destination, policy: policy, validation: validation, queue: .immediate,
+                progress: progress
+            ) { finish(Self.valueAndResponse($0.result, $0.response, url: request.url)) }
+        }
+    }
+
+    /// Continues the download `resumeData` describes and returns the published file and the response.
+    public func download(
+        resumingFrom resumeData: ResumeData, request: URLRequest? = nil, to destination: DownloadDestination,
+        policy: DownloadPolicy = .default, validation: Validation = .default,
         progress: (@Sendable (Progress) -> Void)? = nil
     ) async throws -> (URL, HTTPURLResponse) {
         try await run { finish in
             self.downloadTask(
-                with: request, to: destination, validation: validation, queue: .immediate, progress: progress
-            ) { finish(Self.valueAndResponse($0.result, $0.response, url: request.url)) }
+                resumingFrom: resumeData, request: request, to: destination, policy: policy, validation: validation,
+                queue: .immediate, progress: progress
+            ) { finish(Self.valueAndResponse($0.result, $0.response, url: resumeData.url)) }
         }
     }
 

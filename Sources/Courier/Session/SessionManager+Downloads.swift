@@ -4,21 +4,137 @@ import FoundationNetworking
 #endif
 
 extension SessionManager {
-    /// Validation, destination and publishing on the processing queue, then one completion. The
-    /// staging file is removed on every path that does not publish it.
-    func downloadFinisher(
-        destination: DownloadDestination, validation: Validation, delivery: Delivery,
+    /// A task that streams the body of `request` into a partial file and, once it is complete,
+    /// valid and matches the policy's expectations, publishes it at `destination` with one rename.
+    ///
+    /// With a fixed destination (``DownloadDestination/file(_:options:)``) or a fixed
+    /// ``DownloadPolicy/partialFile``, the partial file keeps a resume record beside it: if a
+    /// previous download to the same place was interrupted, even by `kill -9`, this one continues
+    /// where it stopped. Transient failures are retried per `policy`; a failure that remains
+    /// carries ``CourierError/resumeData`` when the bytes can be continued.
+    public func downloadTask(
+        with request: URLRequest, to destination: DownloadDestination, policy: DownloadPolicy = .default,
+        validation: Validation = .default, queue: CallbackQueue = .default,
+        progress: (@Sendable (Progress) -> Void)? = nil,
         completion: @escaping @Sendable (DownloadResponse) -> Void
+    ) -> DownloadTask {
+        let partialFile = policy.partialFile ?? destination.fixedURL.map(DownloadPolicy.defaultPartialFile(for:))
+        let record = partialFile.flatMap { Self.usableRecord(beside: $0, for: request) }
+        let plan = DownloadPlan(
+            destination: destination, policy: policy, validation: validation, partialFile: partialFile,
+            resumeFrom: record)
+        return makeDownloadTask(request, plan: plan, queue: queue, progress: progress, completion: completion)
+    }
+
+    /// A task that continues the download described by `resumeData`: it asks for the rest with
+    /// `Range` and `If-Range`, appends only to a 206 that proves the offset, and starts over if
+    /// the resource changed. Pass `request` to supply credentials again (resume data never holds
+    /// them); its URL must be the resume data's.
+    public func downloadTask(
+        resumingFrom resumeData: ResumeData, request: URLRequest? = nil, to destination: DownloadDestination,
+        policy: DownloadPolicy = .default, validation: Validation = .default, queue: CallbackQueue = .default,
+        progress: (@Sendable (Progress) -> Void)? = nil,
+        completion: @escaping @Sendable (DownloadResponse) -> Void
+    ) -> DownloadTask {
+        let resolved = request ?? Self.request(from: resumeData)
+        let problem = Self.problem(resuming: resumeData, with: resolved)
+        // Unusable resume data touches no file: it may point anywhere.
+        let partialFile = problem == nil ? resumeData.partialFile : nil
+        var policy = policy
+        policy.partialFile = partialFile
+        let plan = DownloadPlan(
+            destination: destination, policy: policy, validation: validation, partialFile: partialFile,
+            resumeFrom: problem == nil ? resumeData : nil)
+        let task = makeDownloadTask(resolved, plan: plan, queue: queue, progress: progress, completion: completion)
+        if let problem { task.transfer.fail(with: problem) }
+        return task
+    }
+
+    private func makeDownloadTask(
+        _ request: URLRequest, plan: DownloadPlan, queue: CallbackQueue, progress: (@Sendable (Progress) -> Void)?,
+        completion: @escaping @Sendable (DownloadResponse) -> Void
+    ) -> DownloadTask {
+        let settings = settings(for: queue)
+        let finisher = downloadFinisher(plan: plan, delivery: settings.delivery, completion: completion)
+        let transfer = TransferTask(
+            core: core, request: prepared(request), kind: .download(plan), settings: settings, events: events,
+            finisher: finisher)
+        let task = DownloadTask(transfer: transfer)
+        if let progress { task.addProgressHandler(.download, progress) }
+        transfer.prepare(handle: task)
+        return task
+    }
+
+    // MARK: - Resume data checks
+
+    static func request(from resumeData: ResumeData) -> URLRequest {
+        var request = URLRequest(url: resumeData.url)
+        request.httpMethod = resumeData.method
+        for (name, value) in resumeData.headers { request.setValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
+    /// Why `resumeData` cannot be continued with `request`, if it cannot: never append to a file
+    /// that is not Courier's partial file, or holds fewer bytes than claimed.
+    static func problem(resuming resumeData: ResumeData, with request: URLRequest) -> CourierError? {
+        func invalid(_ why: String) -> CourierError {
+            CourierError(code: .invalidResumeData, message: "cannot resume: \(why)", url: resumeData.url)
+        }
+        guard let url = request.url, ResumeData.withoutCredentials(url) == resumeData.url else {
+            return invalid("the request's URL is not the resume data's")
+        }
+        guard resumeData.method.uppercased() == "GET" else { return invalid("only GET downloads can be resumed") }
+        let partial = resumeData.partialFile
+        guard partial.lastPathComponent.hasSuffix(".courier-partial") else {
+            return invalid("\(partial.path) is not a Courier partial file")
+        }
+        var info = stat()
+        guard lstat(partial.path, &info) == 0 else { return invalid("the partial file \(partial.path) is gone") }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            return invalid("the partial file \(partial.path) is not a regular file")
+        }
+        guard Int64(info.st_size) >= resumeData.bytesOnDisk else {
+            return invalid("the partial file holds \(info.st_size) bytes, fewer than the \(resumeData.bytesOnDisk) recorded")
+        }
+        return nil
+    }
+
+    /// The record beside `partialFile`, if it describes a download of `request` that can
+    /// continue. A stale or damaged record (and its partial file) is removed: starting over is
+    /// always safe, appending to bytes nothing vouches for is not.
+    static func usableRecord(beside partialFile: URL, for request: URLRequest) -> ResumeData? {
+        let recordFile = DownloadPolicy.recordFile(for: partialFile)
+        guard let bytes = FileManager.default.contents(atPath: recordFile.path) else { return nil }
+        if let record = try? ResumeData(data: bytes),
+            record.partialFile.standardizedFileURL.path == partialFile.standardizedFileURL.path,
+            problem(resuming: record, with: request) == nil
+        {
+            return record
+        }
+        unlink(recordFile.path)
+        unlink(partialFile.path)
+        return nil
+    }
+
+    // MARK: - Finishing
+
+    /// Validation, integrity, destination and publishing on the processing queue, then one
+    /// completion. The partial file is removed on every path that neither publishes it nor
+    /// keeps it for resuming.
+    func downloadFinisher(
+        plan: DownloadPlan, delivery: Delivery, completion: @escaping @Sendable (DownloadResponse) -> Void
     ) -> TransferTask.Finisher {
         let processingQueue = processingQueue
         let events = events
         return { outcome, handle in
             processingQueue.async {
-                let result = Self.publish(outcome, destination: destination, validation: validation)
-                if case .failure = result, let staged = outcome.stagedFile {
-                    try? FileManager.default.removeItem(at: staged)
+                let result = Self.publish(outcome, plan: plan)
+                if case .failure(let error) = result, error.resumeData == nil, let staged = outcome.stagedFile {
+                    unlink(staged.path)
                 }
-                let response = DownloadResponse(request: outcome.request, response: outcome.response, result: result)
+                for file in outcome.obsoleteFiles { unlink(file.path) }
+                let response = DownloadResponse(
+                    request: outcome.request, response: outcome.response, result: result, report: outcome.report)
                 events.taskDidComplete(
                     handle,
                     event: TaskCompletionEvent(
@@ -29,26 +145,27 @@ extension SessionManager {
         }
     }
 
-    private static func publish(
-        _ outcome: TransferOutcome, destination: DownloadDestination, validation: Validation
-    ) -> Result<URL, CourierError> {
+    private static func publish(_ outcome: TransferOutcome, plan: DownloadPlan) -> Result<URL, CourierError> {
         if let error = outcome.error { return .failure(error) }
         let url = outcome.request.url
         guard let staged = outcome.stagedFile, let response = outcome.response else {
             return .failure(CourierError(code: .network, message: "no HTTP response was received", url: url))
         }
         do {
-            let isEmpty = ((try? FileManager.default.attributesOfItem(atPath: staged.path)[.size]) as? NSNumber)?
-                .int64Value == 0
-            do {
-                try validation.validate(request: outcome.request, response: response, data: isEmpty ? Data() : nil)
-            } catch {
-                // Never publish an error page; attach its beginning to the error instead.
-                throw error.adding(url: url, response: response, body: FilePublisher.prefix(of: staged))
+            // A 416 that proved the file complete is not an error status to validate.
+            if !outcome.alreadyComplete {
+                let isEmpty = ((try? FileManager.default.attributesOfItem(atPath: staged.path)[.size]) as? NSNumber)?
+                    .int64Value == 0
+                do {
+                    try plan.validation.validate(request: outcome.request, response: response, data: isEmpty ? Data() : nil)
+                } catch {
+                    // Never publish an error page; attach its beginning to the error instead.
+                    throw error.adding(url: url, response: response, body: FilePublisher.prefix(of: staged))
+                }
             }
             let (target, options): (URL, DownloadDestination.Options)
             do {
-                (target, options) = try destination.resolve(staged, response)
+                (target, options) = try plan.destination.resolve(staged, response)
             } catch let error as CourierError {
                 throw error
             } catch {
@@ -63,5 +180,15 @@ extension SessionManager {
         } catch {
             return .failure(CourierError(code: .destinationFailed, message: "\(error)", url: url, response: response))
         }
+    }
+}
+
+extension CourierTask where Kind == DownloadTransfer {
+    /// Cancels the download and keeps what it received: `handler` gets resume data for
+    /// ``SessionManager/downloadTask(resumingFrom:request:to:policy:validation:queue:progress:completion:)``,
+    /// or `nil` when the bytes cannot be continued (nothing received, no validator). The task
+    /// completes with ``CourierError/Code-swift.struct/cancelled`` carrying the same resume data.
+    public func cancel(producingResumeData handler: @escaping @Sendable (ResumeData?) -> Void) {
+        transfer.cancelProducingResumeData(handle: self, handler)
     }
 }

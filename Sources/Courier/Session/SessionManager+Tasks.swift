@@ -52,25 +52,6 @@ extension SessionManager {
             uploadProgress: uploadProgress, completion: completion)
     }
 
-    /// A task that streams the body of `request` into a private file and, once it is complete
-    /// and valid, publishes it at `destination`.
-    public func downloadTask(
-        with request: URLRequest, to destination: DownloadDestination, validation: Validation = .default,
-        queue: CallbackQueue = .default, progress: (@Sendable (Progress) -> Void)? = nil,
-        completion: @escaping @Sendable (DownloadResponse) -> Void
-    ) -> DownloadTask {
-        let finisher = downloadFinisher(
-            destination: destination, validation: validation, delivery: settings(for: queue).delivery,
-            completion: completion)
-        let transfer = TransferTask(
-            core: core, request: prepared(request), kind: .download(destination), settings: settings(for: queue),
-            events: events, finisher: finisher)
-        let task = DownloadTask(transfer: transfer)
-        if let progress { task.addProgressHandler(.download, progress) }
-        transfer.prepare(handle: task)
-        return task
-    }
-
     private func makeDataTask<Serializer: ResponseSerializer>(
         _ request: URLRequest, kind: TransferTask.Kind, serializer: Serializer, validation: Validation,
         queue: CallbackQueue, uploadProgress: (@Sendable (Progress) -> Void)?,

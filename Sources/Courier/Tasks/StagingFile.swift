@@ -18,7 +18,7 @@ final class StagingFile {
     private(set) var length: Int64 = 0
 
     init(in directory: URL, bufferCapacity: Int = 256 * 1024) throws(CourierError) {
-        let name = ".courier-\(UUID().uuidString.lowercased()).partial"
+        let name = ".courier-\(UUID().uuidString.lowercased()).courier-partial"
         let url = directory.appendingPathComponent(name)
         let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
@@ -27,6 +27,33 @@ final class StagingFile {
         self.url = url
         self.descriptor = fd
         self.bufferCapacity = bufferCapacity
+        buffer.reserveCapacity(bufferCapacity)
+    }
+
+    /// Opens the partial file at a fixed `url` (created 0600 if missing, never through a symlink)
+    /// and keeps exactly its first `keeping` bytes: bytes past what a resume record vouches for
+    /// are not trusted. Fails if the file is not a regular file or is shorter than `keeping`.
+    init(at url: URL, keeping: Int64, bufferCapacity: Int = 256 * 1024) throws(CourierError) {
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw CourierError.fileSystem("cannot open the partial file", url: url, errno: errno)
+        }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, Int64(info.st_size) >= keeping else {
+            Glibc.close(fd)
+            throw CourierError(
+                code: .invalidResumeData, message: "the partial file \(url.path) is not a regular file holding \(keeping) bytes",
+                url: url)
+        }
+        guard fchmod(fd, 0o600) == 0, ftruncate(fd, off_t(keeping)) == 0, lseek(fd, 0, SEEK_END) == off_t(keeping) else {
+            let code = errno
+            Glibc.close(fd)
+            throw CourierError.fileSystem("cannot prepare the partial file", url: url, errno: code)
+        }
+        self.url = url
+        self.descriptor = fd
+        self.bufferCapacity = bufferCapacity
+        self.length = keeping
         buffer.reserveCapacity(bufferCapacity)
     }
 

@@ -3,15 +3,26 @@ import Foundation
 import FoundationNetworking
 #endif
 
+/// What a callback decided under the lock, to be done after it.
+enum TransferAction {
+    case none
+    /// Stop this attempt (its completion then reports the failure recorded in the state).
+    case cancel(URLSessionTask)
+    /// Drop this attempt and start another with this request.
+    case restart(URLSessionTask, URLRequest)
+    /// Hand a progress snapshot to these observers.
+    case progress([ProgressObserver], Progress)
+}
+
 extension TransferTask: TaskDelegate {
     func urlTask(_ task: URLSessionTask, didReceive response: URLResponse) {
         guard let http = response as? HTTPURLResponse else { return }
         // Interim responses (`100 Continue` of a streamed upload) reach this callback on Linux
         // (PLATFORM §2.1); only a final response starts a body.
         if (100..<200).contains(http.statusCode) { return }
-        enum Action { case none, cancel(URLSessionTask), restart(URLRequest) }
-        let action = state.withLock { state -> Action in
+        let action = state.withLock { state -> TransferAction in
             guard state.current === task, state.lifecycle.state == .running else { return .none }
+            if case .download(let plan) = kind { return downloadResponse(http, task, plan, &state) }
             let decision: RangeContinuation
             if let offset = state.rangeOffset {
                 decision = RangeContinuation.decide(
@@ -30,7 +41,7 @@ extension TransferTask: TaskDelegate {
                 // The 206 does not prove where it starts: never splice, fetch it all again.
                 resetBody(&state)
                 state.current = nil
-                return .restart(originalRequest)
+                return .restart(task, originalRequest)
             case .replace:
                 // A new final response on the same task (a 401 answered, a redirect) starts a
                 // new body: keeping the old bytes would mix bodies (PLATFORM §5.4).
@@ -38,38 +49,50 @@ extension TransferTask: TaskDelegate {
                 state.response = http
                 state.validator = Self.strongValidator(of: http)
                 state.expectedToReceive = Self.bodyLength(of: http)
-                if let problem = prepareBody(&state, expectedLength: state.expectedToReceive) {
+                if let problem = prepareMemoryBody(&state) {
                     state.failure = problem
                     return .cancel(task)
                 }
             }
             return .none
         }
-        switch action {
-        case .none: break
-        case .cancel(let task): task.cancel()
-        case .restart(let request):
-            task.cancel()
-            startAttempt(request)
-        }
+        perform(action)
     }
 
     func urlTask(_ task: URLSessionTask, didReceive data: Data) {
-        enum Action { case none, cancel(URLSessionTask), progress([ProgressObserver], Progress) }
-        let action = state.withLock { state -> Action in
+        let action = state.withLock { state -> TransferAction in
             guard state.current === task, state.lifecycle.state == .running, state.failure == nil,
                 !state.ignoresBody
             else { return .none }
-            if let problem = appendBody(data, to: &state) {
-                state.failure = problem
-                return .cancel(task)
+            if case .download(let plan) = kind {
+                if let problem = downloadData(data, plan, &state) {
+                    state.failure = problem
+                    return .cancel(task)
+                }
+            } else {
+                // URLSession on Linux has no back-pressure and decodes gzip without limit: the
+                // cap on decoded bytes is the only bound on memory.
+                guard state.received + Int64(data.count) <= Int64(settings.maximumResponseSize) else {
+                    state.failure = .responseTooLarge(
+                        url: originalRequest.url, limit: settings.maximumResponseSize, response: state.response)
+                    return .cancel(task)
+                }
+                state.memory.append(data)
+                state.received += Int64(data.count)
             }
             guard let (observers, snapshot) = dueProgress(.download, &state) else { return .none }
             return .progress(observers, snapshot)
         }
+        perform(action)
+    }
+
+    func perform(_ action: TransferAction) {
         switch action {
         case .none: break
         case .cancel(let task): task.cancel()
+        case .restart(let task, let request):
+            task.cancel()
+            startAttempt(request)
         case .progress(let observers, let snapshot): deliver(snapshot, to: observers)
         }
     }
@@ -113,8 +136,15 @@ extension TransferTask: TaskDelegate {
     }
 
     func urlTask(_ task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        let completion = state.withLock { state -> Completion? in
-            guard state.current === task else { return nil }  // a stopped attempt
+        enum Outcome { case none, finish(Completion), retry(URLRequest, Duration) }
+        let outcome = state.withLock { state -> Outcome in
+            guard state.current === task else { return .none }  // a stopped attempt
+            if case .download(let plan) = kind {
+                switch downloadCompletion(error, plan, &state) {
+                case .finish(let completion): return .finish(completion)
+                case .retry(let request, let delay): return .retry(request, delay)
+                }
+            }
             let failure: CourierError?
             if state.lifecycle.state == .cancelling {
                 // Manager-side flag: a cancelled task can still finish with no error (PLATFORM §2.8).
@@ -126,12 +156,16 @@ extension TransferTask: TaskDelegate {
             } else {
                 failure = nil
             }
-            return completeLocked(&state, error: failure)
+            return .finish(completeLocked(&state, error: failure))
         }
-        if let completion { perform(completion) }
+        switch outcome {
+        case .none: break
+        case .finish(let completion): perform(completion)
+        case .retry(let request, let delay): scheduleRetry(request, after: delay)
+        }
     }
 
-    private func classify(_ error: any Error, _ state: State) -> CourierError? {
+    func classify(_ error: any Error, _ state: State) -> CourierError? {
         let isCancel = (error as NSError).domain == NSURLErrorDomain && (error as NSError).code == NSURLErrorCancelled
         if isCancel, state.challengeRejected, state.response?.statusCode == 401 {
             // The challenge was refused for want of a credential: report the 401 itself.
@@ -143,64 +177,14 @@ extension TransferTask: TaskDelegate {
 
     // MARK: - Body
 
-    private func prepareBody(_ state: inout State, expectedLength: Int64?) -> CourierError? {
-        if case .download(let destination) = kind {
-            guard state.staging == nil else { return nil }
-            do {
-                state.staging = try StagingFile(in: try stagingDirectory(for: destination))
-            } catch {
-                return error
-            }
-            return nil
-        }
-        if let expectedLength, expectedLength > Int64(settings.maximumResponseSize) {
+    private func prepareMemoryBody(_ state: inout State) -> CourierError? {
+        if let expected = state.expectedToReceive, expected > Int64(settings.maximumResponseSize) {
             return .responseTooLarge(url: originalRequest.url, limit: settings.maximumResponseSize, response: state.response)
         }
-        if let expectedLength, expectedLength > 0, state.memory.isEmpty {
-            state.memory.reserveCapacity(Int(expectedLength))
+        if let expected = state.expectedToReceive, expected > 0, state.memory.isEmpty {
+            state.memory.reserveCapacity(Int(expected))
         }
         return nil
-    }
-
-    private func appendBody(_ data: Data, to state: inout State) -> CourierError? {
-        if case .download = kind {
-            if state.staging == nil, let problem = prepareBody(&state, expectedLength: nil) { return problem }
-            do { try state.staging?.append(data) } catch { return error }
-        } else {
-            // URLSession on Linux has no back-pressure and decodes gzip without limit: the cap
-            // on decoded bytes is the only bound on memory.
-            guard state.received + Int64(data.count) <= Int64(settings.maximumResponseSize) else {
-                return .responseTooLarge(
-                    url: originalRequest.url, limit: settings.maximumResponseSize, response: state.response)
-            }
-            state.memory.append(data)
-        }
-        state.received += Int64(data.count)
-        return nil
-    }
-
-    private func stagingDirectory(for destination: DownloadDestination) throws(CourierError) -> URL {
-        let directory = destination.stagingDirectory ?? settings.temporaryDirectory
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue {
-            return directory
-        }
-        let mayCreate =
-            destination.stagingDirectory == nil || destination.stagingOptions.contains(.createIntermediateDirectories)
-        guard mayCreate else {
-            throw CourierError(
-                code: .destinationFailed,
-                message: "the destination directory \(directory.path) does not exist (pass .createIntermediateDirectories to create it)",
-                url: originalRequest.url)
-        }
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw CourierError(
-                code: .destinationFailed, message: "cannot create the directory \(directory.path)",
-                url: originalRequest.url, underlyingError: error)
-        }
-        return directory
     }
 
     // MARK: - Response facts

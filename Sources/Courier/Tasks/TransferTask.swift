@@ -16,7 +16,7 @@ final class TransferTask: Sendable {
     enum Kind: Sendable {
         case data
         case upload(UploadBody)
-        case download(DownloadDestination)
+        case download(DownloadPlan)
     }
 
     /// Per-task settings resolved from the manager's configuration when the task is created.
@@ -32,6 +32,8 @@ final class TransferTask: Sendable {
 
     let core: SessionCore
     let originalRequest: URLRequest
+    /// The first attempt's request: the original, or for a resumed download the rest of the body.
+    let initialRequest: URLRequest
     let kind: Kind
     let settings: Settings
     let events: EventDispatcher
@@ -67,6 +69,7 @@ final class TransferTask: Sendable {
         var challengeRejected = false
         var observers: [ProgressObserver] = []
         var lastProgressDelivery: [ProgressDirection: ContinuousClock.Instant] = [:]
+        var download = DownloadState()
     }
 
     init(
@@ -74,14 +77,46 @@ final class TransferTask: Sendable {
         finisher: @escaping Finisher
     ) {
         self.core = core
-        self.originalRequest = request
         self.kind = kind
         self.settings = settings
         self.events = events
         self.finisher = finisher
         var initial = State()
+        var request = request
         if case .upload(let body) = kind { initial.expectedToSend = body.expectedLength }
+        if case .download(let plan) = kind {
+            // The file must hold the representation's own bytes: offsets and checksums mean
+            // nothing over a body libcurl decoded (PLATFORM §2.7).
+            if request.value(forHTTPHeaderField: "Accept-Encoding") == nil {
+                request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+            }
+            if plan.policy.expectedSHA256 != nil { initial.download.hasher = SHA256() }
+        }
+        self.originalRequest = request
+        if case .download(let plan) = kind, let resume = plan.resumeFrom, resume.bytesOnDisk > 0 {
+            initial.received = resume.bytesOnDisk
+            initial.validator = resume.validator
+            initial.expectedToReceive = resume.totalLength
+            initial.download.resumedBytes = resume.bytesOnDisk
+            self.initialRequest = Self.rangeRequest(
+                request, from: resume.bytesOnDisk, validator: resume.validator, state: &initial)
+        } else {
+            self.initialRequest = request
+        }
         self.state = Locked(initial)
+    }
+
+    /// `request` asking for the body from `offset` on, only if unchanged since `validator`.
+    static func rangeRequest(_ request: URLRequest, from offset: Int64, validator: String?, state: inout State)
+        -> URLRequest
+    {
+        var request = request
+        request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
+        if let validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
+        // Offsets count decoded bytes; a compressed answer would make them meaningless (PLATFORM §2.7).
+        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        state.rangeOffset = offset
+        return request
     }
 
     // MARK: - Creation
@@ -93,12 +128,12 @@ final class TransferTask: Sendable {
         if let problem = preflightProblem() {
             return fail(with: problem, handle: handle)
         }
-        guard let task = core.makeTask({ makeURLSessionTask(for: originalRequest, in: $0) }) else {
+        guard let task = core.makeTask({ makeURLSessionTask(for: initialRequest, in: $0) }) else {
             return fail(with: .sessionInvalidated(url: originalRequest.url), handle: handle)
         }
         state.withLock {
             $0.current = task
-            $0.currentRequest = originalRequest
+            $0.currentRequest = initialRequest
             $0.taskIdentifier = task.taskIdentifier
         }
     }
@@ -156,6 +191,10 @@ final class TransferTask: Sendable {
         let stopped = state.withLock { state -> URLSessionTask?? in
             guard state.lifecycle.apply(.suspend) != nil else { return nil }
             defer { state.current = nil }
+            if case .download(let plan) = kind {
+                state.download.retryPending = false
+                writeRecord(plan, &state, force: false)
+            }
             return .some(state.current === state.launching ? nil : state.current)
         }
         guard let stopped else { return }
@@ -173,9 +212,11 @@ final class TransferTask: Sendable {
         enum Action { case none, cancelRunning(URLSessionTask?), finish(Completion) }
         let action = state.withLock { state -> Action in
             guard let transition = state.lifecycle.apply(.cancel) else { return .none }
-            if transition.from == .running {
+            // A download waiting to retry has nothing running: it can finish now.
+            if transition.from == .running, !state.download.retryPending {
                 return .cancelRunning(state.current === state.launching ? nil : state.current)
             }
+            if case .download(let plan) = kind { return .finish(cancelledDownload(plan, &state)) }
             return .finish(completeLocked(&state, error: .cancelled(url: originalRequest.url)))
         }
         switch action {
@@ -185,6 +226,20 @@ final class TransferTask: Sendable {
         case .finish(let completion):
             perform(completion)
         }
+    }
+
+    /// Cancels a download, keeping what it holds and handing back resume data (`nil` when the
+    /// bytes cannot be continued: no validator, nothing received, not a GET).
+    func cancelProducingResumeData(handle: any SessionTask, _ handler: @escaping @Sendable (ResumeData?) -> Void) {
+        let accepted = state.withLock { state -> Bool in
+            guard case .download = kind, state.lifecycle.state != .completed, state.lifecycle.state != .cancelling else {
+                return false
+            }
+            state.download.producesResumeData = true
+            state.download.resumeDataHandler = handler
+            return true
+        }
+        if accepted { cancel(handle: handle) } else { settings.delivery.withoutGroup.run { handler(nil) } }
     }
 
     /// Completes the task at once with `error`, whatever state it is in (if not completed).
@@ -212,6 +267,7 @@ final class TransferTask: Sendable {
         }
         let abandoned = state.withLock { state -> Bool in
             if state.launching === task { state.launching = nil }
+            state.download.attempts += 1
             return state.current !== task || state.lifecycle.state != .running
         }
         if abandoned { task.cancel() }
@@ -240,23 +296,26 @@ final class TransferTask: Sendable {
     /// The request for the next attempt: the rest of the body with `Range` when that is safe,
     /// otherwise the whole request again with the body held so far dropped.
     func restartRequest(_ state: inout State) -> URLRequest {
-        var request = originalRequest
-        let method = (request.httpMethod ?? "GET").uppercased()
-        let isPlainFetch: Bool
-        if case .upload = kind { isPlainFetch = false } else { isPlainFetch = true }
-        if isPlainFetch, method == "GET", state.received > 0, !state.ignoresBody, let validator = state.validator,
-            request.value(forHTTPHeaderField: "Range") == nil
-        {
-            request.setValue("bytes=\(state.received)-", forHTTPHeaderField: "Range")
-            request.setValue(validator, forHTTPHeaderField: "If-Range")
-            // Offsets count decoded bytes; a compressed answer would make them meaningless (PLATFORM §2.7).
-            request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-            state.rangeOffset = state.received
-        } else {
-            resetBody(&state)
-        }
         state.sent = 0
-        return request
+        guard canContinueByRange(state) else {
+            resetBody(&state)
+            return originalRequest
+        }
+        return Self.rangeRequest(originalRequest, from: state.received, validator: state.validator, state: &state)
+    }
+
+    /// Whether the bytes held can be continued with `Range`: a plain GET whose body arrived
+    /// unencoded, with a strong validator (or a download policy that opts in without one).
+    func canContinueByRange(_ state: State) -> Bool {
+        let method = (originalRequest.httpMethod ?? "GET").uppercased()
+        guard method == "GET", state.received > 0, !state.ignoresBody,
+            originalRequest.value(forHTTPHeaderField: "Range") == nil
+        else { return false }
+        switch kind {
+        case .upload: return false
+        case .data: return state.validator != nil
+        case .download(let plan): return state.validator != nil || plan.policy.resumesWithoutValidator
+        }
     }
 
     func resetBody(_ state: inout State) {
@@ -264,6 +323,7 @@ final class TransferTask: Sendable {
         state.received = 0
         state.rangeOffset = nil
         state.ignoresBody = false
+        if state.download.hasher != nil { state.download.hasher = SHA256() }
         if let staging = state.staging {
             do { try staging.truncate() } catch { state.failure = error }
         }
@@ -277,9 +337,13 @@ final class TransferTask: Sendable {
         let handle: (any SessionTask)?
         let observers: [ProgressObserver]
         let finalProgress: [ProgressDirection: Progress]
+        /// `cancel(producingResumeData:)`'s handler, with its answer.
+        let resumeDataDelivery: (@Sendable () -> Void)?
     }
 
-    func completeLocked(_ state: inout State, error: CourierError?) -> Completion {
+    /// Ends the task: closes or discards the body, gathers the outcome. With `keepingPartial`, a
+    /// failed download's partial file (and record) stay for resuming; otherwise they are removed.
+    func completeLocked(_ state: inout State, error: CourierError?, keepingPartial: Bool = false) -> Completion {
         _ = state.lifecycle.apply(.complete)
         var error = error
         var stagedFile: URL?
@@ -292,16 +356,36 @@ final class TransferTask: Sendable {
                     error = failure
                     staging.discard()
                 }
+            } else if keepingPartial {
+                try? staging.close()
             } else {
                 staging.discard()
             }
             state.staging = nil
         }
+        var obsoleteFiles: [URL] = []
+        var resumeDataDelivery: (@Sendable () -> Void)?
+        if case .download(let plan) = kind {
+            if error != nil, !keepingPartial {
+                // Nothing worth continuing: leave no partial file or record behind.
+                for file in [plan.partialFile, plan.resumeFrom?.partialFile, plan.recordFile].compactMap({ $0 }) {
+                    unlink(file.path)
+                }
+            } else if error == nil, let record = plan.recordFile {
+                obsoleteFiles.append(record)  // removed once the file is published
+            }
+            if let handler = state.download.resumeDataHandler {
+                let resume = error?.resumeData
+                resumeDataDelivery = { handler(resume) }
+                state.download.resumeDataHandler = nil
+            }
+        }
         let data = state.memory
         state.memory = Data()
         let outcome = TransferOutcome(
             request: state.currentRequest ?? originalRequest, response: state.response, data: data,
-            stagedFile: stagedFile, error: error?.adding(url: originalRequest.url, response: state.response, body: nil))
+            stagedFile: stagedFile, error: error?.adding(url: originalRequest.url, response: state.response, body: nil),
+            alreadyComplete: state.ignoresBody, report: state.download.report, obsoleteFiles: obsoleteFiles)
         var finalProgress: [ProgressDirection: Progress] = [:]
         if error == nil {
             for direction in Set(state.observers.map(\.direction)) {
@@ -310,7 +394,7 @@ final class TransferTask: Sendable {
         }
         let completion = Completion(
             outcome: outcome, handle: state.retainedHandle ?? state.handle, observers: state.observers,
-            finalProgress: finalProgress)
+            finalProgress: finalProgress, resumeDataDelivery: resumeDataDelivery)
         state.observers = []
         state.retainedHandle = nil
         state.current = nil
@@ -319,6 +403,7 @@ final class TransferTask: Sendable {
 
     func perform(_ completion: Completion) {
         core.unpark(self)  // a task paused at some point may still be parked
+        if let resumeDataDelivery = completion.resumeDataDelivery { settings.delivery.withoutGroup.run(resumeDataDelivery) }
         if !completion.observers.isEmpty {
             let observers = completion.observers
             let finalProgress = completion.finalProgress
@@ -341,4 +426,9 @@ struct TransferOutcome: Sendable {
     /// A download's complete staging file, not yet published.
     let stagedFile: URL?
     let error: CourierError?
+    /// A resumed download found everything already on disk (the server answered 416).
+    let alreadyComplete: Bool
+    let report: DownloadReport
+    /// Files to remove once the download is published (its resume record).
+    let obsoleteFiles: [URL]
 }

@@ -93,10 +93,18 @@ final class DownloadTaskTests: CourierTestCase {
         XCTAssertEqual(stagingFiles(in: directory), [])
     }
 
-    func testBrokenTransferLeavesNothingBehind() {
+    func testBrokenTransferThatCannotContinueLeavesNothingBehind() {
         let destination = directory.appendingPathComponent("broken.bin")
-        let response = download("/bytes/500000?close_after=100000", to: .file(destination))
+        var policy = DownloadPolicy()
+        policy.retryLimit = 0
+        let response: DownloadResponse? = wait { finish in
+            manager.downloadTask(
+                with: request("/bytes/500000?close_after=100000&no_validators=1"), to: .file(destination), policy: policy,
+                completion: finish
+            ).resume()
+        }
         XCTAssertEqual(response?.error?.code, .network)
+        XCTAssertNil(response?.error?.resumeData, "no validator: nothing proves the bytes could be continued")
         XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path))
         XCTAssertEqual(stagingFiles(in: directory), [])
     }

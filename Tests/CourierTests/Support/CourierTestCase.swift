@@ -82,11 +82,11 @@ class CourierTestCase: XCTestCase {
         }
     }
 
-    /// Staging files (`.courier-*.partial`) left in `directory`.
+    /// Courier's side files (partial files, resume records, their temporaries) left in `directory`.
     func stagingFiles(in directory: URL) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter {
-            $0.hasPrefix(".courier-") && $0.hasSuffix(".partial")
-        }
+            $0.hasPrefix(".") && $0.contains("courier")
+        }.sorted()
     }
 }
 

@@ -1,0 +1,51 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Everything a download task decides before it starts, resolved by the manager.
+struct DownloadPlan: Sendable {
+    let destination: DownloadDestination
+    let policy: DownloadPolicy
+    /// Only a response this validation accepts has its body written to the partial file; any
+    /// other is kept (bounded) as the error's body, and the partial file is left untouched.
+    let validation: Validation
+    /// The fixed partial file (with a resume record beside it), or `nil` for a private staging file.
+    let partialFile: URL?
+    /// Where to continue from: resume data given by the caller, or a record found on disk.
+    let resumeFrom: ResumeData?
+
+    var recordFile: URL? { partialFile.map(DownloadPolicy.recordFile(for:)) }
+
+    /// Whether `status` puts the body into the file.
+    func accepts(_ status: Int) -> Bool {
+        validation.acceptableStatusCodes?.contains(status) ?? true
+    }
+}
+
+/// Download-only bookkeeping inside a transfer's state.
+struct DownloadState {
+    var hasher: SHA256?
+    var attempts = 0
+    var retries = 0
+    var resumedBytes: Int64 = 0
+    var bytesFromNetwork: Int64 = 0
+    /// The current attempt's final response when the validation refuses it, and the start of
+    /// its body (the error page), which never goes into the partial file.
+    var rejected: HTTPURLResponse?
+    var rejectedBody = Data()
+    /// A retry is waiting for its delay; `cancel()` or `suspend()` call it off.
+    var retryPending = false
+    var lastRecordWrite: ContinuousClock.Instant?
+    var producesResumeData = false
+    var resumeDataHandler: (@Sendable (ResumeData?) -> Void)?
+
+    var report: DownloadReport {
+        var report = DownloadReport()
+        report.attempts = attempts
+        report.retries = retries
+        report.resumedBytes = resumedBytes
+        report.bytesReceived = bytesFromNetwork
+        return report
+    }
+}

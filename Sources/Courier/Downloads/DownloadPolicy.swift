@@ -1,0 +1,98 @@
+import Foundation
+
+/// How a download survives failures and proves its result.
+public struct DownloadPolicy: Sendable {
+    /// How many times a download continues by itself after a transient failure (a connection
+    /// reset or closed early, a timeout, or a status in ``retryableStatusCodes``). Default 3.
+    public var retryLimit: Int = 3
+    /// The first retry's delay; each further retry doubles it, with jitter. Default 250 ms.
+    public var initialRetryDelay: Duration = .milliseconds(250)
+    /// The longest computed delay between attempts. Default 30 s.
+    public var maximumRetryDelay: Duration = .seconds(30)
+    /// The longest `Retry-After` Courier honours; a longer one is cut to this. Default 120 s.
+    public var maximumRetryAfter: Duration = .seconds(120)
+    /// Statuses that are retried: 408, 429, 500, 502, 503 and 504.
+    public var retryableStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504]
+    /// The expected length of the file; a different length is ``CourierError/Code-swift.struct/integrityFailed``.
+    public var expectedLength: Int64?
+    /// The expected SHA-256 of the file, checked while streaming; a mismatch is
+    /// ``CourierError/Code-swift.struct/integrityFailed`` and nothing is published.
+    public var expectedSHA256: [UInt8]?
+    /// Continue a partial file even when the server gave no strong validator (no strong ETag and
+    /// no `Last-Modified`). Off by default: without a validator nothing proves the bytes on disk
+    /// and the server's are the same version, so Courier starts over.
+    public var resumesWithoutValidator = false
+    /// Where the partial file lives. With a fixed location Courier keeps a resume record beside
+    /// it (``recordFile(for:)``), so a download survives the process being killed: the next
+    /// download to the same place continues. `nil` means: next to a fixed destination
+    /// (``defaultPartialFile(for:)``), or a private temporary file for a destination closure.
+    public var partialFile: URL?
+    /// Header names (any case) never written into resume data, besides `Authorization`,
+    /// `Proxy-Authorization` and `Cookie`.
+    public var sensitiveHeaders: Set<String> = []
+    /// How often the resume record is brought up to date while bytes arrive. Default 1 s.
+    public var recordInterval: Duration = .seconds(1)
+
+    /// The defaults.
+    public init() {}
+
+    /// The defaults: 3 retries, resume only with a validator, no integrity expectations.
+    public static let `default` = DownloadPolicy()
+
+    /// `.<name>.courier-partial` in the destination's directory.
+    public static func defaultPartialFile(for destination: URL) -> URL {
+        destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).courier-partial")
+    }
+
+    /// The resume record kept beside `partialFile`: `….courier-resume`.
+    public static func recordFile(for partialFile: URL) -> URL {
+        let name = partialFile.lastPathComponent
+        let base = name.hasSuffix(".courier-partial") ? String(name.dropLast(".courier-partial".count)) : name
+        return partialFile.deletingLastPathComponent().appendingPathComponent(base + ".courier-resume")
+    }
+
+    /// The delay before retry number `attempt` (1, 2, …): `Retry-After` when the server sent one
+    /// (seconds or an HTTP date, capped at ``maximumRetryAfter``), otherwise exponential backoff
+    /// from ``initialRetryDelay`` capped at ``maximumRetryDelay``, with "equal jitter" (half
+    /// fixed, half random) so that many clients do not retry in lockstep.
+    public func retryDelay(attempt: Int, retryAfter: String?, now: Date = Date()) -> Duration {
+        if let retryAfter, let seconds = Self.seconds(fromRetryAfter: retryAfter, now: now) {
+            return min(.milliseconds(Int64(seconds * 1000)), maximumRetryAfter)
+        }
+        let exponent = min(max(attempt - 1, 0), 30)
+        let backoff = min(initialRetryDelay * (1 << exponent), maximumRetryDelay)
+        let half = backoff / 2
+        let jitter = Double.random(in: 0...1)
+        return half + half * jitter
+    }
+
+    /// `Retry-After` as seconds from now: a delay in seconds, or an HTTP date (RFC 9110 §10.2.3).
+    static func seconds(fromRetryAfter value: String, now: Date) -> Double? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
+            return trimmed.count > 9 ? 1e9 : Double(trimmed)
+        }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: trimmed) else { return nil }
+        return max(0, date.timeIntervalSince(now))
+    }
+
+    /// Whether a transport error is worth continuing after: the connection broke or went quiet.
+    static func isTransient(_ error: CourierError) -> Bool {
+        if error.code == .timedOut { return true }
+        guard error.code == .network, let underlying = error.underlyingError.map({ $0 as NSError }),
+            underlying.domain == NSURLErrorDomain
+        else { return false }
+        switch underlying.code {
+        case -1,  // libcurl "transfer closed with N bytes remaining", "Recv failure" (PLATFORM §2.12)
+            NSURLErrorNetworkConnectionLost, NSURLErrorCannotConnectToHost, NSURLErrorBadServerResponse,
+            NSURLErrorTimedOut, NSURLErrorNotConnectedToInternet, NSURLErrorCannotParseResponse:
+            return true
+        default:
+            return false
+        }
+    }
+}

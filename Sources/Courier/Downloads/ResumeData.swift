@@ -1,0 +1,147 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What Courier needs to continue a download: produced by
+/// ``CourierTask/cancel(producingResumeData:)`` and attached to a failed download's error
+/// (``CourierError/resumeData``), written beside the partial file as a crash-safe record, and
+/// consumed by ``SessionManager/downloadTask(resumingFrom:request:to:policy:validation:queue:progress:completion:)``.
+///
+/// URLSession on Linux produces none (`cancel(byProducingResumeData:)` hands back nil), so this
+/// is Courier's own, versioned format (see `Docs/ResumableDownloads.md`). It never holds
+/// credentials: `Authorization`, `Proxy-Authorization`, `Cookie`, any header the policy marks
+/// sensitive, and a URL's user and password are left out, so resuming needs them supplied again.
+public struct ResumeData: Sendable, Equatable {
+    /// The format version this build writes and reads.
+    public static let formatVersion = 1
+
+    /// The resource, without user or password.
+    public var url: URL
+    /// The request method (always `GET` for downloads Courier can resume).
+    public var method: String
+    /// The request's non-secret headers.
+    public var headers: [String: String]
+    /// The partial file holding the first ``bytesOnDisk`` bytes.
+    public var partialFile: URL
+    /// The bytes written to ``partialFile`` and flushed before this record was made.
+    public var bytesOnDisk: Int64
+    /// The strong validator for `If-Range`: a strong ETag, else `Last-Modified`; `nil` if the
+    /// server gave none (resuming then starts over unless the policy opts in).
+    public var validator: String?
+    /// The complete length of the resource, when known.
+    public var totalLength: Int64?
+    /// The name the download was to be published under (the command-line tool keeps the name a
+    /// server suggested here so a rerun publishes under the same name).
+    public var suggestedFileName: String?
+
+    /// Creates resume data; Courier makes these for you.
+    public init(
+        url: URL, method: String = "GET", headers: [String: String] = [:], partialFile: URL, bytesOnDisk: Int64,
+        validator: String?, totalLength: Int64?, suggestedFileName: String? = nil
+    ) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.partialFile = partialFile
+        self.bytesOnDisk = bytesOnDisk
+        self.validator = validator
+        self.totalLength = totalLength
+        self.suggestedFileName = suggestedFileName
+    }
+
+    /// Headers never written into resume data, in lower case.
+    static let secretHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie"]
+    /// Headers Courier sets itself on a resumed request.
+    static let resumeHeaders: Set<String> = ["range", "if-range", "accept-encoding"]
+
+    /// The request's headers minus credentials, caller-marked secrets and Courier's own.
+    static func storableHeaders(of request: URLRequest, sensitive: Set<String>) -> [String: String] {
+        let dropped = secretHeaders.union(resumeHeaders).union(sensitive.map { $0.lowercased() })
+        return (request.allHTTPHeaderFields ?? [:]).filter { !dropped.contains($0.key.lowercased()) }
+    }
+
+    /// `url` without user and password.
+    static func withoutCredentials(_ url: URL) -> URL {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            components.user != nil || components.password != nil
+        else { return url }
+        components.user = nil
+        components.password = nil
+        return components.url ?? url
+    }
+}
+
+extension ResumeData {
+    /// The payload fields, in the JSON the format stores.
+    private struct Payload: Codable {
+        var url: String
+        var method: String
+        var headers: [String: String]
+        var partialFile: String
+        var bytesOnDisk: Int64
+        var validator: String?
+        var totalLength: Int64?
+        var suggestedFileName: String?
+    }
+
+    private static let magic = "courier-resume"
+
+    /// The serialized form:
+    /// ```
+    /// courier-resume 1
+    /// sha256 <hex of the payload bytes>
+    /// <payload: one JSON object>
+    /// ```
+    /// The checksum detects truncation and corruption; any change to the payload is refused.
+    public func encoded() -> Data {
+        let payload = Payload(
+            url: url.absoluteString, method: method, headers: headers, partialFile: partialFile.path,
+            bytesOnDisk: bytesOnDisk, validator: validator, totalLength: totalLength,
+            suggestedFileName: suggestedFileName)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Encoding a struct of strings and integers cannot fail.
+        let body = (try? encoder.encode(payload)) ?? Data()
+        var data = Data("\(Self.magic) \(Self.formatVersion)\nsha256 \(SHA256.hexString(SHA256.hash(body)))\n".utf8)
+        data.append(body)
+        return data
+    }
+
+    /// Reads resume data, refusing anything truncated, altered, of another version, or
+    /// inconsistent, with ``CourierError/Code-swift.struct/invalidResumeData``.
+    public init(data: Data) throws(CourierError) {
+        func invalid(_ why: String) -> CourierError {
+            CourierError(code: .invalidResumeData, message: "the resume data is unusable: \(why)")
+        }
+        let lines = data.split(separator: UInt8(ascii: "\n"), maxSplits: 2, omittingEmptySubsequences: false)
+        guard lines.count == 3, let first = String(data: Data(lines[0]), encoding: .utf8),
+            let second = String(data: Data(lines[1]), encoding: .utf8)
+        else { throw invalid("not Courier resume data, or truncated") }
+        let header = first.split(separator: " ")
+        guard header.count == 2, header[0] == Self.magic else { throw invalid("not Courier resume data") }
+        guard header[1] == "\(Self.formatVersion)" else { throw invalid("format version \(header[1]) is not supported") }
+        guard second.hasPrefix("sha256 "), let expected = SHA256.parseHex(String(second.dropFirst(7))) else {
+            throw invalid("the integrity line is missing or malformed")
+        }
+        let body = Data(lines[2])
+        guard SHA256.hash(body) == expected else { throw invalid("the checksum does not match (truncated or altered)") }
+        let payload: Payload
+        do {
+            payload = try JSONDecoder().decode(Payload.self, from: body)
+        } catch {
+            throw invalid("the payload is malformed")
+        }
+        guard let url = URL(string: payload.url), url.scheme == "http" || url.scheme == "https" else {
+            throw invalid("the URL is not http or https")
+        }
+        guard payload.bytesOnDisk >= 0, payload.totalLength.map({ $0 >= payload.bytesOnDisk }) ?? true else {
+            throw invalid("the byte counts are inconsistent")
+        }
+        guard payload.partialFile.hasPrefix("/") else { throw invalid("the partial file path is not absolute") }
+        self.init(
+            url: url, method: payload.method, headers: payload.headers,
+            partialFile: URL(fileURLWithPath: payload.partialFile), bytesOnDisk: payload.bytesOnDisk,
+            validator: payload.validator, totalLength: payload.totalLength, suggestedFileName: payload.suggestedFileName)
+    }
+}
