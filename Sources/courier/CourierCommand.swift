@@ -21,7 +21,8 @@ enum CourierCommand {
 
         Usage:
           courier demo                          Download a generated 64 MiB file from an embedded
-                                                server, paused and resumed mid-body, and verify it.
+                                                server that drops the connection mid-body; Courier
+                                                resumes by itself and verifies the SHA-256.
           courier serve [--port <n>] [--root <dir>]
                                                 Run CourierTestServer on 127.0.0.1 until interrupted
                                                 (port 0, the default, picks a free port).

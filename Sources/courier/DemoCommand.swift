@@ -5,11 +5,14 @@ import FoundationNetworking
 import Courier
 import CourierTestServer
 
-/// `courier demo`: Courier's main job on an embedded server, with no network. Downloads a
-/// generated 64 MiB file, pauses it mid-body (the transfer stops), resumes it (Courier asks for
-/// the rest with `Range`/`If-Range`), and verifies every byte.
+/// `courier demo`: Courier's main job with no network. An embedded server offers a generated
+/// 64 MiB file and drops the connection part-way through every response; Courier continues
+/// each time with `Range`/`If-Range`, checks the SHA-256 while streaming, and publishes the file
+/// only when it is whole.
 struct DemoCommand {
     let size = 64 * 1024 * 1024
+    /// The server cuts each response after this many body bytes.
+    let dropAfter = 24 * 1024 * 1024
 
     init(_ options: OptionParser) throws {}
 
@@ -18,62 +21,65 @@ struct DemoCommand {
         defer { server.stop() }
         let name = "demo.bin"
         let contents = TestServer.deterministicBytes(count: size, seed: 2026)
-        server.addFile(name, data: contents)
+        let expectedDigest = SHA256.hash(contents)
+        server.addFile(name, data: contents, etag: "\"demo-v1\"")
+
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-demo-\(getpid())")
         let destination = directory.appendingPathComponent(name)
         defer { try? FileManager.default.removeItem(at: directory) }
 
+        var policy = DownloadPolicy()
+        policy.expectedSHA256 = expectedDigest
+        policy.expectedLength = Int64(size)
+        policy.initialRetryDelay = .milliseconds(50)
+        print("serving \(name) (\(mebibytes(Int64(size)))) on \(server.baseURL.absoluteString); the server drops the connection every \(mebibytes(Int64(dropAfter)))")
+
         // Completions on the manager's own queue: this process has no main run loop to deliver to.
         let manager = SessionManager()
         let finished = DispatchSemaphore(value: 0)
-        let result = ResultSlot()
+        let slot = ResultSlot()
         let started = Date()
-        var request = URLRequest(url: server.url("/files/\(name)"))
-        request.timeoutInterval = 30
-        let task = manager.downloadTask(
-            with: request, to: .file(destination, options: [.createIntermediateDirectories, .removePreviousFile])
+        manager.downloadTask(
+            with: URLRequest(url: server.url("/files/\(name)?close_after=\(dropAfter)")),
+            to: .file(destination, options: [.createIntermediateDirectories, .removePreviousFile]), policy: policy
         ) { response in
-            result.set(response)
+            slot.set(response)
             finished.signal()
-        }
-        task.resume()
-
-        // Pause once a third has arrived, then continue.
-        while task.downloadProgress.completedUnitCount < Int64(size / 3), task.state == .running {
-            usleep(1000)
-        }
-        let pausedAt = task.downloadProgress.completedUnitCount
-        task.suspend()
-        print("paused at \(pausedAt) bytes (\(percent(pausedAt))); resuming")
-        task.resume()
+        }.resume()
         finished.wait()
         let seconds = Date().timeIntervalSince(started)
 
-        guard let response = result.value, let fileURL = response.fileURL else {
-            FileHandle.standardError.write(Data("courier: demo download failed: \(result.value?.error.map { "\($0)" } ?? "no result")\n".utf8))
+        guard let response = slot.value, let fileURL = response.fileURL else {
+            let reason = slot.value?.error.map { "\($0)" } ?? "no result"
+            FileHandle.standardError.write(Data("courier: demo download failed: \(reason)\n".utf8))
             return ExitCode.failure
         }
+        let report = response.report
         let written = try Data(contentsOf: fileURL)
-        let requests = server.requests.filter { $0.path == "/files/\(name)" }
-        let rangeRequest = requests.last?.header("Range") ?? "none"
-        print("""
-            downloaded  \(written.count) bytes in \(String(format: "%.2f", seconds)) s (\(String(format: "%.0f", Double(written.count) / 1_048_576 / seconds)) MiB/s)
-            requests    \(requests.count) (second one asked for \(rangeRequest), answered \(response.response?.statusCode ?? 0))
-            verified    \(written == contents ? "every byte matches the source" : "MISMATCH")
-            """)
-        return written == contents ? ExitCode.success : ExitCode.failure
+        let digest = SHA256.hexString(SHA256.hash(written))
+        let verified = written.count == size && SHA256.hash(written) == expectedDigest
+        let ranges = server.requests.compactMap { $0.header("Range") }
+        let rows = [
+            ("size", "\(written.count) bytes (\(mebibytes(Int64(written.count))))"),
+            ("interruptions survived", "\(report.retries) (\(report.attempts) requests; continued with \(ranges.joined(separator: ", ")))"),
+            ("bytes re-sent", "\(report.bytesReceived - Int64(size)) (received \(report.bytesReceived) for a \(size)-byte file)"),
+            ("throughput", "\(String(format: "%.0f", Double(size) / 1_048_576 / seconds)) MiB/s (\(String(format: "%.2f", seconds)) s)"),
+            ("sha256", "\(digest) \(verified ? "verified" : "MISMATCH")"),
+        ]
+        for (label, value) in rows { print(label.padding(toLength: 24, withPad: " ", startingAt: 0) + value) }
+        return verified ? ExitCode.success : ExitCode.failure
     }
 
-    private func percent(_ bytes: Int64) -> String {
-        String(format: "%.0f%%", Double(bytes) * 100 / Double(size))
+    private func mebibytes(_ bytes: Int64) -> String {
+        String(format: "%.0f MiB", Double(bytes) / 1_048_576)
     }
 }
 
 /// Hands the completion's value to the waiting thread.
-final class ResultSlot: Sendable {
+final class ResultSlot: @unchecked Sendable {
+    // @unchecked: `stored` is only read or written while holding `lock`.
     private let lock = NSLock()
-    // nonisolated(unsafe): only touched while holding `lock`.
-    nonisolated(unsafe) private var stored: DownloadResponse?
+    private var stored: DownloadResponse?
     func set(_ value: DownloadResponse) { lock.withLock { stored = value } }
     var value: DownloadResponse? { lock.withLock { stored } }
 }
