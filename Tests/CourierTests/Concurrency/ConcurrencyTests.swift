@@ -87,6 +87,49 @@ final class ConcurrencyTests: CourierTestCase {
         waitUntil("the table is empty") { manager.runningTaskCount == 0 }
     }
 
+    func testDownloadsWithDropsRetriesAndCancelsCompleteOnceAndLeaveNoStrayFiles() {
+        let count = 40
+        let content = TestServer.deterministicBytes(count: 120_000, seed: 5)
+        server.addFile("shared.bin", data: content, etag: "\"v1\"")
+        var policy = DownloadPolicy()
+        policy.initialRetryDelay = .milliseconds(1)
+        policy.retryLimit = 10
+        let outcomes = Box<String>()
+        var tasks: [DownloadTask] = []
+        for index in 0..<count {
+            let destination = directory.appendingPathComponent("d\(index).bin")
+            tasks.append(
+                manager.downloadTask(
+                    with: request("/files/shared.bin?close_after=30000&chunk=4096&chunk_delay_ms=1"),
+                    to: .file(destination), policy: policy
+                ) { response in
+                    if let error = response.error {
+                        outcomes.append(error.resumeData == nil ? "\(error.code)" : "\(error.code)+resume")
+                    } else {
+                        outcomes.append((try? Data(contentsOf: destination)) == content ? "ok" : "corrupt")
+                    }
+                })
+        }
+        let all = tasks
+        DispatchQueue.concurrentPerform(iterations: count) { index in
+            all[index].resume()
+            switch index % 4 {
+            case 1: usleep(UInt32.random(in: 0...20_000)); all[index].cancel()
+            case 2: usleep(UInt32.random(in: 0...20_000)); all[index].cancel(producingResumeData: { _ in })
+            default: break
+            }
+        }
+        waitUntil("every download completes", timeout: 60) { outcomes.count == count }
+        Thread.sleep(forTimeInterval: 0.1)
+        XCTAssertEqual(outcomes.count, count, "each download completed exactly once")
+        XCTAssertFalse(outcomes.all.contains("corrupt"))
+        XCTAssertTrue(Set(outcomes.all).isSubset(of: ["ok", "cancelled", "cancelled+resume"]), "\(Set(outcomes.all))")
+        // Only downloads cancelled with resume data may leave a partial file and record behind.
+        let kept = outcomes.all.filter { $0 == "cancelled+resume" }.count
+        XCTAssertLessThanOrEqual(stagingFiles(in: directory).count, kept * 2)
+        waitUntil("the table is empty") { manager.runningTaskCount == 0 }
+    }
+
     func testInvalidationRacingWithTaskCreationNeverCrashes() {
         let completions = Counter()
         let created = Counter()
