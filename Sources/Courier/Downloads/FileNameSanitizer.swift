@@ -57,7 +57,7 @@ public enum FileNameSanitizer {
         while index < input.count {
             let byte = input[index]
             if byte == UInt8(ascii: "%"), index + 2 < input.count,
-                let high = hexValue(input[index + 1]), let low = hexValue(input[index + 2])
+                let high = Hex.value(of: input[index + 1]), let low = Hex.value(of: input[index + 2])
             {
                 output.append(high << 4 | low)
                 index += 3
@@ -182,14 +182,5 @@ public enum FileNameSanitizer {
             path = url.path.replacingOccurrences(of: "%", with: "%25")
         }
         return path.split(separator: "/").last.map(String.init) ?? ""
-    }
-
-    private static func hexValue(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return character - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 }

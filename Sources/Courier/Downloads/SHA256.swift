@@ -150,22 +150,13 @@ public struct SHA256: Sendable {
         digest.reserveCapacity(32)
         var index = 0
         while index + 1 < characters.count {
-            guard let high = hexValue(characters[index]), let low = hexValue(characters[index + 1]) else {
+            guard let high = Hex.value(of: characters[index]), let low = Hex.value(of: characters[index + 1]) else {
                 return nil
             }
             digest.append(high << 4 | low)
             index += 2
         }
         return digest
-    }
-
-    private static func hexValue(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return character - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 
     /// Runs the compression function (§6.2.2) over `count` whole blocks starting at `blocks`.
