@@ -31,14 +31,11 @@ public struct ResumeData: Sendable, Equatable {
     public var validator: String?
     /// The complete length of the resource, when known.
     public var totalLength: Int64?
-    /// The name the download was to be published under (the command-line tool keeps the name a
-    /// server suggested here so a rerun publishes under the same name).
-    public var suggestedFileName: String?
 
     /// Creates resume data; Courier makes these for you.
     public init(
         url: URL, method: String = "GET", headers: [String: String] = [:], partialFile: URL, bytesOnDisk: Int64,
-        validator: String?, totalLength: Int64?, suggestedFileName: String? = nil
+        validator: String?, totalLength: Int64?
     ) {
         self.url = url
         self.method = method
@@ -47,7 +44,6 @@ public struct ResumeData: Sendable, Equatable {
         self.bytesOnDisk = bytesOnDisk
         self.validator = validator
         self.totalLength = totalLength
-        self.suggestedFileName = suggestedFileName
     }
 
     /// Headers never written into resume data, in lower case.
@@ -82,7 +78,6 @@ extension ResumeData {
         var bytesOnDisk: Int64
         var validator: String?
         var totalLength: Int64?
-        var suggestedFileName: String?
     }
 
     private static let magic = "courier-resume"
@@ -97,8 +92,7 @@ extension ResumeData {
     public func encoded() -> Data {
         let payload = Payload(
             url: url.absoluteString, method: method, headers: headers, partialFile: partialFile.path,
-            bytesOnDisk: bytesOnDisk, validator: validator, totalLength: totalLength,
-            suggestedFileName: suggestedFileName)
+            bytesOnDisk: bytesOnDisk, validator: validator, totalLength: totalLength)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         // Encoding a struct of strings and integers cannot fail.
@@ -142,6 +136,6 @@ extension ResumeData {
         self.init(
             url: url, method: payload.method, headers: payload.headers,
             partialFile: URL(fileURLWithPath: payload.partialFile), bytesOnDisk: payload.bytesOnDisk,
-            validator: payload.validator, totalLength: payload.totalLength, suggestedFileName: payload.suggestedFileName)
+            validator: payload.validator, totalLength: payload.totalLength)
     }
 }

@@ -9,7 +9,7 @@ final class ResumeDataTests: XCTestCase {
     private let sample = ResumeData(
         url: URL(string: "http://127.0.0.1:8/files/a.bin")!, headers: ["X-Trace": "1"],
         partialFile: URL(fileURLWithPath: "/tmp/.a.bin.courier-partial"), bytesOnDisk: 1234, validator: "\"v1\"",
-        totalLength: 5000, suggestedFileName: "a.bin")
+        totalLength: 5000)
 
     private func decodeError(_ data: Data) -> CourierError? {
         do {
