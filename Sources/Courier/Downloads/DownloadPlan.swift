@@ -34,8 +34,6 @@ struct DownloadState {
     /// its body (the error page), which never goes into the partial file.
     var rejected: HTTPURLResponse?
     var rejectedBody = Data()
-    /// A retry is waiting for its delay; `cancel()` or `suspend()` call it off.
-    var retryPending = false
     var lastRecordWrite: ContinuousClock.Instant?
     var producesResumeData = false
     var resumeDataHandler: (@Sendable (ResumeData?) -> Void)?

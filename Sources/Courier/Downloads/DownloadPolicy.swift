@@ -56,28 +56,8 @@ public struct DownloadPolicy: Sendable {
     /// from ``initialRetryDelay`` capped at ``maximumRetryDelay``, with "equal jitter" (half
     /// fixed, half random) so that many clients do not retry in lockstep.
     public func retryDelay(attempt: Int, retryAfter: String?, now: Date = Date()) -> Duration {
-        if let retryAfter, let seconds = Self.seconds(fromRetryAfter: retryAfter, now: now) {
-            return min(.milliseconds(Int64(seconds * 1000)), maximumRetryAfter)
-        }
-        let exponent = min(max(attempt - 1, 0), 30)
-        let backoff = min(initialRetryDelay * (1 << exponent), maximumRetryDelay)
-        let half = backoff / 2
-        let jitter = Double.random(in: 0...1)
-        return half + half * jitter
-    }
-
-    /// `Retry-After` as seconds from now: a delay in seconds, or an HTTP date (RFC 9110 §10.2.3).
-    static func seconds(fromRetryAfter value: String, now: Date) -> Double? {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
-        if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
-            return trimmed.count > 9 ? 1e9 : Double(trimmed)
-        }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: trimmed) else { return nil }
-        return max(0, date.timeIntervalSince(now))
+        Backoff(initial: initialRetryDelay, maximum: maximumRetryDelay, maximumRetryAfter: maximumRetryAfter)
+            .delay(attempt: attempt, retryAfter: retryAfter, now: now)
     }
 
     /// Whether a transport error is worth continuing after: the connection broke or went quiet.

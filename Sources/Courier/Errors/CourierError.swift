@@ -16,7 +16,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             case sessionInvalidated, cancelled, network, timedOut, invalidRequest
             case responseTooLarge, unacceptableStatusCode, unacceptableContentType
             case emptyResponse, decodingFailed, destinationFailed, fileSystem, uploadSourceFailed
-            case integrityFailed, invalidResumeData
+            case integrityFailed, invalidResumeData, adaptationFailed, redirectRefused
         }
         private let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
@@ -52,6 +52,11 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         /// Resume data was truncated, tampered with, of an unknown version, or points at a file
         /// Courier will not append to.
         public static let invalidResumeData = Code(.invalidResumeData)
+        /// A ``RequestAdapter`` refused the request; nothing was sent.
+        public static let adaptationFailed = Code(.adaptationFailed)
+        /// A redirect was not followed: a scheme other than http/https, a loop, too many hops,
+        /// or the redirect policy refused it.
+        public static let redirectRefused = Code(.redirectRefused)
 
         /// The code's name, e.g. `timedOut`.
         public var description: String { kind.rawValue }

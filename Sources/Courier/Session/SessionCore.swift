@@ -15,6 +15,7 @@ final class SessionCore: Sendable {
 
     private struct State {
         var isInvalidated = false
+        var lastTaskIdentifier = 0
         var parked: [ObjectIdentifier: TransferTask] = [:]
     }
     private let state = Locked(State())
@@ -29,6 +30,15 @@ final class SessionCore: Sendable {
     }
 
     var isInvalidated: Bool { state.withLock { $0.isInvalidated } }
+
+    /// A new task identifier: 1, 2, 3… for the life of the manager. Courier's own, because a
+    /// task may run several URLSession tasks (pause/resume, retries, redirects it re-issues).
+    func nextTaskIdentifier() -> Int {
+        state.withLock { state in
+            state.lastTaskIdentifier += 1
+            return state.lastTaskIdentifier
+        }
+    }
 
     /// Creates a URLSession task, or returns `nil` when the session is invalidated.
     func makeTask(_ make: (URLSession) -> URLSessionTask) -> URLSessionTask? {

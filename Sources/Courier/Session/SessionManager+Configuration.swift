@@ -31,6 +31,17 @@ extension SessionManager {
         public var temporaryDirectory: URL?
         /// A prefix for the manager's queue labels, to recognise them in backtraces.
         public var label: String = "courier"
+        /// Adapters and retriers every task runs (a task's own, from ``CourierTask/intercept(with:)``,
+        /// come after these).
+        public var interceptor: Interceptor?
+        /// What tasks do with redirects unless they say otherwise. Default: follow up to 10.
+        public var redirectPolicy: RedirectPolicy = .follow
+        /// The credential used to answer Basic and Digest challenges (once per task). Never
+        /// written anywhere. Without one, a 401 completes as an HTTP status.
+        public var credential: Credential?
+        /// Header names (any case) treated as secrets: stripped on cross-origin redirects and
+        /// never written into resume data, besides `Authorization`, `Proxy-Authorization`, `Cookie`.
+        public var sensitiveHeaders: Set<String> = []
 
         /// The defaults.
         public init() {}

@@ -56,9 +56,11 @@ extension SessionManager {
     ) -> DownloadTask {
         let settings = settings(for: queue)
         let finisher = downloadFinisher(plan: plan, delivery: settings.delivery, completion: completion)
+        var options = taskOptions
+        options.sensitiveHeaders.formUnion(plan.policy.sensitiveHeaders.map { $0.lowercased() })
         let transfer = TransferTask(
-            core: core, request: prepared(request), kind: .download(plan), settings: settings, events: events,
-            finisher: finisher)
+            core: core, request: prepared(request), kind: .download(plan), validation: plan.validation,
+            options: options, settings: settings, events: events, finisher: finisher)
         let task = DownloadTask(transfer: transfer)
         if let progress { task.addProgressHandler(.download, progress) }
         transfer.prepare(handle: task)

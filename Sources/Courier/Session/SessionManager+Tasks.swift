@@ -62,8 +62,8 @@ extension SessionManager {
         let finisher = dataFinisher(
             serializer: serializer, validation: validation, delivery: settings.delivery, completion: completion)
         let transfer = TransferTask(
-            core: core, request: prepared(request), kind: kind, settings: settings, events: events,
-            finisher: finisher)
+            core: core, request: prepared(request), kind: kind, validation: validation, options: taskOptions,
+            settings: settings, events: events, finisher: finisher)
         let task = DataTask(transfer: transfer)
         if let uploadProgress { task.addProgressHandler(.upload, uploadProgress) }
         if let downloadProgress { task.addProgressHandler(.download, downloadProgress) }

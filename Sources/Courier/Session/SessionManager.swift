@@ -78,6 +78,14 @@ public final class SessionManager: Sendable {
             temporaryDirectory: temporaryDirectory)
     }
 
+    /// The per-task options every new task starts from.
+    var taskOptions: TaskOptions {
+        TaskOptions(
+            interceptor: configuration.interceptor, redirectPolicy: configuration.redirectPolicy,
+            credential: configuration.credential,
+            sensitiveHeaders: Set(configuration.sensitiveHeaders.map { $0.lowercased() }))
+    }
+
     /// The request as Courier sends it: URLSession on Linux truncates timeouts to whole seconds.
     func prepared(_ request: URLRequest) -> URLRequest {
         var request = request

@@ -71,6 +71,27 @@ public final class CourierTask<Kind: TaskKind>: SessionTask {
     public func progressUpdates(_ direction: ProgressDirection) -> AsyncStream<Progress> {
         transfer.progressStream(direction)
     }
+
+    /// Uses `policy` for this task's redirects instead of the manager's. Set it before `resume()`.
+    @discardableResult
+    public func redirect(using policy: RedirectPolicy) -> Self {
+        transfer.state.withLock { $0.options.redirectPolicy = policy }
+        return self
+    }
+
+    /// Answers this task's Basic or Digest challenge with `credential` (once). Set it before `resume()`.
+    @discardableResult
+    public func authenticate(with credential: Credential) -> Self {
+        transfer.state.withLock { $0.options.credential = credential }
+        return self
+    }
+
+    /// Adds adapters and retriers for this task, after the manager's. Set them before `resume()`.
+    @discardableResult
+    public func intercept(with interceptor: Interceptor) -> Self {
+        transfer.state.withLock { $0.options.interceptor = $0.options.interceptor.map { $0.then(interceptor) } ?? interceptor }
+        return self
+    }
 }
 
 extension TransferTask {

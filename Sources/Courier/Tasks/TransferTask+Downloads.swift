@@ -8,11 +8,6 @@ import FoundationNetworking
 /// and whatever cannot finish leaves resume data behind (in the error, and beside a fixed
 /// partial file as a crash-safe record).
 extension TransferTask {
-    enum DownloadCompletion {
-        case finish(Completion)
-        case retry(URLRequest, Duration)
-    }
-
     /// The most of an error page kept for the error's body.
     static let rejectedBodyLimit = 64 * 1024
 
@@ -176,7 +171,7 @@ extension TransferTask {
 
     // MARK: - Completion
 
-    func downloadCompletion(_ error: (any Error)?, _ plan: DownloadPlan, _ state: inout State) -> DownloadCompletion {
+    func downloadCompletion(_ error: (any Error)?, _ plan: DownloadPlan, _ state: inout State) -> FollowUp {
         if state.lifecycle.state == .cancelling { return .finish(cancelledDownload(plan, &state)) }
         if let problem = state.failure { return .finish(completeLocked(&state, error: problem)) }
         var failure: CourierError?
@@ -192,26 +187,33 @@ extension TransferTask {
         } else if !state.ignoresBody, let problem = integrityProblem(plan, state) {
             return .finish(completeLocked(&state, error: problem))
         }
-        guard var failure else { return .finish(completeLocked(&state, error: nil)) }
+        guard let failure else { return .finish(completeLocked(&state, error: nil)) }
         if retryable, state.download.retries < plan.policy.retryLimit, !core.isInvalidated {
             state.download.retries += 1
             writeRecord(plan, &state, force: true)
-            let request = restartRequest(&state)
+            let delay = plan.policy.retryDelay(attempt: state.download.retries, retryAfter: retryAfter)
+            let request = nextAttempt(&state)
             state.current = nil
-            state.download.retryPending = true
-            return .retry(request, plan.policy.retryDelay(attempt: state.download.retries, retryAfter: retryAfter))
+            state.awaitingRetry = true
+            return .retry(request, delay)
         }
+        if let ask = askRetriers(failure, &state) { return ask }
+        return .finish(finishFailedDownload(failure, plan, &state))
+    }
+
+    /// Ends a failed download, keeping its bytes and attaching resume data when they can be continued.
+    func finishFailedDownload(_ failure: CourierError, _ plan: DownloadPlan, _ state: inout State) -> Completion {
+        var failure = failure
         if let resume = resumeData(plan, &state) {
             failure.resumeData = resume
-            return .finish(completeLocked(&state, error: failure, keepingPartial: true))
+            return completeLocked(&state, error: failure, keepingPartial: true)
         }
-        return .finish(completeLocked(&state, error: failure))
+        return completeLocked(&state, error: failure)
     }
 
     /// A cancelled download: kept for resuming when `cancel(producingResumeData:)` asked for it.
     func cancelledDownload(_ plan: DownloadPlan, _ state: inout State) -> Completion {
         var error = CourierError.cancelled(url: originalRequest.url)
-        state.download.retryPending = false
         guard state.download.producesResumeData, let resume = resumeData(plan, &state) else {
             return completeLocked(&state, error: error)
         }
@@ -285,19 +287,6 @@ extension TransferTask {
         state.download.lastRecordWrite = .now
     }
 
-    // MARK: - Retries
-
-    func scheduleRetry(_ request: URLRequest, after delay: Duration) {
-        let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
-            let proceed = state.withLock { state -> Bool in
-                guard state.download.retryPending else { return false }
-                state.download.retryPending = false
-                return true
-            }
-            if proceed { startAttempt(request) }
-        }
-    }
 }
 
 extension CourierError {

@@ -126,7 +126,7 @@ extension TransferTask: TaskDelegate {
     }
 
     func urlTask(_ task: URLSessionTask, willRedirectTo request: URLRequest, response: HTTPURLResponse) -> URLRequest? {
-        request
+        redirect(task, to: request, response: response)
     }
 
     func urlTaskDidRejectChallenge(_ task: URLSessionTask) {
@@ -136,15 +136,10 @@ extension TransferTask: TaskDelegate {
     }
 
     func urlTask(_ task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        enum Outcome { case none, finish(Completion), retry(URLRequest, Duration) }
-        let outcome = state.withLock { state -> Outcome in
-            guard state.current === task else { return .none }  // a stopped attempt
-            if case .download(let plan) = kind {
-                switch downloadCompletion(error, plan, &state) {
-                case .finish(let completion): return .finish(completion)
-                case .retry(let request, let delay): return .retry(request, delay)
-                }
-            }
+        let followUp = state.withLock { state -> FollowUp? in
+            guard state.current === task else { return nil }  // a stopped attempt
+            if let request = followUpRequest(&state) { return .restart(request) }
+            if case .download(let plan) = kind { return downloadCompletion(error, plan, &state) }
             let failure: CourierError?
             if state.lifecycle.state == .cancelling {
                 // Manager-side flag: a cancelled task can still finish with no error (PLATFORM §2.8).
@@ -156,13 +151,10 @@ extension TransferTask: TaskDelegate {
             } else {
                 failure = nil
             }
+            if state.lifecycle.state == .running, state.failure == nil, let ask = askRetriers(failure, &state) { return ask }
             return .finish(completeLocked(&state, error: failure))
         }
-        switch outcome {
-        case .none: break
-        case .finish(let completion): perform(completion)
-        case .retry(let request, let delay): scheduleRetry(request, after: delay)
-        }
+        perform(followUp)
     }
 
     func classify(_ error: any Error, _ state: State) -> CourierError? {

@@ -35,6 +35,8 @@ final class TransferTask: Sendable {
     /// The first attempt's request: the original, or for a resumed download the rest of the body.
     let initialRequest: URLRequest
     let kind: Kind
+    /// Which responses count as success; a failure the retriers are asked about.
+    let validation: Validation
     let settings: Settings
     let events: EventDispatcher
     private let finisher: Finisher
@@ -70,18 +72,33 @@ final class TransferTask: Sendable {
         var observers: [ProgressObserver] = []
         var lastProgressDelivery: [ProgressDirection: ContinuousClock.Instant] = [:]
         var download = DownloadState()
+        var options: TaskOptions
+        /// 0 for the first attempt; counts retries (redirect and authentication follow-ups are
+        /// part of the same attempt).
+        var attempt = 0
+        /// A failed attempt waits for a retrier's decision or a retry delay; `cancel()` or
+        /// `suspend()` call the retry off.
+        var awaitingRetry = false
+        var redirectCount = 0
+        var visited: Set<String> = []
+        /// A 307/308 with a body, to be re-sent by Courier (URLSession drops the body).
+        var pendingRedirect: URLRequest?
+        var authenticationAttempted = false
+        /// The failure the retriers are deciding about (`nil` when only validation failed).
+        var pendingFailure: CourierError?
     }
 
     init(
-        core: SessionCore, request: URLRequest, kind: Kind, settings: Settings, events: EventDispatcher,
-        finisher: @escaping Finisher
+        core: SessionCore, request: URLRequest, kind: Kind, validation: Validation, options: TaskOptions,
+        settings: Settings, events: EventDispatcher, finisher: @escaping Finisher
     ) {
         self.core = core
         self.kind = kind
+        self.validation = validation
         self.settings = settings
         self.events = events
         self.finisher = finisher
-        var initial = State()
+        var initial = State(options: options)
         var request = request
         if case .upload(let body) = kind { initial.expectedToSend = body.expectedLength }
         if case .download(let plan) = kind {
@@ -121,21 +138,20 @@ final class TransferTask: Sendable {
 
     // MARK: - Creation
 
-    /// Attaches the public handle and creates the first URLSession task (not started). A task
-    /// that cannot exist (invalidated manager, unreadable upload file) completes at once.
+    /// Attaches the public handle and gives the task its identifier. The URLSession task is made
+    /// when the task starts, after the adapters have seen the request. A task that cannot run
+    /// (invalidated manager, unreadable upload file) completes at once.
     func prepare(handle: any SessionTask) {
-        state.withLock { $0.handle = handle }
+        let identifier = core.nextTaskIdentifier()
+        state.withLock {
+            $0.handle = handle
+            $0.taskIdentifier = identifier
+            $0.currentRequest = initialRequest
+        }
         if let problem = preflightProblem() {
             return fail(with: problem, handle: handle)
         }
-        guard let task = core.makeTask({ makeURLSessionTask(for: initialRequest, in: $0) }) else {
-            return fail(with: .sessionInvalidated(url: originalRequest.url), handle: handle)
-        }
-        state.withLock {
-            $0.current = task
-            $0.currentRequest = initialRequest
-            $0.taskIdentifier = task.taskIdentifier
-        }
+        if core.isInvalidated { fail(with: .sessionInvalidated(url: originalRequest.url), handle: handle) }
     }
 
     private func preflightProblem() -> CourierError? {
@@ -166,24 +182,14 @@ final class TransferTask: Sendable {
     // MARK: - Public operations
 
     func resume(handle: any SessionTask) {
-        enum Action { case none, start(URLSessionTask), restart(URLRequest) }
-        let action = state.withLock { state -> Action in
-            guard let transition = state.lifecycle.apply(.resume) else { return .none }
+        let request = state.withLock { state -> URLRequest? in
+            guard let transition = state.lifecycle.apply(.resume) else { return nil }
             state.retainedHandle = handle
-            if transition.from == .initialized, let task = state.current {
-                state.launching = task
-                return .start(task)
-            }
-            return .restart(restartRequest(&state))
+            return transition.from == .initialized ? initialRequest : restartRequest(&state)
         }
-        switch action {
-        case .none: return
-        case .start(let task):
-            launch(task)
-        case .restart(let request):
-            core.unpark(self)
-            startAttempt(request)
-        }
+        guard let request else { return }
+        core.unpark(self)
+        startAttempt(request)
         events.taskDidResume(handle)
     }
 
@@ -191,10 +197,8 @@ final class TransferTask: Sendable {
         let stopped = state.withLock { state -> URLSessionTask?? in
             guard state.lifecycle.apply(.suspend) != nil else { return nil }
             defer { state.current = nil }
-            if case .download(let plan) = kind {
-                state.download.retryPending = false
-                writeRecord(plan, &state, force: false)
-            }
+            state.awaitingRetry = false
+            if case .download(let plan) = kind { writeRecord(plan, &state, force: false) }
             return .some(state.current === state.launching ? nil : state.current)
         }
         guard let stopped else { return }
@@ -212,8 +216,8 @@ final class TransferTask: Sendable {
         enum Action { case none, cancelRunning(URLSessionTask?), finish(Completion) }
         let action = state.withLock { state -> Action in
             guard let transition = state.lifecycle.apply(.cancel) else { return .none }
-            // A download waiting to retry has nothing running: it can finish now.
-            if transition.from == .running, !state.download.retryPending {
+            // A task waiting to retry has nothing running: it can finish now.
+            if transition.from == .running, !state.awaitingRetry {
                 return .cancelRunning(state.current === state.launching ? nil : state.current)
             }
             if case .download(let plan) = kind { return .finish(cancelledDownload(plan, &state)) }
@@ -273,8 +277,24 @@ final class TransferTask: Sendable {
         if abandoned { task.cancel() }
     }
 
-    /// Starts a new URLSession task for an attempt after a pause or a refused range.
+    /// Starts an attempt: the adapters see the request first, then a URLSession task is made,
+    /// registered and resumed.
     func startAttempt(_ request: URLRequest) {
+        let (interceptor, attempt) = state.withLock { ($0.options.interceptor, $0.attempt) }
+        guard let interceptor, !interceptor.adapters.isEmpty else { return createAttempt(request) }
+        interceptor.adapt(request, attempt: attempt) { [self] result in
+            switch result {
+            case .success(let adapted):
+                createAttempt(adapted)
+            case .failure(let error):
+                fail(with: CourierError(
+                    code: .adaptationFailed, message: "a request adapter refused the request: \(error)",
+                    url: request.url, underlyingError: error))
+            }
+        }
+    }
+
+    private func createAttempt(_ request: URLRequest) {
         guard let task = core.makeTask({ makeURLSessionTask(for: request, in: $0) }) else {
             return fail(with: .sessionInvalidated(url: request.url))
         }

@@ -91,8 +91,8 @@ final class ResumeDataTests: XCTestCase {
         XCTAssertEqual(policy.retryDelay(attempt: 1, retryAfter: "2"), .seconds(2))
         XCTAssertEqual(policy.retryDelay(attempt: 1, retryAfter: "3600"), .seconds(5), "capped")
         let now = Date(timeIntervalSince1970: 1_700_000_000)
-        XCTAssertEqual(DownloadPolicy.seconds(fromRetryAfter: "Tue, 14 Nov 2023 22:13:23 GMT", now: now), 3)
-        XCTAssertNil(DownloadPolicy.seconds(fromRetryAfter: "soon", now: now))
+        XCTAssertEqual(Backoff.seconds(fromRetryAfter: "Tue, 14 Nov 2023 22:13:23 GMT", now: now), 3)
+        XCTAssertNil(Backoff.seconds(fromRetryAfter: "soon", now: now))
     }
 }
 

@@ -1,0 +1,129 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Changes a request before it is sent — on the first attempt and again on every retry (for
+/// example to add a fresh token). May fail: the task then completes with
+/// ``CourierError/Code-swift.struct/adaptationFailed``.
+public protocol RequestAdapter: Sendable {
+    /// Calls `completion` once with the request to send, or the reason not to send it.
+    /// `attempt` is 0 for the first attempt and counts retries after that.
+    func adapt(_ request: URLRequest, attempt: Int, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void)
+}
+
+/// What a retrier decided after a failure.
+public enum RetryDecision: Sendable, Equatable {
+    /// Send the request again now.
+    case retry
+    /// Send the request again after this delay.
+    case retryAfter(Duration)
+    /// Give up: the task completes with the error.
+    case doNotRetry
+}
+
+/// Decides, after a failed attempt, whether to try again. Asked for every task kind, with the
+/// error the attempt ended with (a transport error, or an HTTP status the validation refused).
+public protocol RequestRetrier: Sendable {
+    /// Calls `completion` once with the decision. `attempt` is the number of the attempt that
+    /// failed (0 for the first).
+    func retry(
+        _ request: URLRequest, failedWith error: CourierError, attempt: Int,
+        completion: @escaping @Sendable (RetryDecision) -> Void)
+}
+
+/// Adapters and retriers composed: adapters run in order, each on the previous one's output;
+/// retriers are asked in order and the first that does not say ``RetryDecision/doNotRetry`` wins.
+public struct Interceptor: RequestAdapter, RequestRetrier {
+    /// The adapters, applied in order.
+    public var adapters: [any RequestAdapter]
+    /// The retriers, asked in order.
+    public var retriers: [any RequestRetrier]
+
+    /// Composes `adapters` and `retriers`.
+    public init(adapters: [any RequestAdapter] = [], retriers: [any RequestRetrier] = []) {
+        self.adapters = adapters
+        self.retriers = retriers
+    }
+
+    /// This interceptor's adapters and retriers followed by `other`'s.
+    public func then(_ other: Interceptor) -> Interceptor {
+        Interceptor(adapters: adapters + other.adapters, retriers: retriers + other.retriers)
+    }
+
+    public func adapt(
+        _ request: URLRequest, attempt: Int, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
+    ) {
+        Self.adapt(request, attempt: attempt, with: adapters[...], completion: completion)
+    }
+
+    private static func adapt(
+        _ request: URLRequest, attempt: Int, with adapters: ArraySlice<any RequestAdapter>,
+        completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
+    ) {
+        guard let first = adapters.first else { return completion(.success(request)) }
+        let rest = adapters.dropFirst()
+        first.adapt(request, attempt: attempt) { result in
+            switch result {
+            case .success(let adapted): adapt(adapted, attempt: attempt, with: rest, completion: completion)
+            case .failure: completion(result)
+            }
+        }
+    }
+
+    public func retry(
+        _ request: URLRequest, failedWith error: CourierError, attempt: Int,
+        completion: @escaping @Sendable (RetryDecision) -> Void
+    ) {
+        Self.ask(retriers[...], request, error, attempt, completion)
+    }
+
+    private static func ask(
+        _ retriers: ArraySlice<any RequestRetrier>, _ request: URLRequest, _ error: CourierError, _ attempt: Int,
+        _ completion: @escaping @Sendable (RetryDecision) -> Void
+    ) {
+        guard let first = retriers.first else { return completion(.doNotRetry) }
+        let rest = retriers.dropFirst()
+        first.retry(request, failedWith: error, attempt: attempt) { decision in
+            if decision == .doNotRetry { ask(rest, request, error, attempt, completion) } else { completion(decision) }
+        }
+    }
+}
+
+/// A ``RequestAdapter`` from a closure that changes the request (throw to refuse it).
+public struct Adapter: RequestAdapter {
+    private let body: @Sendable (URLRequest, Int, @escaping @Sendable (Result<URLRequest, any Error>) -> Void) -> Void
+
+    /// An adapter that calls back when it is ready (for work that waits, like refreshing a token).
+    public init(_ body: @escaping @Sendable (URLRequest, Int, @escaping @Sendable (Result<URLRequest, any Error>) -> Void) -> Void) {
+        self.body = body
+    }
+
+    /// An adapter that changes the request directly.
+    public init(_ transform: @escaping @Sendable (URLRequest) throws -> URLRequest) {
+        self.body = { request, _, completion in completion(Result { try transform(request) }) }
+    }
+
+    public func adapt(
+        _ request: URLRequest, attempt: Int, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
+    ) {
+        body(request, attempt, completion)
+    }
+}
+
+/// A ``RequestRetrier`` from a closure.
+public struct Retrier: RequestRetrier {
+    private let body: @Sendable (URLRequest, CourierError, Int) -> RetryDecision
+
+    /// A retrier that decides at once.
+    public init(_ decide: @escaping @Sendable (URLRequest, CourierError, Int) -> RetryDecision) {
+        self.body = decide
+    }
+
+    public func retry(
+        _ request: URLRequest, failedWith error: CourierError, attempt: Int,
+        completion: @escaping @Sendable (RetryDecision) -> Void
+    ) {
+        completion(body(request, error, attempt))
+    }
+}

@@ -1,0 +1,83 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The built-in retrier: exponential backoff with jitter, a retry limit, idempotent methods only
+/// by default, statuses 408/429/500/502/503/504 and transient network errors, `Retry-After`
+/// honoured up to a cap.
+public struct RetryPolicy: RequestRetrier, Codable, Equatable {
+    /// Retries after the first attempt. Default 2.
+    public var retryLimit: Int = 2
+    /// Methods that are retried; the idempotent ones by default (RFC 9110 §9.2.2). Add `POST`
+    /// only for endpoints where sending twice is harmless.
+    public var retryableMethods: Set<String> = ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"]
+    /// Statuses that are retried.
+    public var retryableStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504]
+    /// Whether connection resets, early closes and timeouts are retried.
+    public var retriesTransientErrors = true
+    /// The first delay; doubled for each retry, with jitter. Default 250 ms.
+    public var initialDelay: Duration = .milliseconds(250)
+    /// The longest computed delay. Default 30 s.
+    public var maximumDelay: Duration = .seconds(30)
+    /// The longest `Retry-After` honoured; longer ones are cut to this. Default 120 s.
+    public var maximumRetryAfter: Duration = .seconds(120)
+
+    /// The defaults.
+    public init() {}
+
+    /// The defaults.
+    public static let `default` = RetryPolicy()
+
+    public func retry(
+        _ request: URLRequest, failedWith error: CourierError, attempt: Int,
+        completion: @escaping @Sendable (RetryDecision) -> Void
+    ) {
+        completion(decision(for: request, error: error, attempt: attempt))
+    }
+
+    /// The decision, without a callback.
+    public func decision(for request: URLRequest, error: CourierError, attempt: Int) -> RetryDecision {
+        guard attempt < retryLimit, !error.isCancellation,
+            retryableMethods.contains((request.httpMethod ?? "GET").uppercased())
+        else { return .doNotRetry }
+        let statusRetryable = error.code == .unacceptableStatusCode && error.statusCode.map(retryableStatusCodes.contains) == true
+        let transient = retriesTransientErrors && DownloadPolicy.isTransient(error)
+        guard statusRetryable || transient else { return .doNotRetry }
+        let backoff = Backoff(initial: initialDelay, maximum: maximumDelay, maximumRetryAfter: maximumRetryAfter)
+        return .retryAfter(backoff.delay(attempt: attempt + 1, retryAfter: error.response?.value(forHTTPHeaderField: "Retry-After")))
+    }
+}
+
+/// Exponential backoff with "equal jitter", and `Retry-After` (RFC 9110 §10.2.3) with a cap.
+struct Backoff {
+    let initial: Duration
+    let maximum: Duration
+    let maximumRetryAfter: Duration
+
+    /// The delay before retry number `attempt` (1, 2, …).
+    func delay(attempt: Int, retryAfter: String?, now: Date = Date()) -> Duration {
+        if let retryAfter, let seconds = Self.seconds(fromRetryAfter: retryAfter, now: now) {
+            return min(.milliseconds(Int64(seconds * 1000)), maximumRetryAfter)
+        }
+        let exponent = min(max(attempt - 1, 0), 30)
+        let backoff = min(initial * (1 << exponent), maximum)
+        // Half fixed, half random, so that many clients do not retry in lockstep.
+        let half = backoff / 2
+        return half + half * Double.random(in: 0...1)
+    }
+
+    /// `Retry-After` as seconds from now: a delay in seconds, or an HTTP date.
+    static func seconds(fromRetryAfter value: String, now: Date) -> Double? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
+            return trimmed.count > 9 ? 1e9 : Double(trimmed)
+        }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: trimmed) else { return nil }
+        return max(0, date.timeIntervalSince(now))
+    }
+}

@@ -1,0 +1,234 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What happens between one attempt and the next: redirects Courier decides (and sometimes
+/// re-issues itself), answering authentication challenges, and asking retriers.
+extension TransferTask {
+    /// What an ended attempt leads to, decided under the lock.
+    enum FollowUp {
+        case finish(Completion)
+        /// Another request for the same attempt (a redirect re-issued, a challenge answered).
+        case restart(URLRequest)
+        /// The next attempt, after a delay.
+        case retry(URLRequest, Duration)
+        /// Ask the retriers about `error`; the task waits meanwhile (``State/awaitingRetry``).
+        case askRetriers(Interceptor, URLRequest, CourierError, attempt: Int)
+    }
+
+    func perform(_ followUp: FollowUp?) {
+        switch followUp {
+        case .none: break
+        case .finish(let completion): perform(completion)
+        case .restart(let request): startAttempt(request)
+        case .retry(let request, let delay): scheduleRetry(request, after: delay)
+        case .askRetriers(let interceptor, let request, let error, let attempt):
+            interceptor.retry(request, failedWith: error, attempt: attempt) { [self] decision in
+                perform(retryDecided(decision))
+            }
+        }
+    }
+
+    // MARK: - Before completing
+
+    /// A follow-up request that belongs to the same attempt: a 307/308 Courier re-sends with its
+    /// body, or a 401 answered with the credential. `nil` when the attempt really ended.
+    func followUpRequest(_ state: inout State) -> URLRequest? {
+        guard state.lifecycle.state == .running, state.failure == nil else { return nil }
+        if let redirect = state.pendingRedirect {
+            state.pendingRedirect = nil
+            return prepareFollowUp(redirect, &state)
+        }
+        guard !state.authenticationAttempted, let credential = state.options.credential,
+            let response = state.response ?? state.download.rejected, response.statusCode == 401,
+            let header = response.value(forHTTPHeaderField: "WWW-Authenticate"),
+            let challenge = AuthenticationChallenge(header: header)
+        else { return nil }
+        var request = state.currentRequest ?? originalRequest
+        guard let authorization = challenge.authorization(for: request, credential: credential) else { return nil }
+        state.authenticationAttempted = true
+        request.setValue(authorization, forHTTPHeaderField: "Authorization")
+        return prepareFollowUp(request, &state)
+    }
+
+    private func prepareFollowUp(_ request: URLRequest, _ state: inout State) -> URLRequest {
+        state.current = nil
+        state.download.rejected = nil
+        state.challengeRejected = false
+        if case .download = kind {
+            // Keep the partial file as it is: the next response decides what happens to it.
+            state.rangeOffset = nil
+            if canContinueByRange(state) {
+                return Self.rangeRequest(request, from: state.received, validator: state.validator, state: &state)
+            }
+        }
+        resetBody(&state)
+        return request
+    }
+
+    /// Asks the retriers when the attempt failed (a transport error, or a response the
+    /// validation refuses) and there are retriers; `nil` otherwise.
+    func askRetriers(_ failure: CourierError?, _ state: inout State) -> FollowUp? {
+        guard let interceptor = state.options.interceptor, !interceptor.retriers.isEmpty,
+            state.lifecycle.state == .running
+        else { return nil }
+        var candidate = failure
+        if candidate == nil, case .download = kind {} else if candidate == nil {
+            do {
+                try validation.validate(request: state.currentRequest, response: state.response, data: state.memory)
+            } catch {
+                candidate = error.adding(url: originalRequest.url, response: state.response, body: state.memory)
+            }
+        }
+        guard let candidate, [.network, .timedOut, .unacceptableStatusCode, .unacceptableContentType].contains(candidate.code)
+        else { return nil }
+        state.awaitingRetry = true
+        state.pendingFailure = failure
+        state.current = nil
+        return .askRetriers(interceptor, state.currentRequest ?? originalRequest, candidate, attempt: state.attempt)
+    }
+
+    private func retryDecided(_ decision: RetryDecision) -> FollowUp? {
+        state.withLock { state -> FollowUp? in
+            guard state.awaitingRetry, state.lifecycle.state == .running else { return nil }  // cancelled or paused meanwhile
+            switch decision {
+            case .doNotRetry:
+                state.awaitingRetry = false
+                let failure = state.pendingFailure
+                state.pendingFailure = nil
+                if case .download(let plan) = kind, let failure {
+                    return .finish(finishFailedDownload(failure, plan, &state))
+                }
+                return .finish(completeLocked(&state, error: failure))
+            case .retry:
+                return .retry(nextAttempt(&state), .zero)
+            case .retryAfter(let delay):
+                return .retry(nextAttempt(&state), delay)
+            }
+        }
+    }
+
+    /// Sets the state up for a new attempt and returns its request.
+    func nextAttempt(_ state: inout State) -> URLRequest {
+        state.attempt += 1
+        state.pendingFailure = nil
+        state.redirectCount = 0
+        state.visited = []
+        state.authenticationAttempted = false
+        state.challengeRejected = false
+        state.download.rejected = nil
+        return restartRequest(&state)
+    }
+
+    func scheduleRetry(_ request: URLRequest, after delay: Duration) {
+        let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
+            let proceed = state.withLock { state -> Bool in
+                guard state.awaitingRetry, state.lifecycle.state == .running else { return false }
+                state.awaitingRetry = false
+                return true
+            }
+            if proceed { startAttempt(request) }
+        }
+    }
+
+    // MARK: - Redirects
+
+    /// Decides a redirect URLSession proposes: `nil` stops at the 3xx response (refused, or
+    /// re-issued by Courier itself when the body must be re-sent).
+    func redirect(_ task: URLSessionTask, to proposed: URLRequest, response: HTTPURLResponse) -> URLRequest? {
+        enum Step {
+            case stop
+            case follow(URLRequest)
+            case ask(@Sendable (URLRequest, HTTPURLResponse) -> URLRequest?, URLRequest, resend: Bool)
+        }
+        let step = state.withLock { state -> Step in
+            guard state.current === task, state.lifecycle.state == .running else { return .stop }
+            let policy = state.options.redirectPolicy
+            if case .refuse = policy.action { return .stop }
+            // The raw Location: URLSession on Linux rewrites `file://…` into a same-origin http
+            // URL, so the proposed request cannot show what the server asked for (PLATFORM §2.3).
+            let location = response.value(forHTTPHeaderField: "Location")
+            guard let location, let target = URL(string: location, relativeTo: response.url)?.absoluteURL,
+                let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
+            else {
+                state.failure = refusal("to \(location ?? "no Location"): only http and https redirects are followed", response)
+                return .stop
+            }
+            state.redirectCount += 1
+            guard state.redirectCount <= policy.maximumHops else {
+                state.failure = refusal("after \(policy.maximumHops) redirects", response)
+                return .stop
+            }
+            let current = state.currentRequest ?? originalRequest
+            if let from = current.url { state.visited.insert(from.absoluteString) }
+            guard !state.visited.contains(target.absoluteString) else {
+                state.failure = refusal("to \(target.absoluteString): a redirect loop", response)
+                return .stop
+            }
+            var next = proposed
+            next.url = target
+            if RedirectPolicy.origin(of: current.url) != RedirectPolicy.origin(of: target) {
+                // URLSession on Linux forwards these to the new origin (PLATFORM §2.3).
+                let secret = RedirectPolicy.credentialHeaders.union(policy.sensitiveHeaders.map { $0.lowercased() })
+                    .union(state.options.sensitiveHeaders)
+                for name in (next.allHTTPHeaderFields ?? [:]).keys where secret.contains(name.lowercased()) {
+                    next.setValue(nil, forHTTPHeaderField: name)
+                }
+            }
+            let method = (current.httpMethod ?? "GET").uppercased()
+            var resend = false
+            switch response.statusCode {
+            case 303 where method != "HEAD", 301 where method == "POST", 302 where method == "POST":
+                // RFC 9110 §15.4: these become a GET without a body.
+                next.httpMethod = "GET"
+                next.httpBody = nil
+                next.setValue(nil, forHTTPHeaderField: "Content-Type")
+                next.setValue(nil, forHTTPHeaderField: "Content-Length")
+            case 307, 308:
+                next.httpMethod = method
+                if hasBody(current) {
+                    // URLSession drops the body here; Courier re-sends it with a new task.
+                    next.httpBody = current.httpBody
+                    resend = true
+                }
+            default:
+                break
+            }
+            if case .modify(let decide) = policy.action { return .ask(decide, next, resend: resend) }
+            return settle(next, resend: resend, &state).map(Step.follow) ?? .stop
+        }
+        switch step {
+        case .stop:
+            return nil
+        case .follow(let request):
+            return request
+        case .ask(let decide, let request, let resend):
+            let decided = decide(request, response)  // user code: called outside the lock
+            return state.withLock { state in
+                guard let decided, state.current === task else { return nil }
+                return settle(decided, resend: resend, &state)
+            }
+        }
+    }
+
+    /// The request URLSession should follow, or `nil` when Courier re-sends it itself.
+    private func settle(_ next: URLRequest, resend: Bool, _ state: inout State) -> URLRequest? {
+        if resend {
+            state.pendingRedirect = next
+            return nil
+        }
+        state.currentRequest = next
+        return next
+    }
+    private func hasBody(_ request: URLRequest) -> Bool {
+        if case .upload = kind { return true }
+        return request.httpBody != nil || request.httpBodyStream != nil
+    }
+
+    private func refusal(_ what: String, _ response: HTTPURLResponse) -> CourierError {
+        CourierError(code: .redirectRefused, message: "refused a redirect \(what)", url: originalRequest.url, response: response)
+    }
+}
+
