@@ -6,7 +6,7 @@ extension Router {
     func index() -> HTTPResponse {
         .text("""
         CourierTestServer routes:
-        /get /anything /headers /response-headers /cookies /cookies/set /cookies/delete /basic-auth/{user}/{pass}
+        /get /anything /headers /response-headers /cookies /cookies/set /cookies/delete /basic-auth/{user}/{pass} /digest-auth/{qop}/{user}/{pass}
         /status/{code} /redirect/{n} /redirect-to /json /html /base64/{value} /gzip /gzip-bomb
         /bytes/{n} /stream-bytes/{n} /files/{name} /drip /delay/{ms} /sink /never-answer /close-immediately
         """, status: 200)
@@ -44,5 +44,10 @@ extension Router {
         }
         let code = try intParameter(request, "status_code", default: 302, in: 300...399)
         return HTTPResponse(status: code, headers: [("Location", url)])
+    }
+
+    /// `/redirect-loop`: 302 back to itself, forever (for loop detection).
+    func redirectLoop() -> HTTPResponse {
+        HTTPResponse(status: 302, headers: [("Location", "/redirect-loop")])
     }
 }

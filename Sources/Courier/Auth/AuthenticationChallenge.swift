@@ -48,8 +48,11 @@ enum AuthenticationChallenge: Equatable {
         }
         let offered = (parameters["qop"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
         if !offered.isEmpty, !offered.contains("auth") { return nil }  // auth-int only: not supported
-        var uri = url.path.isEmpty ? "/" : url.path
-        if let query = url.query { uri += "?" + query }
+        // The request target as sent, still percent-encoded (`URL.path` would decode it).
+        let components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        var uri = components?.percentEncodedPath ?? "/"
+        if uri.isEmpty { uri = "/" }
+        if let query = components?.percentEncodedQuery { uri += "?" + query }
         let method = request.httpMethod ?? "GET"
         let nc = String(format: "%08x", count)
         var ha1 = hash("\(credential.user):\(realm):\(credential.password)")

@@ -46,7 +46,10 @@ extension TransferTask {
             let challenge = AuthenticationChallenge(header: header)
         else { return nil }
         var request = state.currentRequest ?? originalRequest
-        guard let authorization = challenge.authorization(for: request, credential: credential) else { return nil }
+        // Only the origin the task was made for gets the credential, never one a redirect led to.
+        guard RedirectPolicy.origin(of: request.url) == RedirectPolicy.origin(of: originalRequest.url),
+            let authorization = challenge.authorization(for: request, credential: credential)
+        else { return nil }
         state.authenticationAttempted = true
         request.setValue(authorization, forHTTPHeaderField: "Authorization")
         return prepareFollowUp(request, &state)
