@@ -42,6 +42,11 @@ extension SessionManager {
         /// Header names (any case) treated as secrets: stripped on cross-origin redirects and
         /// never written into resume data, besides `Authorization`, `Proxy-Authorization`, `Cookie`.
         public var sensitiveHeaders: Set<String> = []
+        /// Headers every request gets unless it sets them itself: by default a `User-Agent` naming
+        /// Courier and its version and an `Accept-Language` from the process's languages.
+        public var defaultHeaders: [String: String] = Configuration.standardHeaders()
+        /// A retry policy every task uses (after the interceptor's own retriers); `nil` for none.
+        public var retryPolicy: RetryPolicy?
 
         /// The defaults.
         public init() {}
@@ -69,6 +74,20 @@ extension SessionManager {
             copy.httpCookieAcceptPolicy = .always
             copy.httpShouldSetCookies = true
             urlSessionConfiguration = copy
+        }
+
+        /// `User-Agent: Courier/<version> (<process>; Linux)` and `Accept-Language` with up to six
+        /// preferred languages, weighted (RFC 9110 §12.5.4).
+        public static func standardHeaders() -> [String: String] {
+            let process = ProcessInfo.processInfo.processName
+            var languages = Locale.preferredLanguages.prefix(6).enumerated().map { index, language in
+                index == 0 ? language : "\(language);q=\(String(format: "%.1f", 1.0 - Double(index) * 0.1))"
+            }
+            if languages.isEmpty { languages = ["en"] }
+            return [
+                "User-Agent": "Courier/\(Courier.version) (\(process); Linux)",
+                "Accept-Language": languages.joined(separator: ", "),
+            ]
         }
 
         /// The URLSession configuration the manager actually uses.

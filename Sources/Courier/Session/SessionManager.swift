@@ -40,6 +40,11 @@ public final class SessionManager: Sendable {
             configuration: configuration.resolvedURLSessionConfiguration(), router: router, label: configuration.label)
     }
 
+    /// A new manager with `other`'s configuration (its own URLSession; nothing else is shared).
+    public convenience init(copying other: SessionManager) {
+        self.init(configuration: other.configuration)
+    }
+
     deinit {
         invalidate(cancelingTasks: true)
     }
@@ -80,8 +85,12 @@ public final class SessionManager: Sendable {
 
     /// The per-task options every new task starts from.
     var taskOptions: TaskOptions {
-        TaskOptions(
-            interceptor: configuration.interceptor, redirectPolicy: configuration.redirectPolicy,
+        var interceptor = configuration.interceptor
+        if let retryPolicy = configuration.retryPolicy {
+            interceptor = (interceptor ?? Interceptor()).then(Interceptor(retriers: [retryPolicy]))
+        }
+        return TaskOptions(
+            interceptor: interceptor, redirectPolicy: configuration.redirectPolicy,
             credential: configuration.credential,
             sensitiveHeaders: Set(configuration.sensitiveHeaders.map { $0.lowercased() }))
     }
@@ -89,6 +98,9 @@ public final class SessionManager: Sendable {
     /// The request as Courier sends it: URLSession on Linux truncates timeouts to whole seconds.
     func prepared(_ request: URLRequest) -> URLRequest {
         var request = request
+        for (name, value) in configuration.defaultHeaders where request.value(forHTTPHeaderField: name) == nil {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
         let rounded = Configuration.wholeSeconds(request.timeoutInterval)
         if rounded != request.timeoutInterval { request.timeoutInterval = rounded }
         return request

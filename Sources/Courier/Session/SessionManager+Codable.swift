@@ -1,0 +1,75 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A manager's configuration as data, so a service can keep it in its own configuration file.
+///
+/// Encoded: the request timeout, connections per host, cookies on or off, the in-memory limit,
+/// the progress interval, default and sensitive headers, redirect hops, the retry policy,
+/// notifications and the label. Not encoded (they are code or secrets, set them in code): queues,
+/// the completion group, event monitors, the interceptor, the credential, a custom redirect
+/// closure. Keys missing from the input keep their defaults.
+extension SessionManager.Configuration: Codable {
+    private enum CodingKeys: String, CodingKey {
+        case requestTimeout, maximumConnectionsPerHost, acceptsCookies, maximumResponseSize
+        case progressIntervalMilliseconds, defaultHeaders, sensitiveHeaders, maximumRedirects, retryPolicy
+        case postsNotifications, label
+    }
+
+    public init(from decoder: any Decoder) throws {
+        self.init()
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        let session = urlSessionConfiguration
+        if let timeout = try values.decodeIfPresent(Double.self, forKey: .requestTimeout) {
+            guard timeout > 0, timeout.isFinite else {
+                throw DecodingError.dataCorruptedError(forKey: .requestTimeout, in: values, debugDescription: "must be > 0 seconds")
+            }
+            session.timeoutIntervalForRequest = timeout
+        }
+        if let connections = try values.decodeIfPresent(Int.self, forKey: .maximumConnectionsPerHost) {
+            guard connections > 0 else {
+                throw DecodingError.dataCorruptedError(forKey: .maximumConnectionsPerHost, in: values, debugDescription: "must be > 0")
+            }
+            session.httpMaximumConnectionsPerHost = connections
+        }
+        if try values.decodeIfPresent(Bool.self, forKey: .acceptsCookies) == true { enableCookies() }
+        if let size = try values.decodeIfPresent(Int.self, forKey: .maximumResponseSize) {
+            guard size > 0 else {
+                throw DecodingError.dataCorruptedError(forKey: .maximumResponseSize, in: values, debugDescription: "must be > 0")
+            }
+            maximumResponseSize = size
+        }
+        if let interval = try values.decodeIfPresent(Int.self, forKey: .progressIntervalMilliseconds) {
+            progressInterval = .milliseconds(max(0, interval))
+        }
+        defaultHeaders = try values.decodeIfPresent([String: String].self, forKey: .defaultHeaders) ?? defaultHeaders
+        sensitiveHeaders = try values.decodeIfPresent(Set<String>.self, forKey: .sensitiveHeaders) ?? sensitiveHeaders
+        if let hops = try values.decodeIfPresent(Int.self, forKey: .maximumRedirects) {
+            redirectPolicy = hops <= 0 ? .refuse : .follow(maximumHops: hops)
+        }
+        retryPolicy = try values.decodeIfPresent(RetryPolicy.self, forKey: .retryPolicy)
+        postsNotifications = try values.decodeIfPresent(Bool.self, forKey: .postsNotifications) ?? postsNotifications
+        label = try values.decodeIfPresent(String.self, forKey: .label) ?? label
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var values = encoder.container(keyedBy: CodingKeys.self)
+        try values.encode(urlSessionConfiguration.timeoutIntervalForRequest, forKey: .requestTimeout)
+        try values.encode(urlSessionConfiguration.httpMaximumConnectionsPerHost, forKey: .maximumConnectionsPerHost)
+        try values.encode(urlSessionConfiguration.httpCookieAcceptPolicy != .never, forKey: .acceptsCookies)
+        try values.encode(maximumResponseSize, forKey: .maximumResponseSize)
+        let interval = progressInterval.components
+        try values.encode(Int(interval.seconds * 1000 + interval.attoseconds / 1_000_000_000_000_000), forKey: .progressIntervalMilliseconds)
+        try values.encode(defaultHeaders, forKey: .defaultHeaders)
+        try values.encode(sensitiveHeaders, forKey: .sensitiveHeaders)
+        if case .refuse = redirectPolicy.action {
+            try values.encode(0, forKey: .maximumRedirects)
+        } else {
+            try values.encode(redirectPolicy.maximumHops, forKey: .maximumRedirects)
+        }
+        try values.encodeIfPresent(retryPolicy, forKey: .retryPolicy)
+        try values.encode(postsNotifications, forKey: .postsNotifications)
+        try values.encode(label, forKey: .label)
+    }
+}
