@@ -46,10 +46,13 @@ enum CourierCommand {
         courier \(Courier.version): HTTP downloads that survive Linux, and the Courier test server.
 
         Usage:
-          courier get <url> [-o <file>] [--retries <n>] [--sha256 <hex>] [-H 'Name: value']... [--quiet] [--force]
+          courier get <url> [-o <file>] [--retries <n>] [--sha256 <hex>]
+                      [-H 'Name: value']... [--quiet] [--force]
                                                 Download <url> to a file. Stopped by Ctrl-C, kill or a
                                                 crash? Run the same command again: it continues where
-                                                it stopped (the server must send an ETag or Last-Modified).
+                                                it stopped (if the server sends an ETag or Last-Modified).
+                                                Progress goes to stderr; on success stdout gets only the
+                                                saved file's absolute path.
             -o, --output <file>                 Save as <file> (relative to the current directory).
                                                 Default: the Content-Disposition name, else the URL's
                                                 last path segment, made safe, in the current directory.
@@ -59,9 +62,7 @@ enum CourierCommand {
                                                 mismatch nothing is saved.
             -H, --header 'Name: value'          Add a request header (repeatable).
             --force                             Replace an existing file (default: never overwrite).
-            -q, --quiet                         No progress or summary; only errors.
-                                                Progress and messages go to stderr; on success stdout
-                                                gets only the saved file's absolute path.
+            -q, --quiet                         No progress or summary on stderr; only errors.
           courier demo                          Download a generated 64 MiB file from an embedded
                                                 server, paused and resumed mid-body, and verify it.
           courier serve [--port <n>] [--root <dir>]

@@ -42,6 +42,7 @@ extension GetCommand {
                 // `--name=value` for long options.
                 if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
                     let name = String(argument[..<equals])
+                    if flags.contains(name) { throw UsageError(message: "\(name) takes no value") }
                     guard valued.contains(name) else { throw UsageError(message: "unknown option '\(name)' for get") }
                     values.append((name, String(argument[argument.index(after: equals)...])))
                     continue

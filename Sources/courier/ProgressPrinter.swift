@@ -237,15 +237,17 @@ final class ProgressPrinter: Sendable {
         write("\r" + line + padding)
     }
 
-    /// Whether a progress line is due at `now`.
+    /// Whether a progress line is due at `now`. A millisecond of slack, so that updates the
+    /// library paces at exactly the interval are not skipped for rounding.
     static func isDue(style: Style, now: Double, start: Double, lastPrint: Double?) -> Bool {
+        let slack = 0.001
         switch style {
         case .quiet:
             return false
         case .terminal:
-            return lastPrint.map { now - $0 >= terminalInterval } ?? true
+            return lastPrint.map { now - $0 >= terminalInterval - slack } ?? true
         case .plain:
-            return now - (lastPrint ?? start) >= plainInterval
+            return now - (lastPrint ?? start) >= plainInterval - slack
         }
     }
 
