@@ -29,7 +29,43 @@ struct GetCommand {
         } catch {
             return report(error, printer: printer)
         }
+        let started = ProgressPrinter.monotonicSeconds()
+        let (response, signal) = download(to: target, printer: printer)
+        printer.finish()
+        let seconds = ProgressPrinter.monotonicSeconds() - started
 
+        switch response.result {
+        case .success(let file):
+            // A signal that came too late to stop the download changes nothing: the file is saved.
+            Self.applyUmask(to: file)
+            if printer.style != .quiet {
+                let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value
+                let report = response.report
+                ProgressPrinter.writeToStandardError(
+                    ProgressFormat.summary(
+                        path: file.path, size: size ?? 0, seconds: seconds, bytesReceived: report.bytesReceived,
+                        resumedBytes: report.resumedBytes, retries: report.retries) + "\n")
+            }
+            FileHandle.standardOutput.write(Data((file.path + "\n").utf8))
+            return ExitCode.success
+        case .failure(let error):
+            if error.isCancellation, let signal {
+                ProgressPrinter.writeToStandardError(Self.interruptedLine(keeping: error.resumeData) + "\n")
+                return ExitCode.forSignal(signal)
+            }
+            if error.code == .destinationFailed, !options.force, let file = target.chosenFile.current,
+                Self.isExistingFile(file)
+            {
+                // Say it in the command's terms, not the library's (`.removePreviousFile`).
+                return report(GetFailure(ExitCode.fileSystem, Self.existsMessage(file)), printer: printer)
+            }
+            return report(error, printer: printer)
+        }
+    }
+
+    /// Runs one download task to its completion, stopping it cleanly on SIGINT or SIGTERM.
+    /// Returns the response and the signal that stopped it, if one came.
+    private func download(to target: Target, printer: ProgressPrinter) -> (DownloadResponse, Int32?) {
         // Completions on the manager's own queue: this process has no main run loop, so the main
         // thread just waits on a semaphore.
         let manager = SessionManager()
@@ -66,41 +102,15 @@ struct GetCommand {
                 _exit(ExitCode.forSignal(signal))
             }
         }
-        let started = ProgressPrinter.monotonicSeconds()
+        defer { watcher.cancel() }
         printer.start()
         task.resume()
         finished.wait()
-        watcher.cancel()
-        printer.finish()
-        let seconds = ProgressPrinter.monotonicSeconds() - started
-
-        guard let response = result.current else { return ExitCode.failure }  // `finished` follows `set`
-        switch response.result {
-        case .success(let file):
-            // A signal that came too late to stop the download changes nothing: the file is saved.
-            Self.applyUmask(to: file)
-            if printer.style != .quiet {
-                let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value
-                ProgressPrinter.writeToStandardError(
-                    ProgressFormat.summary(
-                        path: file.path, size: size ?? 0, seconds: seconds, bytesReceived: response.report.bytesReceived,
-                        resumedBytes: response.report.resumedBytes, retries: response.report.retries) + "\n")
-            }
-            FileHandle.standardOutput.write(Data((file.path + "\n").utf8))
-            return ExitCode.success
-        case .failure(let error):
-            if error.isCancellation, let signal = stop.current {
-                ProgressPrinter.writeToStandardError(Self.interruptedLine(keeping: error.resumeData) + "\n")
-                return ExitCode.forSignal(signal)
-            }
-            if error.code == .destinationFailed, !options.force, let file = target.chosenFile.current,
-                Self.isExistingFile(file)
-            {
-                // Say it in the command's terms, not the library's (`.removePreviousFile`).
-                return report(GetFailure(ExitCode.fileSystem, Self.existsMessage(file)), printer: printer)
-            }
-            return report(error, printer: printer)
-        }
+        // `finished` is signalled only after `result` is set.
+        let response = result.current ?? DownloadResponse(
+            request: nil, response: nil,
+            result: .failure(CourierError(code: .network, message: "the download ended without a result")))
+        return (response, stop.current)
     }
 
     // MARK: - Request and destination
