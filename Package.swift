@@ -25,7 +25,9 @@ let package = Package(
         ),
         .testTarget(
             name: "CourierTests",
-            dependencies: ["Courier", "CourierTestServer"],
+            // `courier` for unit tests of the command line's pure parts (progress formatting,
+            // option parsing); CLI/ tests also run the built executable.
+            dependencies: ["Courier", "CourierTestServer", "courier"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

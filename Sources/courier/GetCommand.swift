@@ -1,0 +1,323 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Courier
+
+/// `courier get <url>`: downloads one URL into a file, crash-safely.
+///
+/// The body goes into a partial file at a fixed place with a resume record beside it, and the
+/// output file appears (one rename) only once it is complete and verified. Running the same
+/// command again after Ctrl-C, `kill` or a crash continues where the last run stopped: the
+/// library finds the record beside the same partial file and asks for the rest with
+/// `Range`/`If-Range`.
+///
+/// Output: progress and messages on stderr; on success only the saved file's absolute path on
+/// stdout, so `file=$(courier get -q URL)` works in scripts.
+struct GetCommand {
+    let options: Options
+
+    init(_ options: Options) { self.options = options }
+
+    /// Runs the download to its end and returns the exit code; every message is already printed.
+    func run() -> Int32 {
+        let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+        let printer = ProgressPrinter(style: ProgressPrinter.style(quiet: options.quiet))
+        let target: Target
+        do {
+            target = try makeTarget(in: cwd)
+        } catch {
+            return report(error, printer: printer)
+        }
+        let started = ProgressPrinter.monotonicSeconds()
+        let (response, signal) = download(to: target, printer: printer)
+        printer.finish()
+        let seconds = ProgressPrinter.monotonicSeconds() - started
+
+        switch response.result {
+        case .success(let file):
+            // A signal that came too late to stop the download changes nothing: the file is saved.
+            Self.applyUmask(to: file)
+            if printer.style != .quiet {
+                let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value
+                let report = response.report
+                ProgressPrinter.writeToStandardError(
+                    ProgressFormat.summary(
+                        path: file.path, size: size ?? 0, seconds: seconds, bytesReceived: report.bytesReceived,
+                        resumedBytes: report.resumedBytes, retries: report.retries) + "\n")
+            }
+            FileHandle.standardOutput.write(Data((file.path + "\n").utf8))
+            return ExitCode.success
+        case .failure(let error):
+            if error.isCancellation, let signal {
+                ProgressPrinter.writeToStandardError(Self.interruptedLine(keeping: error.resumeData) + "\n")
+                return ExitCode.forSignal(signal)
+            }
+            if error.code == .destinationFailed, !options.force, let file = target.chosenFile.current,
+                Self.isExistingFile(file)
+            {
+                // Say it in the command's terms, not the library's (`.removePreviousFile`).
+                return report(GetFailure(ExitCode.fileSystem, Self.existsMessage(file)), printer: printer)
+            }
+            return report(error, printer: printer)
+        }
+    }
+
+    /// Runs one download task to its completion, stopping it cleanly on SIGINT or SIGTERM.
+    /// Returns the response and the signal that stopped it, if one came.
+    private func download(to target: Target, printer: ProgressPrinter) -> (DownloadResponse, Int32?) {
+        // Completions on the manager's own queue: this process has no main run loop, so the main
+        // thread just waits on a semaphore.
+        let manager = SessionManager()
+        defer { manager.invalidate(cancelingTasks: true) }
+        let finished = DispatchSemaphore(value: 0)
+        let result = Guarded<DownloadResponse?>(nil)
+        let task = manager.downloadTask(
+            with: request(), to: target.destination, policy: target.policy,
+            progress: { progress in
+                let total = progress.totalUnitCount
+                printer.update(completed: progress.completedUnitCount, total: total >= 0 ? total : nil)
+            },
+            completion: { response in
+                result.set(response)
+                finished.signal()
+            })
+
+        let stop = Guarded<Int32?>(nil)
+        let watcher = SignalWatcher(signals: [SIGINT, SIGTERM]) { signal in
+            let first = stop.withLock { stop -> Bool in
+                guard stop == nil else { return false }
+                stop = signal
+                return true
+            }
+            if first {
+                // Keeps the partial file and brings its record up to date; the task then
+                // completes with `cancelled` and the resume data.
+                task.cancel(producingResumeData: { _ in })
+            } else {
+                // A second signal while waiting for that: leave at once. What is on disk stays
+                // resumable (the record may lag by up to a second, which the library allows for).
+                printer.finish()
+                ProgressPrinter.writeToStandardError("courier: interrupted again; stopping now\n")
+                _exit(ExitCode.forSignal(signal))
+            }
+        }
+        defer { watcher.cancel() }
+        printer.start()
+        task.resume()
+        finished.wait()
+        // `finished` is signalled only after `result` is set.
+        let response = result.current ?? DownloadResponse(
+            request: nil, response: nil,
+            result: .failure(CourierError(code: .network, message: "the download ended without a result")))
+        return (response, stop.current)
+    }
+
+    // MARK: - Request and destination
+
+    /// Where the file goes, and the policy that keeps its partial file in a fixed place.
+    private struct Target {
+        let destination: DownloadDestination
+        let policy: DownloadPolicy
+        /// The output file, once known (at once with `-o`, from the response without).
+        let chosenFile: Guarded<URL?>
+    }
+
+    private func makeTarget(in cwd: URL) throws(GetFailure) -> Target {
+        var policy = DownloadPolicy()
+        policy.retryLimit = options.retries
+        policy.expectedSHA256 = options.expectedSHA256
+        let publishing: DownloadDestination.Options = options.force ? [.removePreviousFile] : []
+        if let output = options.output {
+            // The partial file is `.<name>.courier-partial` beside the output (the library's default).
+            let file = Self.outputURL(output, in: cwd)
+            try Self.checkOutput(file, force: options.force)
+            return Target(destination: .file(file, options: publishing), policy: policy, chosenFile: Guarded(file))
+        }
+        // The name is known only once the response is in; the partial file's place must not
+        // wait for it, or a rerun could not find it. So it is named after the URL.
+        policy.partialFile = cwd.appendingPathComponent(Self.partialFileName(for: options.url))
+        let url = options.url
+        let chosenFile = Guarded<URL?>(nil)
+        let destination = DownloadDestination(stagingDirectory: cwd) { _, response in
+            // Named after the URL given, not a redirect's target, so reruns agree on the name.
+            let name = FileNameSanitizer.suggestedName(
+                for: url, contentDisposition: response.value(forHTTPHeaderField: "Content-Disposition"))
+            let file = cwd.appendingPathComponent(name)
+            chosenFile.set(file)
+            // Publishing never overwrites without --force (link(2), not rename(2)), so an
+            // existing file is caught here without a check-then-write race.
+            return (file, publishing)
+        }
+        return Target(destination: destination, policy: policy, chosenFile: chosenFile)
+    }
+
+    private func request() -> URLRequest {
+        var request = URLRequest(url: options.url)
+        for header in options.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
+        return request
+    }
+
+    /// `.courier-<first 16 hex digits of SHA-256(url)>.courier-partial`: the same for every run
+    /// of the same command, different for different URLs.
+    static func partialFileName(for url: URL) -> String {
+        let digest = SHA256.hexString(SHA256.hash(Data(url.absoluteString.utf8)))
+        return ".courier-\(digest.prefix(16)).courier-partial"
+    }
+
+    static func outputURL(_ path: String, in cwd: URL) -> URL {
+        let absolute = path.hasPrefix("/") ? URL(fileURLWithPath: path) : cwd.appendingPathComponent(path)
+        return absolute.standardizedFileURL
+    }
+
+    /// Fails before any byte is fetched when the output cannot be written: it exists (without
+    /// `--force`), it is a directory, or its directory is missing.
+    static func checkOutput(_ file: URL, force: Bool) throws(GetFailure) {
+        var info = stat()
+        if lstat(file.path, &info) == 0 {
+            if (info.st_mode & S_IFMT) == S_IFDIR {
+                throw GetFailure(ExitCode.fileSystem, "\(file.path) is a directory")
+            }
+            if !force { throw GetFailure(ExitCode.fileSystem, existsMessage(file)) }
+        }
+        let directory = file.deletingLastPathComponent()
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue
+        else {
+            throw GetFailure(ExitCode.fileSystem, "the directory \(directory.path) does not exist")
+        }
+    }
+
+    static func isExistingFile(_ file: URL) -> Bool {
+        var info = stat()
+        return lstat(file.path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFDIR
+    }
+
+    /// Gives the saved file the permissions a newly created file gets (0666 minus the umask),
+    /// like curl or wget. The library publishes its private staging file, which is 0600 so that a
+    /// partial download is never readable by others.
+    static func applyUmask(to file: URL) {
+        let mask = umask(0)
+        umask(mask)
+        chmod(file.path, 0o666 & ~mask)
+    }
+
+    // MARK: - Messages
+
+    static func existsMessage(_ file: URL) -> String {
+        "\(file.path) already exists (use --force to replace it)"
+    }
+
+    /// Prints the one error line and returns the exit code for it.
+    private func report(_ error: any Error, printer: ProgressPrinter) -> Int32 {
+        printer.finish()
+        let line: String
+        let status: Int32
+        switch error {
+        case let failure as GetFailure:
+            (line, status) = (failure.message, failure.status)
+        case let error as CourierError:
+            (line, status) = (Self.errorLine(error, requestURL: options.url), ExitCode.forError(error))
+        default:
+            (line, status) = ("\(error)", ExitCode.failure)
+        }
+        ProgressPrinter.writeToStandardError("courier: \(Self.oneLine(line))\n")
+        return status
+    }
+
+    /// The error line after `courier: `. An HTTP failure leads with its status:
+    /// `HTTP 404 Not Found from http://…`; others give the library's message and the URL.
+    static func errorLine(_ error: CourierError, requestURL: URL) -> String {
+        let url = Self.displayURL(error.response?.url ?? requestURL)
+        if error.code == .unacceptableStatusCode, let status = error.statusCode {
+            let phrase = HTTPStatus.reasonPhrase(status).map { " " + $0 } ?? ""
+            return "HTTP \(status)\(phrase) from \(url)"
+        }
+        switch error.code {
+        case .network: return "network error: \(error.message) (\(url))"
+        case .integrityFailed: return "integrity check failed: \(error.message) (\(url))"
+        default: return "\(error.message) (\(url))"
+        }
+    }
+
+    /// What to say after stopping for a signal.
+    static func interruptedLine(keeping resumeData: ResumeData?) -> String {
+        guard let resumeData, resumeData.bytesOnDisk > 0 else {
+            return "courier: interrupted; nothing was kept, so the next run starts from the beginning"
+        }
+        return "courier: interrupted; run the same command again to resume (\(resumeData.bytesOnDisk) bytes kept)"
+    }
+
+    /// `url` without user and password, for messages.
+    static func displayURL(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            components.user != nil || components.password != nil
+        else { return url.absoluteString }
+        components.user = nil
+        components.password = nil
+        return components.url?.absoluteString ?? url.absoluteString
+    }
+
+    /// Messages from servers and libcurl may hold line breaks; an error is always one line.
+    static func oneLine(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0 == "\n" || $0 == "\r" ? " " : $0 }))
+    }
+}
+
+/// A failure found by the command itself (not the library), with its exit code.
+struct GetFailure: Error {
+    let status: Int32
+    let message: String
+    init(_ status: Int32, _ message: String) {
+        self.status = status
+        self.message = message
+    }
+}
+
+/// Reason phrases for the statuses people meet, for error lines (RFC 9110 §15).
+enum HTTPStatus {
+    static func reasonPhrase(_ status: Int) -> String? {
+        switch status {
+        case 300: "Multiple Choices"
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 303: "See Other"
+        case 304: "Not Modified"
+        case 307: "Temporary Redirect"
+        case 308: "Permanent Redirect"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 402: "Payment Required"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 406: "Not Acceptable"
+        case 407: "Proxy Authentication Required"
+        case 408: "Request Timeout"
+        case 409: "Conflict"
+        case 410: "Gone"
+        case 411: "Length Required"
+        case 412: "Precondition Failed"
+        case 413: "Content Too Large"
+        case 414: "URI Too Long"
+        case 415: "Unsupported Media Type"
+        case 416: "Range Not Satisfiable"
+        case 417: "Expectation Failed"
+        case 421: "Misdirected Request"
+        case 422: "Unprocessable Content"
+        case 425: "Too Early"
+        case 426: "Upgrade Required"
+        case 428: "Precondition Required"
+        case 429: "Too Many Requests"
+        case 431: "Request Header Fields Too Large"
+        case 451: "Unavailable For Legal Reasons"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        case 505: "HTTP Version Not Supported"
+        default: nil
+        }
+    }
+}
