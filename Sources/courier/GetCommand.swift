@@ -37,7 +37,6 @@ struct GetCommand {
         switch response.result {
         case .success(let file):
             // A signal that came too late to stop the download changes nothing: the file is saved.
-            Self.applyUmask(to: file)
             if printer.style != .quiet {
                 let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value
                 let report = response.report
@@ -191,15 +190,6 @@ struct GetCommand {
     static func isExistingFile(_ file: URL) -> Bool {
         var info = stat()
         return lstat(file.path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFDIR
-    }
-
-    /// Gives the saved file the permissions a newly created file gets (0666 minus the umask),
-    /// like curl or wget. The library publishes its private staging file, which is 0600 so that a
-    /// partial download is never readable by others.
-    static func applyUmask(to file: URL) {
-        let mask = umask(0)
-        umask(mask)
-        chmod(file.path, 0o666 & ~mask)
     }
 
     // MARK: - Messages

@@ -7,9 +7,10 @@ import Glibc
 /// temporary file beside the target, then `rename(2)`.
 enum AtomicFile {
     static func write(_ data: Data, to url: URL) throws(CourierError) {
-        let temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString.lowercased()).tmp")
-        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        // A fixed name, so a process killed between write and rename leaves at most this one
+        // file, which the next write reuses and completion removes.
+        let temporary = temporaryFile(for: url)
+        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw CourierError.fileSystem("cannot write \(url.path)", url: url, errno: errno) }
         let written = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
         close(fd)
@@ -18,5 +19,10 @@ enum AtomicFile {
             unlink(temporary.path)
             throw CourierError.fileSystem("cannot write \(url.path)", url: url, errno: code)
         }
+    }
+
+    /// The temporary file `write(_:to:)` uses for `url`.
+    static func temporaryFile(for url: URL) -> URL {
+        url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).tmp")
     }
 }

@@ -36,6 +36,9 @@ enum FilePublisher {
             throw failure("the destination \(destination.path) is a directory")
         }
 
+        // The staging file is 0600 so a partial download is never readable by others; the
+        // published file gets what a newly created file gets (0666 minus the umask).
+        chmod(staged.path, 0o666 & ~processUmask())
         var source = staged
         var copied: URL?
         defer { if let copied { unlink(copied.path) } }
@@ -67,6 +70,18 @@ enum FilePublisher {
             }
         }
         throw failure("cannot move the download to \(destination.path)")
+    }
+
+    /// The process's umask, read without changing it (`umask(2)` can only be read by setting it,
+    /// which would race with other threads creating files).
+    static func processUmask() -> mode_t {
+        if let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
+            let mask = mode_t(line.dropFirst(6).trimmingCharacters(in: .whitespaces), radix: 8)
+        {
+            return mask
+        }
+        return 0o022
     }
 
     /// The first bytes of a staged file, to attach to an error as the error page's body.

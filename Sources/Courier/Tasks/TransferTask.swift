@@ -388,11 +388,15 @@ final class TransferTask: Sendable {
         if case .download(let plan) = kind {
             if error != nil, !keepingPartial {
                 // Nothing worth continuing: leave no partial file or record behind.
-                for file in [plan.partialFile, plan.resumeFrom?.partialFile, plan.recordFile].compactMap({ $0 }) {
+                let record = plan.recordFile
+                for file in [plan.partialFile, plan.resumeFrom?.partialFile, record, record.map(AtomicFile.temporaryFile)]
+                    .compactMap({ $0 })
+                {
                     unlink(file.path)
                 }
             } else if error == nil, let record = plan.recordFile {
-                obsoleteFiles.append(record)  // removed once the file is published
+                // Removed once the file is published.
+                obsoleteFiles += [record, AtomicFile.temporaryFile(for: record)]
             }
             if let handler = state.download.resumeDataHandler {
                 let resume = error?.resumeData

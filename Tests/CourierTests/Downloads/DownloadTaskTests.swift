@@ -23,6 +23,16 @@ final class DownloadTaskTests: CourierTestCase {
         XCTAssertEqual(stagingFiles(in: directory), [])
     }
 
+    func testPublishedFileGetsOrdinaryPermissionsWhileTheStagingFileWasPrivate() throws {
+        let destination = directory.appendingPathComponent("perm.bin")
+        XCTAssertNil(download("/bytes/100", to: .file(destination))?.error)
+        var info = stat()
+        XCTAssertEqual(stat(destination.path, &info), 0)
+        XCTAssertEqual(info.st_mode & 0o777, 0o666 & ~FilePublisher.processUmask())
+        XCTAssertNotEqual(FilePublisher.processUmask() & 0o077, 0o077, "the check below means something only then")
+        XCTAssertNotEqual(info.st_mode & 0o777, 0o600)
+    }
+
     func testDestinationClosureGetsTheStagedFileAndResponse() throws {
         let seen = Box<String>()
         let target = directory.appendingPathComponent("named.bin")
