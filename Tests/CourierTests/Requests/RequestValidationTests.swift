@@ -1,0 +1,120 @@
+import XCTest
+@testable import Courier
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+final class RequestValidationTests: XCTestCase {
+    private func request(_ url: String = "http://127.0.0.1/p", headers: [String: String] = [:], method: String = "GET") -> URLRequest {
+        var request = RequestFixtures.request(url, method: method)
+        // The setter keeps what `setValue(_:forHTTPHeaderField:)` would silently drop.
+        request.allHTTPHeaderFields = headers
+        return request
+    }
+
+    func testAcceptsNormalRequests() {
+        let table: [URLRequest] = [
+            request(),
+            request("https://example.com"),
+            request("HTTPS://Example.COM:8443/a/b?c=d#e"),
+            request("http://[::1]:8080/"),
+            request("http://user:pass@host/"),
+            request("http://h/", headers: ["Accept": "*/*", "X-Empty": "", "X-Tab": "a\tb", "X-UTF8": "Grüße", "x-lower": "v"]),
+            request("http://h/", headers: ["!#$%&'*+-.^_`|~09AZaz": "every tchar"]),
+            request("http://h/", method: "PROPFIND"),
+            URLRequest(url: URL(string: "p?q=1", relativeTo: URL(string: "http://h/base/"))!),
+        ]
+        for request in table {
+            XCTAssertNoThrow(try RequestValidation.validate(request), "\(request) \(request.allHTTPHeaderFields ?? [:])")
+        }
+    }
+
+    func testRejectsRequestsWithoutAnAbsoluteHTTPURL() {
+        var noURL = request()
+        noURL.url = nil
+        RequestFixtures.assertInvalidRequest(try RequestValidation.validate(noURL), mentioning: ["no URL"])
+        let table = [
+            "ftp://h/file", "file:///etc/passwd", "mailto:a@b.c", "data:,hello", "ws://h/socket", "/relative/path", "h/p",
+            "http:///no-host", "https://", "http:no-slashes",
+        ]
+        for url in table {
+            guard let parsed = URL(string: url) else {
+                XCTFail("\(url) does not parse; the row tests nothing")
+                continue
+            }
+            RequestFixtures.assertInvalidRequest(try RequestValidation.validate(URLRequest(url: parsed)), url)
+        }
+    }
+
+    func testRejectsCRLFAndNULInHeaderNamesAndValues() {
+        for bad in ["\r", "\n", "\r\n", "\0"] {
+            for (position, text) in [("start", bad + "x"), ("middle", "x" + bad + "y"), ("end", "x" + bad)] {
+                let context = "\(bad.debugDescription) at the \(position)"
+                RequestFixtures.assertInvalidRequest(
+                    try RequestValidation.validate(request(headers: ["X-Name" + text: "v"])), mentioning: ["header name"],
+                    "name, \(context)")
+                RequestFixtures.assertInvalidRequest(
+                    try RequestValidation.validate(request(headers: ["X-Value": text])), mentioning: ["X-Value", "CR, LF or NUL"],
+                    "value, \(context)")
+            }
+        }
+        // Header injection: a value smuggling a second header.
+        RequestFixtures.assertInvalidRequest(
+            try RequestValidation.validate(request(headers: ["X-A": "1\r\nX-Injected: yes"])), mentioning: ["X-A"])
+    }
+
+    func testRejectsHeaderNamesThatAreNotTokens() {
+        let table = ["", " ", "Bad Name", "Name:", "a:b", "(x)", "a/b", "a,b", "a;b", "a=b", "\"q\"", "{}", "[x]", "a@b", "é", "\t", "\u{7F}", "\u{1}"]
+        for name in table {
+            RequestFixtures.assertInvalidRequest(try RequestValidation.validate(request(headers: [name: "v"])), name.debugDescription)
+        }
+    }
+
+    func testRejectsMethodsThatAreNotTokens() {
+        for method in ["GE T", "GET\r\nX-Injected: 1", "PO(ST"] {
+            var request = request()
+            request.httpMethod = method
+            RequestFixtures.assertInvalidRequest(try RequestValidation.validate(request), mentioning: ["method"], method.debugDescription)
+        }
+    }
+
+    func testArbitraryInputNeverTrapsAndIsJudgedByTheRules() {
+        var generator = SplitMix(seed: 9110)
+        let alphabet: [UInt8] = Array(0...127) + [0xC3, 0xA9]
+        let tchars = Set("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
+        for _ in 0..<2_000 {
+            let name = generator.text(from: alphabet, maxLength: 6)
+            let value = generator.text(from: alphabet, maxLength: 8)
+            let expectedValid = !name.isEmpty && name.utf8.allSatisfy(tchars.contains)
+                && !value.utf8.contains(where: { $0 == 0 || $0 == 10 || $0 == 13 })
+            do {
+                try RequestValidation.validate(request(headers: [name: value]))
+                XCTAssertTrue(expectedValid, "accepted \(name.debugDescription): \(value.debugDescription)")
+            } catch let error as CourierError {
+                XCTAssertFalse(expectedValid, "rejected \(name.debugDescription): \(value.debugDescription): \(error)")
+                XCTAssertEqual(error.code, .invalidRequest)
+            } catch {
+                XCTFail("unexpected error \(error)")
+            }
+        }
+    }
+}
+
+/// A small deterministic generator (splitmix64) for reproducible fuzz inputs.
+private struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func text(from alphabet: [UInt8], maxLength: Int) -> String {
+        let length = Int(next() % UInt64(maxLength + 1))
+        return String(decoding: (0..<length).map { _ in alphabet[Int(next() % UInt64(alphabet.count))] }, as: UTF8.self)
+    }
+}
