@@ -295,6 +295,14 @@ final class TransferTask: Sendable {
     }
 
     private func createAttempt(_ request: URLRequest) {
+        do {
+            // CR/LF in a header, a bad name, a non-http URL: refused before anything is sent.
+            try RequestValidation.validate(request)
+        } catch let error as CourierError {
+            return fail(with: error)
+        } catch {
+            return fail(with: CourierError(code: .invalidRequest, message: "\(error)", url: request.url))
+        }
         guard let task = core.makeTask({ makeURLSessionTask(for: request, in: $0) }) else {
             return fail(with: .sessionInvalidated(url: request.url))
         }
