@@ -86,6 +86,14 @@ final class TransferTask: Sendable {
         var authenticationAttempted = false
         /// The failure the retriers are deciding about (`nil` when only validation failed).
         var pendingFailure: CourierError?
+        /// A multipart body once encoded (in memory or in a private temporary file).
+        var encodedBody: EncodedBody?
+    }
+
+    /// An upload body Courier encoded itself.
+    enum EncodedBody: Sendable {
+        case data(Data)
+        case file(URL)
     }
 
     init(
@@ -101,6 +109,9 @@ final class TransferTask: Sendable {
         var initial = State(options: options)
         var request = request
         if case .upload(let body) = kind { initial.expectedToSend = body.expectedLength }
+        if case .upload(.multipart(let form, _)) = kind, request.value(forHTTPHeaderField: "Content-Type") == nil {
+            request.setValue(form.contentType, forHTTPHeaderField: "Content-Type")
+        }
         if case .download(let plan) = kind {
             // The file must hold the representation's own bytes: offsets and checksums mean
             // nothing over a body libcurl decoded (PLATFORM §2.7).
@@ -167,16 +178,60 @@ final class TransferTask: Sendable {
                     code: .uploadSourceFailed, message: "the upload file \(url.path) \(reason)", url: originalRequest.url)
             }
         }
+        if case .upload(.multipart(let form, _)) = kind {
+            do {
+                _ = try form.contentLength()  // a missing or unreadable file part fails now, not mid-upload
+            } catch {
+                return error.adding(url: originalRequest.url, response: nil, body: nil)
+            }
+        }
         return nil
     }
 
-    func makeURLSessionTask(for request: URLRequest, in session: URLSession) -> URLSessionTask {
-        switch kind {
-        case .data, .download: return session.dataTask(with: request)
-        case .upload(.data(let data)): return session.uploadTask(with: request, from: data)
-        case .upload(.file(let url)): return session.uploadTask(with: request, fromFile: url)
-        case .upload(.stream): return session.uploadTask(withStreamedRequest: request)
+    func makeURLSessionTask(for request: URLRequest, encoded: EncodedBody?, in session: URLSession) -> URLSessionTask {
+        switch (kind, encoded) {
+        case (.upload(.data(let data)), _), (.upload(.multipart), .data(let data)?):
+            return session.uploadTask(with: request, from: data)
+        case (.upload(.file(let url)), _), (.upload(.multipart), .file(let url)?):
+            return session.uploadTask(with: request, fromFile: url)
+        case (.upload(.stream), _):
+            return session.uploadTask(withStreamedRequest: request)
+        case (.data, _), (.download, _), (.upload(.multipart), nil):
+            return session.dataTask(with: request)
         }
+    }
+
+    private static func encode(_ form: MultipartFormData, threshold: Int64, into file: URL) -> Result<EncodedBody, CourierError> {
+        do {
+            if try form.contentLength() <= threshold { return .success(.data(try form.encoded())) }
+            try form.write(to: file)
+            return .success(.file(file))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Encodes a multipart body on a background queue; `true` when the attempt must wait for it.
+    private func encodeMultipartIfNeeded(then request: URLRequest) -> Bool {
+        guard case .upload(.multipart(let form, let threshold)) = kind,
+            state.withLock({ $0.encodedBody == nil })
+        else { return false }
+        let temporary = settings.temporaryDirectory.appendingPathComponent(".courier-\(UUID().uuidString.lowercased()).multipart")
+        DispatchQueue.global().async { [self] in
+            switch Self.encode(form, threshold: threshold, into: temporary) {
+            case .success(let body):
+                let kept = state.withLock { state -> Bool in
+                    guard state.lifecycle.state != .completed else { return false }
+                    state.encodedBody = body
+                    return true
+                }
+                if !kept, case .file(let url) = body { unlink(url.path) }  // the task ended meanwhile
+                if kept { startAttempt(request) }
+            case .failure(let error):
+                fail(with: error.adding(url: request.url, response: nil, body: nil))
+            }
+        }
+        return true
     }
 
     // MARK: - Public operations
@@ -280,6 +335,7 @@ final class TransferTask: Sendable {
     /// Starts an attempt: the adapters see the request first, then a URLSession task is made,
     /// registered and resumed.
     func startAttempt(_ request: URLRequest) {
+        if encodeMultipartIfNeeded(then: request) { return }
         let (interceptor, attempt) = state.withLock { ($0.options.interceptor, $0.attempt) }
         guard let interceptor, !interceptor.adapters.isEmpty else { return createAttempt(request) }
         interceptor.adapt(request, attempt: attempt) { [self] result in
@@ -303,7 +359,9 @@ final class TransferTask: Sendable {
         } catch {
             return fail(with: CourierError(code: .invalidRequest, message: "\(error)", url: request.url))
         }
-        guard let task = core.makeTask({ makeURLSessionTask(for: request, in: $0) }) else {
+        // Read before taking the core's lock: the lock order is always transfer, then core.
+        let encoded = state.withLock { $0.encodedBody }
+        guard let task = core.makeTask({ makeURLSessionTask(for: request, encoded: encoded, in: $0) }) else {
             return fail(with: .sessionInvalidated(url: request.url))
         }
         let lifecycle = state.withLock { state -> TaskLifecycle.State in
@@ -393,6 +451,10 @@ final class TransferTask: Sendable {
         }
         var obsoleteFiles: [URL] = []
         var resumeDataDelivery: (@Sendable () -> Void)?
+        if case .file(let url)? = state.encodedBody {
+            unlink(url.path)  // the encoded multipart body is removed on every path
+            state.encodedBody = nil
+        }
         if case .download(let plan) = kind {
             if error != nil, !keepingPartial {
                 // Nothing worth continuing: leave no partial file or record behind.
