@@ -130,6 +130,33 @@ final class ConcurrencyTests: CourierTestCase {
         waitUntil("the table is empty") { manager.runningTaskCount == 0 }
     }
 
+    func testRetriesRacingWithCancelsCompleteExactlyOnce() {
+        let count = 80
+        var policy = RetryPolicy()
+        policy.retryLimit = 3
+        policy.initialDelay = .milliseconds(1)
+        let outcomes = Box<String>()
+        let tasks = (0..<count).map { index in
+            manager.dataTask(with: request("/status/503?n=\(index)")) { response in
+                outcomes.append(response.error.map { "\($0.code)" } ?? "ok")
+            }.intercept(with: Interceptor(retriers: [policy]))
+        }
+        DispatchQueue.concurrentPerform(iterations: count) { index in
+            tasks[index].resume()
+            if index % 2 == 0 {
+                usleep(UInt32.random(in: 0...5_000))
+                tasks[index].cancel()
+            }
+        }
+        waitUntil("every task completes", timeout: 60) { outcomes.count == count }
+        Thread.sleep(forTimeInterval: 0.1)
+        XCTAssertEqual(outcomes.count, count, "exactly once each")
+        XCTAssertTrue(Set(outcomes.all).isSubset(of: ["unacceptableStatusCode", "cancelled"]), "\(Set(outcomes.all))")
+        XCTAssertGreaterThanOrEqual(
+            outcomes.all.filter { $0 == "unacceptableStatusCode" }.count, count / 2, "every task never cancelled ran out of retries")
+        waitUntil("the table is empty") { manager.runningTaskCount == 0 }
+    }
+
     func testInvalidationRacingWithTaskCreationNeverCrashes() {
         let completions = Counter()
         let created = Counter()
