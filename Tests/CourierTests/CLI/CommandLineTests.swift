@@ -76,6 +76,36 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(process.terminationStatus, 0)
     }
 
+    func testServeRootServesADirectoryWithRanges() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("courier-root-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        try Data("0123456789".utf8).write(to: root.appendingPathComponent("digits.txt"))
+        let (process, out, _) = try launch(["serve", "--root", root.path])
+        defer { if process.isRunning { process.terminate() } }
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        let address = try XCTUnwrap(String(decoding: line, as: UTF8.self).split(separator: " ").first { $0.hasPrefix("http://") })
+        var request = URLRequest(url: URL(string: "\(address)/files/digits.txt")!)
+        request.setValue("bytes=3-5", forHTTPHeaderField: "Range")
+        let done = DispatchSemaphore(value: 0)
+        let box = Box<(Data, Int)>()
+        URLSession(configuration: .ephemeral).dataTask(with: request) { data, response, _ in
+            box.append((data ?? Data(), (response as? HTTPURLResponse)?.statusCode ?? 0))
+            done.signal()
+        }.resume()
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(box.first?.1, 206)
+        XCTAssertEqual(box.first?.0, Data("345".utf8))
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+    }
+
     func testDemoSurvivesServerDropsAndVerifiesTheChecksum() throws {
         let result = try run(["demo"])
         XCTAssertEqual(result.status, 0, result.err)
