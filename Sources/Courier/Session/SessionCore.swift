@@ -47,14 +47,14 @@ final class SessionCore: Sendable {
 
     /// Registers `delegate` for `task` and resumes it; `false` when the session is invalidated.
     func start(_ task: URLSessionTask, delegate: any TaskDelegate) -> Bool {
-        let registered = state.withLock { state -> Bool in
-            guard !state.isInvalidated else { return false }
+        let admission = state.withLock { state -> Bool? in
+            guard !state.isInvalidated else { return nil }
             // Registered before `resume()` so no callback can miss its delegate.
-            table.insert(delegate, for: task.taskIdentifier)
-            return true
+            return table.admit(task, delegate: delegate)
         }
-        if registered { task.resume() }
-        return registered
+        guard let startsNow = admission else { return false }
+        if startsNow { task.resume() }
+        return true
     }
 
     /// Remembers a paused transfer; `false` when the session is already invalidated.
@@ -80,6 +80,9 @@ final class SessionCore: Sendable {
             return Array(state.parked.values)
         }
         guard let parked else { return [] }
+        // Tasks waiting behind the per-host cap can never start now: cancel them, which still
+        // reports their completion (as `sessionInvalidated`).
+        for waiting in table.closeAndDrainWaiting() { waiting.cancel() }
         if cancelingTasks { session.invalidateAndCancel() } else { session.finishTasksAndInvalidate() }
         return parked
     }

@@ -64,7 +64,10 @@ extension SessionDelegate: URLSessionTaskDelegate {
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        table.remove(task.taskIdentifier)?.urlTask(task, didCompleteWithError: error)
+        let (delegate, next) = table.remove(task.taskIdentifier)
+        // A slot of this host is free: the next waiting task starts (PLATFORM §6, the per-host cap).
+        next?.resume()
+        delegate?.urlTask(task, didCompleteWithError: error)
     }
 }
 

@@ -5,7 +5,7 @@ import FoundationNetworking
 
 /// A manager's configuration as data, so a service can keep it in its own configuration file.
 ///
-/// Encoded: the request timeout, connections per host, cookies on or off, the in-memory limit,
+/// Encoded: the request timeout, connections per host, the running-task cap per host, cookies on or off, the in-memory limit,
 /// the progress interval, default and sensitive headers, redirect hops, the retry policy,
 /// notifications and the label. Not encoded (they are code or secrets, set them in code): queues,
 /// the completion group, event monitors, the interceptor, the credential, a custom redirect
@@ -14,7 +14,7 @@ extension SessionManager.Configuration: Codable {
     private enum CodingKeys: String, CodingKey {
         case requestTimeout, maximumConnectionsPerHost, acceptsCookies, maximumResponseSize
         case progressIntervalMilliseconds, defaultHeaders, sensitiveHeaders, maximumRedirects, retryPolicy
-        case postsNotifications, label
+        case postsNotifications, label, maximumRunningTasksPerHost
     }
 
     public init(from decoder: any Decoder) throws {
@@ -51,6 +51,14 @@ extension SessionManager.Configuration: Codable {
         retryPolicy = try values.decodeIfPresent(RetryPolicy.self, forKey: .retryPolicy)
         postsNotifications = try values.decodeIfPresent(Bool.self, forKey: .postsNotifications) ?? postsNotifications
         label = try values.decodeIfPresent(String.self, forKey: .label) ?? label
+        if values.contains(.maximumRunningTasksPerHost) {
+            let cap = try values.decodeIfPresent(Int.self, forKey: .maximumRunningTasksPerHost)
+            if let cap, cap <= 0 {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .maximumRunningTasksPerHost, in: values, debugDescription: "must be > 0, or null for no limit")
+            }
+            maximumRunningTasksPerHost = cap
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -71,5 +79,6 @@ extension SessionManager.Configuration: Codable {
         try values.encodeIfPresent(retryPolicy, forKey: .retryPolicy)
         try values.encode(postsNotifications, forKey: .postsNotifications)
         try values.encode(label, forKey: .label)
+        try values.encode(maximumRunningTasksPerHost, forKey: .maximumRunningTasksPerHost)
     }
 }

@@ -35,7 +35,8 @@ public final class SessionManager: Sendable {
             configuration.completionQueue ?? DispatchQueue(label: "\(configuration.label).completion")
         self.processingQueue = DispatchQueue(label: "\(configuration.label).processing", attributes: .concurrent)
         self.temporaryDirectory = configuration.temporaryDirectory ?? FileManager.default.temporaryDirectory
-        let router = SessionDelegate(table: TaskDelegateTable()) { error in events.sessionDidInvalidate(error: error) }
+        let table = TaskDelegateTable(cap: configuration.maximumRunningTasksPerHost)
+        let router = SessionDelegate(table: table) { error in events.sessionDidInvalidate(error: error) }
         self.core = SessionCore(
             configuration: configuration.resolvedURLSessionConfiguration(), router: router, label: configuration.label)
     }
@@ -52,8 +53,11 @@ public final class SessionManager: Sendable {
     /// The underlying URLSession (for inspection; create tasks through the manager).
     public var session: URLSession { core.session }
 
-    /// How many URLSession tasks are running now (the size of the per-task delegate table).
-    public var runningTaskCount: Int { core.table.count }
+    /// How many URLSession tasks are running now.
+    public var runningTaskCount: Int { core.table.runningCount }
+
+    /// How many tasks wait for a slot under ``Configuration/maximumRunningTasksPerHost``.
+    public var queuedTaskCount: Int { core.table.waitingCount }
 
     /// Whether the manager has been invalidated; tasks created afterwards fail at once.
     public var isInvalidated: Bool { core.isInvalidated }

@@ -1,25 +1,103 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The per-task delegate table: URLSession task identifier → the Courier object driving that
-/// transfer. One lock around one dictionary; the router only looks things up here.
+/// transfer, plus the per-host admission queue. One lock around one state value; the router
+/// only looks things up here.
 ///
 /// Identifiers restart at 1 in every URLSession (PLATFORM §2.8), so a table belongs to exactly
-/// one session. Entries are added just before a task is resumed and removed when URLSession
-/// reports the task complete, so the table is empty whenever nothing is running.
+/// one session. Entries are added just before a task is resumed (or queued) and removed when
+/// URLSession reports the task complete, so the table is empty whenever nothing is running.
+///
+/// **The per-host cap.** With five or more transfers in flight, libcurl inside URLSession closes
+/// and reopens connections because FoundationNetworking never sizes libcurl's connection cache
+/// (PLATFORM §6: 32 to 474 new connections per 5,200 requests at 16 in flight). With at most
+/// `cap` tasks running per host, the rest wait here in order and start as running ones finish,
+/// and connections are reused.
 final class TaskDelegateTable: Sendable {
-    private let entries = Locked<[Int: any TaskDelegate]>([:])
+    private struct Entry {
+        let delegate: any TaskDelegate
+        let host: String
+        var isRunning: Bool
+    }
 
-    func insert(_ delegate: any TaskDelegate, for taskIdentifier: Int) {
-        entries.withLock { $0[taskIdentifier] = delegate }
+    private struct State {
+        var entries: [Int: Entry] = [:]
+        var running: [String: Int] = [:]
+        var waiting: [String: [(identifier: Int, task: URLSessionTask)]] = [:]
+        var isClosed = false
+    }
+
+    private let state = Locked(State())
+    /// The most tasks running at once per host; `nil` for no limit.
+    let cap: Int?
+
+    init(cap: Int? = nil) {
+        self.cap = cap.map { max(1, $0) }
+    }
+
+    /// Registers `task`. Returns `true` when the caller should resume it now, `false` when it
+    /// waits for a running task of the same host to finish (``remove(_:)`` then hands it back).
+    func admit(_ task: URLSessionTask, delegate: any TaskDelegate) -> Bool {
+        let host = Self.hostKey(task)
+        return state.withLock { state in
+            let runs = cap.map { (state.running[host] ?? 0) < $0 } ?? true
+            state.entries[task.taskIdentifier] = Entry(delegate: delegate, host: host, isRunning: runs)
+            if runs {
+                state.running[host, default: 0] += 1
+            } else {
+                state.waiting[host, default: []].append((task.taskIdentifier, task))
+            }
+            return runs
+        }
     }
 
     func delegate(for taskIdentifier: Int) -> (any TaskDelegate)? {
-        entries.withLock { $0[taskIdentifier] }
+        state.withLock { $0.entries[taskIdentifier]?.delegate }
     }
 
-    @discardableResult
-    func remove(_ taskIdentifier: Int) -> (any TaskDelegate)? {
-        entries.withLock { $0.removeValue(forKey: taskIdentifier) }
+    /// Removes a finished task; returns its delegate and, when it freed a slot, the waiting task
+    /// to resume next (the caller resumes it, outside this lock).
+    func remove(_ taskIdentifier: Int) -> (delegate: (any TaskDelegate)?, next: URLSessionTask?) {
+        state.withLock { state in
+            guard let entry = state.entries.removeValue(forKey: taskIdentifier) else { return (nil, nil) }
+            guard entry.isRunning else {
+                // Cancelled while waiting: it never ran.
+                state.waiting[entry.host]?.removeAll { $0.identifier == taskIdentifier }
+                return (entry.delegate, nil)
+            }
+            state.running[entry.host, default: 1] -= 1
+            guard !state.isClosed, var queue = state.waiting[entry.host], !queue.isEmpty else {
+                return (entry.delegate, nil)
+            }
+            let next = queue.removeFirst()
+            state.waiting[entry.host] = queue.isEmpty ? nil : queue
+            state.entries[next.identifier]?.isRunning = true
+            state.running[entry.host, default: 0] += 1
+            return (entry.delegate, next.task)
+        }
     }
 
-    var count: Int { entries.withLock { $0.count } }
+    /// Stops admitting waiting tasks and returns them, for invalidation to cancel (a cancelled
+    /// task that never ran still reports its completion, which removes it from the table).
+    func closeAndDrainWaiting() -> [URLSessionTask] {
+        state.withLock { state in
+            state.isClosed = true
+            defer { state.waiting = [:] }
+            return state.waiting.values.flatMap { $0.map(\.task) }
+        }
+    }
+
+    /// Tasks registered: running, or waiting behind the per-host cap.
+    var count: Int { state.withLock { $0.entries.count } }
+    /// Tasks running in URLSession now.
+    var runningCount: Int { state.withLock { $0.running.values.reduce(0, +) } }
+    /// Tasks waiting behind the per-host cap.
+    var waitingCount: Int { state.withLock { $0.waiting.values.reduce(0) { $0 + $1.count } } }
+
+    private static func hostKey(_ task: URLSessionTask) -> String {
+        RedirectPolicy.origin(of: task.originalRequest?.url) ?? ""
+    }
 }
