@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "Courier", targets: ["Courier"]),
         .library(name: "CourierTestServer", targets: ["CourierTestServer"]),
         .executable(name: "courier", targets: ["courier"]),
+        .executable(name: "courier-bench", targets: ["courier-bench"]),
     ],
     targets: [
         .target(name: "Courier", swiftSettings: swiftSettings),
@@ -23,11 +24,18 @@ let package = Package(
             dependencies: ["Courier", "CourierTestServer"],
             swiftSettings: swiftSettings
         ),
+        // Benchmarks Courier against a raw delegate-based URLSession; meant to be built in release.
+        .executableTarget(
+            name: "courier-bench",
+            dependencies: ["Courier"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CourierTests",
-            // `courier` for unit tests of the command line's pure parts (progress formatting,
-            // option parsing); CLI/ tests also run the built executable.
-            dependencies: ["Courier", "CourierTestServer", "courier"],
+            // `courier` and `courier-bench` for unit tests of the command lines' pure parts
+            // (progress formatting, option parsing, RESULT lines); CLI/ and Bench/ tests also run
+            // the built executables.
+            dependencies: ["Courier", "CourierTestServer", "courier", "courier-bench"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

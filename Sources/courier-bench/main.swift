@@ -1,0 +1,54 @@
+import Foundation
+
+// `courier-bench`: one workload, one client, one RESULT line on stdout; everything else on stderr.
+let status: Int32
+do throws(BenchUsageError) {
+    if let options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst())) {
+        status = Bench.run(options)
+    } else {
+        print(BenchOptions.usage)
+        status = Bench.success
+    }
+} catch {
+    Bench.writeToStandardError("courier-bench: \(error.message)\nRun 'courier-bench --help' for usage.\n")
+    status = Bench.usageError
+}
+exit(status)
+
+/// Runs one parsed command line: creates the client, runs the workload, prints the RESULT line.
+enum Bench {
+    static let success: Int32 = 0
+    /// A failed request (`errors=` above 0), download or run, or the `--timeout` deadline passed.
+    static let workloadFailure: Int32 = 1
+    static let usageError: Int32 = 2
+
+    /// The exit status; the RESULT line or the error is already written.
+    static func run(_ options: BenchOptions) -> Int32 {
+        // The one client of the process, set up before anything is timed.
+        let client = options.makeClient()
+        if options.client == .courier, options.maxConnections != nil {
+            writeToStandardError(
+                "courier-bench: note: --max-conns sets only httpMaximumConnectionsPerHost for courier until "
+                    + "maximumRunningTasksPerHost exists (TODO(merge) in CourierClient.swift)\n")
+        }
+        let deadline = Deadline(seconds: options.timeout)
+        let line: ResultLine
+        do {
+            switch options.workload {
+            case .small: line = try SmallWorkload(options: options, client: client).run(until: deadline)
+            case .download: line = try DownloadWorkload(options: options, client: client).run(until: deadline)
+            case .memory: line = try MemoryWorkload(options: options, client: client).run(until: deadline)
+            }
+        } catch {
+            writeToStandardError("courier-bench: \(options.workload.rawValue) with \(options.client.rawValue): \(error)\n")
+            return workloadFailure
+        }
+        FileHandle.standardOutput.write(Data((line.text + "\n").utf8))
+        if case .requests(let requests) = line.metrics, requests.errors > 0 { return workloadFailure }
+        return success
+    }
+
+    static func writeToStandardError(_ text: String) {
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}

@@ -1,0 +1,146 @@
+import CourierTestServer
+import XCTest
+
+/// Runs the (debug) `courier-bench` executable against an in-process server, for both clients.
+/// Checks only outcomes and the output's shape, never timings.
+final class BenchCommandLineTests: XCTestCase {
+    private var server: TestServer!
+    private var directory: URL!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        server = try TestServer()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        server?.stop()
+        if let directory { try? FileManager.default.removeItem(at: directory) }
+        super.tearDown()
+    }
+
+    /// `swift build --build-tests` puts every product next to the test bundle.
+    private var executable: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("courier-bench")
+    }
+
+    private func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            struct MissingExecutable: Error { let path: String }
+            throw MissingExecutable(path: executable.path)  // fail, never skip: a skip would hide a broken build
+        }
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        // Files, not pipes: nothing can block on a full pipe while the other is read.
+        let outFile = directory.appendingPathComponent("stdout-\(UUID().uuidString)")
+        let errFile = directory.appendingPathComponent("stderr-\(UUID().uuidString)")
+        try Data().write(to: outFile)
+        try Data().write(to: errFile)
+        let out = try FileHandle(forWritingTo: outFile)
+        let err = try FileHandle(forWritingTo: errFile)
+        defer {
+            try? out.close()
+            try? err.close()
+        }
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        process.waitUntilExit()
+        return (
+            process.terminationStatus, try String(contentsOf: outFile, encoding: .utf8),
+            try String(contentsOf: errFile, encoding: .utf8)
+        )
+    }
+
+    /// The one RESULT line, after checking it is the only line on stdout.
+    private func resultLine(_ result: (status: Int32, out: String, err: String), _ label: String) throws -> String {
+        XCTAssertEqual(result.status, 0, "\(label): \(result.err)")
+        let lines = result.out.split(separator: "\n", omittingEmptySubsequences: false)
+        XCTAssertEqual(lines.count, 2, "\(label): one line and its newline: \(result.out.debugDescription)")
+        let line = try XCTUnwrap(lines.first.map(String.init))
+        XCTAssertTrue(line.hasPrefix("RESULT "), "\(label): \(line)")
+        return line
+    }
+
+    private func fields(_ line: String) -> [String: String] {
+        Dictionary(line.split(separator: " ").dropFirst().map { field in
+            let parts = field.split(separator: "=", maxSplits: 1)
+            return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
+        }, uniquingKeysWith: { _, last in last })
+    }
+
+    func testSmallRunsEveryRequestWithoutErrorsOnBothClients() throws {
+        for client in ["courier", "urlsession"] {
+            let result = try run([
+                "small", "--url", server.url("/bytes/1024").absoluteString, "--requests", "50", "--warmup", "5",
+                "--concurrency", "4", "--client", client,
+            ])
+            let values = fields(try resultLine(result, client))
+            XCTAssertEqual(values["client"], client)
+            XCTAssertEqual(values["workload"], "small")
+            XCTAssertEqual(values["n"], "50")
+            XCTAssertEqual(values["c"], "4")
+            XCTAssertEqual(values["errors"], "0")
+            XCTAssertEqual(values["config"], "max_conns:default,timeout:60,warmup:5")
+            for key in ["secs", "cpu_s", "rss_kib", "rps", "p50_ms", "p99_ms"] {
+                XCTAssertNotNil(values[key].flatMap(Double.init), "\(client): \(key) is a number")
+            }
+        }
+        // Warm-up and timed requests of both clients reached this server.
+        XCTAssertGreaterThanOrEqual(server.requests.count, 110)
+    }
+
+    func testDownloadAndMemoryOnBothClients() throws {
+        let url = server.url("/bytes/300000").absoluteString
+        for client in ["courier", "urlsession"] {
+            let file = directory.appendingPathComponent("\(client).bin")
+            let download = try run([
+                "download", "--url", url, "--out", file.path, "--expect-bytes", "300000", "--client", client,
+            ])
+            let downloaded = fields(try resultLine(download, "\(client) download"))
+            XCTAssertEqual(downloaded["workload"], "download")
+            XCTAssertEqual(downloaded["bytes"], "300000")
+            XCTAssertNotNil(downloaded["mib_s"].flatMap(Double.init))
+            let size = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber
+            XCTAssertEqual(size?.intValue, 300_000, client)
+            XCTAssertEqual(try Data(contentsOf: file), TestServer.deterministicBytes(count: 300_000), client)
+
+            let memory = try run(["memory", "--url", url, "--client", client])
+            let held = fields(try resultLine(memory, "\(client) memory"))
+            XCTAssertEqual(held["workload"], "memory")
+            XCTAssertEqual(held["bytes"], "300000")
+        }
+    }
+
+    func testWrongLengthCountsAsErrorsAndExitsOne() throws {
+        let result = try run([
+            "small", "--url", server.url("/bytes/100").absoluteString, "--requests", "5", "--warmup", "0",
+            "--expect-bytes", "99",
+        ])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.out.hasPrefix("RESULT "), result.out)
+        XCTAssertTrue(result.out.contains(" errors=5 "), result.out)
+        XCTAssertTrue(result.err.contains("100 bytes instead of 99"), result.err)
+    }
+
+    func testFailedDownloadExitsOneWithoutAResult() throws {
+        for client in ["courier", "urlsession"] {
+            let result = try run([
+                "download", "--url", server.url("/status/404").absoluteString, "--out",
+                directory.appendingPathComponent("missing.bin").path, "--client", client,
+            ])
+            XCTAssertEqual(result.status, 1, client)
+            XCTAssertEqual(result.out, "", client)
+            XCTAssertTrue(result.err.contains("404"), "\(client): \(result.err)")
+        }
+    }
+
+    func testUsageErrorExitsTwo() throws {
+        let result = try run(["small", "--url", server.url("/bytes/1").absoluteString, "--concurrency", "0"])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertEqual(result.out, "")
+        XCTAssertTrue(result.err.hasPrefix("courier-bench: --concurrency"), result.err)
+    }
+}

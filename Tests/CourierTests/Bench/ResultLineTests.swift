@@ -1,0 +1,61 @@
+import XCTest
+@testable import courier_bench
+
+/// The RESULT line's format and the percentiles behind `p50_ms`/`p99_ms` (no timing involved).
+final class ResultLineTests: XCTestCase {
+    func testNearestRankPercentile() {
+        let values = (1...100).map(Double.init)
+        XCTAssertEqual(ResultLine.percentile(50, ofSorted: values), 50)
+        XCTAssertEqual(ResultLine.percentile(99, ofSorted: values), 99)
+        XCTAssertEqual(ResultLine.percentile(100, ofSorted: values), 100)
+        XCTAssertEqual(ResultLine.percentile(0, ofSorted: values), 1)
+        XCTAssertEqual(ResultLine.percentile(50, ofSorted: [1, 2, 3, 4]), 2)
+        XCTAssertEqual(ResultLine.percentile(51, ofSorted: [1, 2, 3, 4]), 3)
+        XCTAssertEqual(ResultLine.percentile(99, ofSorted: [1, 2, 3, 4]), 4)
+        XCTAssertEqual(ResultLine.percentile(50, ofSorted: [7]), 7)
+        XCTAssertEqual(ResultLine.percentile(99, ofSorted: [7]), 7)
+        XCTAssertNil(ResultLine.percentile(50, ofSorted: []))
+    }
+
+    func testSmallLine() {
+        // Latencies unsorted on purpose: the line sorts them.
+        var latencies = (1...200).map { Double($0) / 1000 }
+        latencies.reverse()
+        let line = ResultLine(
+            client: .courier, workload: .small, seconds: 2.5, cpuSeconds: 1.23456, maxRSSKiB: 36380,
+            configuration: [("max_conns", "default"), ("timeout", "60"), ("warmup", "200")],
+            metrics: .requests(.init(count: 5000, concurrency: 4, errors: 2, latencies: latencies)))
+        XCTAssertEqual(
+            line.text,
+            "RESULT client=courier workload=small secs=2.500 cpu_s=1.235 rss_kib=36380 "
+                + "config=max_conns:default,timeout:60,warmup:200 n=5000 c=4 errors=2 rps=2000.0 p50_ms=100.000 p99_ms=198.000")
+    }
+
+    func testTransferLine() {
+        let line = ResultLine(
+            client: .urlsession, workload: .download, seconds: 0.5, cpuSeconds: 0.25, maxRSSKiB: 40000,
+            configuration: [("timeout", "60")], metrics: .bytes(5_242_880))
+        XCTAssertEqual(
+            line.text,
+            "RESULT client=urlsession workload=download secs=0.500 cpu_s=0.250 rss_kib=40000 config=timeout:60 "
+                + "bytes=5242880 mib_s=10.0")
+    }
+
+    func testNoSuccessfulRequestGivesNaNLatencies() {
+        let line = ResultLine(
+            client: .courier, workload: .small, seconds: 1, cpuSeconds: 0, maxRSSKiB: 1, configuration: [],
+            metrics: .requests(.init(count: 3, concurrency: 1, errors: 3, latencies: [])))
+        XCTAssertTrue(line.text.hasSuffix(" errors=3 rps=3.0 p50_ms=nan p99_ms=nan"), line.text)
+        XCTAssertTrue(line.text.contains(" config= "), line.text)
+    }
+
+    func testNumberFormatting() {
+        XCTAssertEqual(ResultLine.fixed(1.0005, 3), "1.000")
+        XCTAssertEqual(ResultLine.fixed(.infinity, 1), "inf")
+        XCTAssertEqual(ResultLine.fixed(.nan, 1), "nan")
+        XCTAssertEqual(ResultLine.milliseconds(0.0012344), "1.234")
+        XCTAssertEqual(ResultLine.milliseconds(nil), "nan")
+        XCTAssertEqual(ResultLine.seconds(60), "60")
+        XCTAssertEqual(ResultLine.seconds(2.5), "2.5")
+    }
+}
