@@ -27,10 +27,10 @@ final class CourierClient: BenchClient {
 
     /// Caps how many tasks Courier runs at once per host at `--max-conns`, like the URLSession limit.
     ///
-    /// TODO(merge): `maximumRunningTasksPerHost` is being added on another branch (default 4,
-    /// `nil` = no cap). Until that lands this does nothing; at merge time, enable the line below.
+    /// `--max-conns K` for Courier also caps its running tasks per host at K (see
+    /// `SessionManager.Configuration.maximumRunningTasksPerHost`).
     static func limitRunningTasks(to limit: Int, in configuration: inout SessionManager.Configuration) {
-        // configuration.maximumRunningTasksPerHost = limit
+        configuration.maximumRunningTasksPerHost = limit
     }
 
     func fetch(_ request: URLRequest, completion: @escaping @Sendable (Result<Fetched, BenchFailure>) -> Void) {
