@@ -26,11 +26,6 @@ enum Bench {
     static func run(_ options: BenchOptions) -> Int32 {
         // The one client of the process, set up before anything is timed.
         let client = options.makeClient()
-        if options.client == .courier, options.maxConnections != nil {
-            writeToStandardError(
-                "courier-bench: note: --max-conns sets only httpMaximumConnectionsPerHost for courier until "
-                    + "maximumRunningTasksPerHost exists (TODO(merge) in CourierClient.swift)\n")
-        }
         let deadline = Deadline(seconds: options.timeout)
         let line: ResultLine
         do {
