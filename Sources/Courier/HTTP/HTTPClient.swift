@@ -83,12 +83,15 @@ public final class HTTPClient: Sendable {
         return request
     }
 
-    /// Starts a task for `method` and `path`; the general form of the verb conveniences.
+    /// A task for `method` and `path`; the general form of the verb conveniences. It starts at
+    /// once unless `startImmediately` is false — then set per-task options
+    /// (``CourierTask/authenticate(with:)``, ``CourierTask/redirect(using:)``,
+    /// ``CourierTask/intercept(with:)``) and call `resume()`.
     @discardableResult
     public func task<Serializer: ResponseSerializer>(
         _ method: HTTPMethod, _ path: String, parameters: Parameters? = nil, headers: [String: String] = [:],
         parameterEncoding: (any RequestSerializer)? = nil, serializer: Serializer, validation: Validation = .default,
-        queue: CallbackQueue = .default, uploadProgress: (@Sendable (Progress) -> Void)? = nil,
+        queue: CallbackQueue = .default, startImmediately: Bool = true, uploadProgress: (@Sendable (Progress) -> Void)? = nil,
         downloadProgress: (@Sendable (Progress) -> Void)? = nil,
         completion: @escaping @Sendable (DataResponse<Serializer.Value>) -> Void
     ) -> DataTask {
@@ -115,7 +118,7 @@ public final class HTTPClient: Sendable {
         }
         if let problem {
             task.transfer.fail(with: problem)
-        } else {
+        } else if startImmediately {
             task.resume()
         }
         return task

@@ -36,6 +36,48 @@ public struct RetryPolicy: RequestRetrier, Codable, Equatable {
         completion(decision(for: request, error: error, attempt: attempt))
     }
 
+    // A configuration-file form: delays in milliseconds, every key optional (defaults apply).
+    private enum CodingKeys: String, CodingKey {
+        case retryLimit, retryableMethods, retryableStatusCodes, retriesTransientErrors
+        case initialDelayMilliseconds, maximumDelayMilliseconds, maximumRetryAfterMilliseconds
+    }
+
+    /// Reads the configuration-file form; missing keys keep their defaults, negative values throw.
+    public init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        func milliseconds(_ key: CodingKeys, _ fallback: Duration) throws -> Duration {
+            guard let value = try values.decodeIfPresent(Int64.self, forKey: key) else { return fallback }
+            guard value >= 0 else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: values, debugDescription: "must be ≥ 0 milliseconds")
+            }
+            return .milliseconds(value)
+        }
+        retryLimit = try values.decodeIfPresent(Int.self, forKey: .retryLimit) ?? retryLimit
+        guard retryLimit >= 0 else {
+            throw DecodingError.dataCorruptedError(forKey: .retryLimit, in: values, debugDescription: "must be ≥ 0")
+        }
+        retryableMethods = Set(
+            (try values.decodeIfPresent([String].self, forKey: .retryableMethods) ?? Array(retryableMethods)).map { $0.uppercased() })
+        retryableStatusCodes = try values.decodeIfPresent(Set<Int>.self, forKey: .retryableStatusCodes) ?? retryableStatusCodes
+        retriesTransientErrors = try values.decodeIfPresent(Bool.self, forKey: .retriesTransientErrors) ?? retriesTransientErrors
+        initialDelay = try milliseconds(.initialDelayMilliseconds, initialDelay)
+        maximumDelay = try milliseconds(.maximumDelayMilliseconds, maximumDelay)
+        maximumRetryAfter = try milliseconds(.maximumRetryAfterMilliseconds, maximumRetryAfter)
+    }
+
+    /// Writes the configuration-file form.
+    public func encode(to encoder: any Encoder) throws {
+        var values = encoder.container(keyedBy: CodingKeys.self)
+        try values.encode(retryLimit, forKey: .retryLimit)
+        try values.encode(retryableMethods.sorted(), forKey: .retryableMethods)
+        try values.encode(retryableStatusCodes.sorted(), forKey: .retryableStatusCodes)
+        try values.encode(retriesTransientErrors, forKey: .retriesTransientErrors)
+        try values.encode(initialDelay.milliseconds, forKey: .initialDelayMilliseconds)
+        try values.encode(maximumDelay.milliseconds, forKey: .maximumDelayMilliseconds)
+        try values.encode(maximumRetryAfter.milliseconds, forKey: .maximumRetryAfterMilliseconds)
+    }
+
+
     /// The decision, without a callback.
     public func decision(for request: URLRequest, error: CourierError, attempt: Int) -> RetryDecision {
         guard attempt < retryLimit, !error.isCancellation,
@@ -79,5 +121,12 @@ struct Backoff {
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: trimmed) else { return nil }
         return max(0, date.timeIntervalSince(now))
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, for configuration files.
+    var milliseconds: Int64 {
+        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
     }
 }

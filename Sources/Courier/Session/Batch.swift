@@ -24,7 +24,7 @@ public final class Batch: Sendable {
 extension SessionManager {
     /// Runs `requests` as data tasks serialized with `serializer`. `progress(finished, total)` is
     /// called after each task completes, then `completion` once with all responses in request
-    /// order — both on `queue`, one at a time.
+    /// order, on `queue`.
     /// With ``CallbackQueue/immediate`` the callbacks run on Courier's threads as tasks finish
     /// and may overlap; on a serial queue they come one at a time with `finished` increasing.
     @discardableResult

@@ -9,12 +9,16 @@ import FoundationNetworking
 /// the progress interval, default and sensitive headers, redirect hops, the retry policy,
 /// notifications and the label. Not encoded (they are code or secrets, set them in code): queues,
 /// the completion group, event monitors, the interceptor, the credential, a custom redirect
-/// closure. Keys missing from the input keep their defaults.
+/// closure. Keys missing from the input keep their defaults; unknown keys are ignored (so a
+/// service's file may carry its own); values that make no sense throw. `defaultHeaders` are added
+/// to the standard `User-Agent` and `Accept-Language` (a header of the same name replaces one).
+/// `maximumRedirects` of 0 means refusing redirects. The redirect policy's own `sensitiveHeaders`
+/// and `.modify` closures are code and are not kept; use `sensitiveHeaders` here instead.
 extension SessionManager.Configuration: Codable {
     private enum CodingKeys: String, CodingKey {
         case requestTimeout, maximumConnectionsPerHost, acceptsCookies, maximumResponseSize
         case progressIntervalMilliseconds, defaultHeaders, sensitiveHeaders, maximumRedirects, retryPolicy
-        case postsNotifications, label, maximumRunningTasksPerHost
+        case postsNotifications, label, maximumRunningTasksPerHost, temporaryDirectory
     }
 
     public init(from decoder: any Decoder) throws {
@@ -41,12 +45,29 @@ extension SessionManager.Configuration: Codable {
             maximumResponseSize = size
         }
         if let interval = try values.decodeIfPresent(Int.self, forKey: .progressIntervalMilliseconds) {
-            progressInterval = .milliseconds(max(0, interval))
+            guard interval >= 0 else {
+                throw DecodingError.dataCorruptedError(forKey: .progressIntervalMilliseconds, in: values, debugDescription: "must be ≥ 0")
+            }
+            progressInterval = .milliseconds(interval)
         }
-        defaultHeaders = try values.decodeIfPresent([String: String].self, forKey: .defaultHeaders) ?? defaultHeaders
+        if let headers = try values.decodeIfPresent([String: String].self, forKey: .defaultHeaders) {
+            for (name, value) in headers {
+                defaultHeaders = defaultHeaders.filter { $0.key.lowercased() != name.lowercased() }
+                defaultHeaders[name] = value
+            }
+        }
+        if let path = try values.decodeIfPresent(String.self, forKey: .temporaryDirectory) {
+            guard path.hasPrefix("/") else {
+                throw DecodingError.dataCorruptedError(forKey: .temporaryDirectory, in: values, debugDescription: "must be an absolute path")
+            }
+            temporaryDirectory = URL(fileURLWithPath: path, isDirectory: true)
+        }
         sensitiveHeaders = try values.decodeIfPresent(Set<String>.self, forKey: .sensitiveHeaders) ?? sensitiveHeaders
         if let hops = try values.decodeIfPresent(Int.self, forKey: .maximumRedirects) {
-            redirectPolicy = hops <= 0 ? .refuse : .follow(maximumHops: hops)
+            guard hops >= 0 else {
+                throw DecodingError.dataCorruptedError(forKey: .maximumRedirects, in: values, debugDescription: "must be ≥ 0")
+            }
+            redirectPolicy = hops == 0 ? .refuse : .follow(maximumHops: hops)
         }
         retryPolicy = try values.decodeIfPresent(RetryPolicy.self, forKey: .retryPolicy)
         postsNotifications = try values.decodeIfPresent(Bool.self, forKey: .postsNotifications) ?? postsNotifications
@@ -67,8 +88,8 @@ extension SessionManager.Configuration: Codable {
         try values.encode(urlSessionConfiguration.httpMaximumConnectionsPerHost, forKey: .maximumConnectionsPerHost)
         try values.encode(urlSessionConfiguration.httpCookieAcceptPolicy != .never, forKey: .acceptsCookies)
         try values.encode(maximumResponseSize, forKey: .maximumResponseSize)
-        let interval = progressInterval.components
-        try values.encode(Int(interval.seconds * 1000 + interval.attoseconds / 1_000_000_000_000_000), forKey: .progressIntervalMilliseconds)
+        try values.encode(progressInterval.milliseconds, forKey: .progressIntervalMilliseconds)
+        try values.encodeIfPresent(temporaryDirectory?.path, forKey: .temporaryDirectory)
         try values.encode(defaultHeaders, forKey: .defaultHeaders)
         try values.encode(sensitiveHeaders, forKey: .sensitiveHeaders)
         if case .refuse = redirectPolicy.action {

@@ -26,8 +26,9 @@ extension SessionManager {
         public var eventMonitors: [any EventMonitor] = []
         /// Whether tasks post `NotificationCenter` notifications (`courierTaskDidComplete`…).
         public var postsNotifications: Bool = true
-        /// Where download bodies are staged when their destination names no directory; `nil`
-        /// means the system temporary directory.
+        /// Where download bodies are staged when their destination names no directory, and where
+        /// large multipart bodies are encoded before upload; `nil` means the system temporary
+        /// directory. (A process killed mid-upload can leave a `.courier-*.multipart` file here.)
         public var temporaryDirectory: URL?
         /// A prefix for the manager's queue labels, to recognise them in backtraces.
         public var label: String = "courier"
@@ -36,8 +37,9 @@ extension SessionManager {
         public var interceptor: Interceptor?
         /// What tasks do with redirects unless they say otherwise. Default: follow up to 10.
         public var redirectPolicy: RedirectPolicy = .follow
-        /// The credential used to answer Basic and Digest challenges (once per task). Never
-        /// written anywhere. Without one, a 401 completes as an HTTP status.
+        /// The credential used to answer Basic and Digest challenges (once per attempt, only for the
+        /// origin a task was made for). Never written anywhere. Without one, a 401 completes as an
+        /// HTTP status.
         public var credential: Credential?
         /// Header names (any case) treated as secrets: stripped on cross-origin redirects and
         /// never written into resume data, besides `Authorization`, `Proxy-Authorization`, `Cookie`.

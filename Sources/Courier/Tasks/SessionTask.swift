@@ -8,7 +8,8 @@ import FoundationNetworking
 /// Handles are cheap and thread-safe. A started task keeps itself alive until it completes, so
 /// you may drop the handle after `resume()`.
 public protocol SessionTask: AnyObject, Sendable {
-    /// The URLSession identifier of the task's first transfer; unique within its manager.
+    /// Courier's identifier for the task: 1, 2, 3… in the order tasks are created by a manager,
+    /// and the same across every URLSession task it runs (pause/resume, retries, redirects it re-sends).
     var taskIdentifier: Int { get }
     /// Where the task is in its life.
     var state: TaskLifecycle.State { get }
@@ -79,14 +80,16 @@ public final class CourierTask<Kind: TaskKind>: SessionTask {
         return self
     }
 
-    /// Answers this task's Basic or Digest challenge with `credential` (once). Set it before `resume()`.
+    /// Answers this task's Basic or Digest challenges with `credential` (once per attempt, and only
+    /// for the origin the task was made for). Set it before `resume()`.
     @discardableResult
     public func authenticate(with credential: Credential) -> Self {
         transfer.state.withLock { $0.options.credential = credential }
         return self
     }
 
-    /// Adds adapters and retriers for this task, after the manager's. Set them before `resume()`.
+    /// Adds adapters and retriers for this task, after the manager's (and after the manager's
+    /// `retryPolicy`, so a task cannot loosen it). Set them before `resume()`.
     @discardableResult
     public func intercept(with interceptor: Interceptor) -> Self {
         transfer.state.withLock { $0.options.interceptor = $0.options.interceptor.map { $0.then(interceptor) } ?? interceptor }

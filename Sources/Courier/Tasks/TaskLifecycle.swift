@@ -69,6 +69,6 @@ public struct TaskLifecycle: Sendable, Equatable {
         return Transition(from: state, to: next)
     }
 
-    /// Whether the task can still produce a completion (it has not completed).
+    /// Whether the task has completed (its completion has been, or is being, delivered).
     public var isFinished: Bool { state == .completed }
 }

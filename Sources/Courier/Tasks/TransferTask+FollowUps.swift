@@ -21,7 +21,9 @@ extension TransferTask {
         switch followUp {
         case .none: break
         case .finish(let completion): perform(completion)
-        case .restart(let request): startAttempt(request)
+        // Follow-ups of the same attempt skip the adapters: a token adapter must not put back a
+        // header a cross-origin redirect stripped, nor replace an answered challenge.
+        case .restart(let request): startAttempt(request, adapting: false)
         case .retry(let request, let delay): scheduleRetry(request, after: delay)
         case .askRetriers(let interceptor, let request, let error, let attempt):
             interceptor.retry(request, failedWith: error, attempt: attempt) { [self] decision in
@@ -117,11 +119,14 @@ extension TransferTask {
         state.attempt += 1
         state.pendingFailure = nil
         state.redirectCount = 0
-        state.visited = []
+        state.visited = [:]
         state.authenticationAttempted = false
         state.challengeRejected = false
         state.download.rejected = nil
-        return restartRequest(&state)
+        if case .download = kind { return restartRequest(&state) }
+        // A data or upload task starts over: what it holds may be an error page.
+        resetBody(&state)
+        return originalRequest
     }
 
     func scheduleRetry(_ request: URLRequest, after delay: Duration) {
@@ -165,21 +170,16 @@ extension TransferTask {
                 return .stop
             }
             let current = state.currentRequest ?? originalRequest
-            if let from = current.url { state.visited.insert(from.absoluteString) }
-            guard !state.visited.contains(target.absoluteString) else {
+            if let from = current.url, state.visited[from.absoluteString] == nil { state.visited[from.absoluteString] = 1 }
+            // A URL may come back once (A → B → A, as sign-in flows do); a third visit is a loop.
+            guard state.visited[target.absoluteString, default: 0] < 2 else {
                 state.failure = refusal("to \(target.absoluteString): a redirect loop", response)
                 return .stop
             }
+            state.visited[target.absoluteString, default: 0] += 1
             var next = proposed
             next.url = target
-            if RedirectPolicy.origin(of: current.url) != RedirectPolicy.origin(of: target) {
-                // URLSession on Linux forwards these to the new origin (PLATFORM §2.3).
-                let secret = RedirectPolicy.credentialHeaders.union(policy.sensitiveHeaders.map { $0.lowercased() })
-                    .union(state.options.sensitiveHeaders)
-                for name in (next.allHTTPHeaderFields ?? [:]).keys where secret.contains(name.lowercased()) {
-                    next.setValue(nil, forHTTPHeaderField: name)
-                }
-            }
+            stripCredentials(from: &next, leaving: current, policy, state)
             let method = (current.httpMethod ?? "GET").uppercased()
             var resend = false
             switch response.statusCode {
@@ -210,9 +210,27 @@ extension TransferTask {
         case .ask(let decide, let request, let resend):
             let decided = decide(request, response)  // user code: called outside the lock
             return state.withLock { state in
-                guard let decided, state.current === task else { return nil }
+                guard var decided, state.current === task else { return nil }
+                // What the closure returns gets the same checks as any redirect.
+                let scheme = decided.url?.scheme?.lowercased()
+                guard scheme == "http" || scheme == "https" else {
+                    state.failure = refusal("to \(decided.url?.absoluteString ?? "no URL"): only http and https are followed", response)
+                    return nil
+                }
+                stripCredentials(from: &decided, leaving: state.currentRequest ?? originalRequest, state.options.redirectPolicy, state)
                 return settle(decided, resend: resend, &state)
             }
+        }
+    }
+
+    /// Removes credentials and secret headers when `next` goes to another origin than `current`:
+    /// URLSession on Linux forwards them all (PLATFORM §2.3).
+    private func stripCredentials(from next: inout URLRequest, leaving current: URLRequest, _ policy: RedirectPolicy, _ state: State) {
+        guard RedirectPolicy.origin(of: current.url) != RedirectPolicy.origin(of: next.url) else { return }
+        let secret = RedirectPolicy.credentialHeaders.union(policy.sensitiveHeaders.map { $0.lowercased() })
+            .union(state.options.sensitiveHeaders)
+        for name in (next.allHTTPHeaderFields ?? [:]).keys where secret.contains(name.lowercased()) {
+            next.setValue(nil, forHTTPHeaderField: name)
         }
     }
 

@@ -47,7 +47,9 @@ extension TransferTask: TaskDelegate {
                 // new body: keeping the old bytes would mix bodies (PLATFORM §5.4).
                 resetBody(&state)
                 state.response = http
-                state.validator = Self.strongValidator(of: http)
+                // Only a successful body can be continued: an error page's validator must never
+                // back a `Range` request for the resource.
+                state.validator = (200..<300).contains(http.statusCode) ? Self.strongValidator(of: http) : nil
                 state.expectedToReceive = Self.bodyLength(of: http)
                 if let problem = prepareMemoryBody(&state) {
                     state.failure = problem

@@ -80,7 +80,8 @@ final class TransferTask: Sendable {
         /// `suspend()` call the retry off.
         var awaitingRetry = false
         var redirectCount = 0
-        var visited: Set<String> = []
+        /// URLs this attempt's redirects went through, with how often.
+        var visited: [String: Int] = [:]
         /// A 307/308 with a body, to be re-sent by Courier (URLSession drops the body).
         var pendingRedirect: URLRequest?
         var authenticationAttempted = false
@@ -271,8 +272,9 @@ final class TransferTask: Sendable {
         enum Action { case none, cancelRunning(URLSessionTask?), finish(Completion) }
         let action = state.withLock { state -> Action in
             guard let transition = state.lifecycle.apply(.cancel) else { return .none }
-            // A task waiting to retry has nothing running: it can finish now.
-            if transition.from == .running, !state.awaitingRetry {
+            // Between attempts (waiting to retry, in an adapter, encoding a body) nothing runs in
+            // URLSession: the task can finish now; a late adapter or timer finds it completed.
+            if transition.from == .running, state.current != nil {
                 return .cancelRunning(state.current === state.launching ? nil : state.current)
             }
             if case .download(let plan) = kind { return .finish(cancelledDownload(plan, &state)) }
@@ -334,10 +336,10 @@ final class TransferTask: Sendable {
 
     /// Starts an attempt: the adapters see the request first, then a URLSession task is made,
     /// registered and resumed.
-    func startAttempt(_ request: URLRequest) {
+    func startAttempt(_ request: URLRequest, adapting: Bool = true) {
         if encodeMultipartIfNeeded(then: request) { return }
         let (interceptor, attempt) = state.withLock { ($0.options.interceptor, $0.attempt) }
-        guard let interceptor, !interceptor.adapters.isEmpty else { return createAttempt(request) }
+        guard adapting, let interceptor, !interceptor.adapters.isEmpty else { return createAttempt(request) }
         interceptor.adapt(request, attempt: attempt) { [self] result in
             switch result {
             case .success(let adapted):

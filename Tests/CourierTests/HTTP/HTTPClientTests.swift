@@ -73,6 +73,16 @@ final class HTTPClientTests: CourierTestCase {
         XCTAssertEqual(HTTPAuthorization.basic(user: "a", password: "b"), "Basic YTpi")
     }
 
+    func testTaskCanBeConfiguredBeforeItStarts() {
+        let auth = HTTPClient(baseURL: server.url("/"), manager: manager)
+        let response: DataResponse<JSONValue>? = wait { finish in
+            auth.task(.get, "basic-auth/ann/pw", serializer: .json, startImmediately: false, completion: finish)
+                .authenticate(with: Credential(user: "ann", password: "pw"))
+                .resume()
+        }
+        XCTAssertEqual(response?.value?["authenticated"]?.bool, true)
+    }
+
     func testCallHeadersOverrideClientHeaders() {
         _ = wait { finish in client.get("x", headers: ["X-Client": "call"], serializer: .data, completion: finish) }
         XCTAssertEqual(server.requests.last?.header("X-Client"), "call")

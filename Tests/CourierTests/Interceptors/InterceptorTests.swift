@@ -110,6 +110,30 @@ final class InterceptorTests: CourierTestCase {
         XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 0.95)
     }
 
+    func testCancelWhileAnAdapterHasNotAnsweredCompletesAtOnce() {
+        let hung = Interceptor(adapters: [Adapter { _, _, _ in }])  // never calls back
+        let response: DataResponse<Data>? = wait(timeout: 5) { finish in
+            let task = manager.dataTask(with: request("/get"), completion: finish).intercept(with: hung)
+            task.resume()
+            task.cancel()
+        }
+        XCTAssertEqual(response?.error?.code, .cancelled)
+        XCTAssertTrue(server.requests.isEmpty)
+    }
+
+    func testRetriedDataTaskStartsOverInsteadOfContinuingWhatItHeld() {
+        var policy = RetryPolicy()
+        policy.retryLimit = 1
+        policy.initialDelay = .milliseconds(1)
+        let response: DataResponse<Data>? = wait { finish in
+            manager.dataTask(with: request("/bytes/50000?seed=9&close_after=20000"), completion: finish)
+                .intercept(with: Interceptor(retriers: [policy])).resume()
+        }
+        XCTAssertEqual(response?.error?.code, .network)
+        XCTAssertEqual(server.requests.count, 2)
+        XCTAssertNil(server.requests.last?.header("Range"), "a retry fetches the whole body again")
+    }
+
     func testCancelWhileWaitingToRetryCompletesAtOnce() {
         let started = Date()
         let response: DataResponse<Data>? = wait { finish in

@@ -78,7 +78,7 @@ final class RedirectTests: CourierTestCase {
         let response = data(request("/redirect-loop"))
         XCTAssertEqual(response.error?.code, .redirectRefused)
         XCTAssertTrue(response.error?.message.contains("loop") ?? false)
-        XCTAssertEqual(server.requests.count, 1, "stopped at the first repeat, long before the hop limit")
+        XCTAssertEqual(server.requests.count, 2, "one return visit is allowed (sign-in flows), the next is a loop")
     }
 
     func testTooManyRedirectsIsATypedError() {
@@ -96,6 +96,31 @@ final class RedirectTests: CourierTestCase {
         }
         XCTAssertEqual(response?.response?.statusCode, 302)
         XCTAssertEqual(server.requests.count, 1)
+    }
+
+    func testModifiedRedirectIsCheckedLikeAnyOther() {
+        let refused = wait { finish in
+            manager.dataTask(with: request("/redirect/1"), completion: finish)
+                .redirect(using: .modify { next, _ in
+                    var next = next
+                    next.url = URL(string: "file:///etc/passwd")
+                    return next
+                }).resume()
+        }
+        XCTAssertEqual(refused?.error?.code, .redirectRefused)
+        let rewritten = data(URLRequest(url: server.url("/get")))
+        XCTAssertNil(rewritten.error)
+        let other = other!
+        let moved = wait { finish in
+            manager.dataTask(with: secretRequest("/redirect/1"), completion: finish)
+                .redirect(using: .modify { next, _ in
+                    var next = next
+                    next.url = other.url("/headers")
+                    return next
+                }).resume()
+        }
+        XCTAssertNil(moved?.error)
+        XCTAssertNil(other.requests.last?.header("Authorization"), "stripped after the closure moved it to another origin")
     }
 
     func testModifyPolicyCanRewriteTheNextRequest() {

@@ -59,9 +59,8 @@ final class ConfigurationCodingTests: CourierTestCase {
         let json = """
             {"requestTimeout": 7, "maximumConnectionsPerHost": 3, "maximumResponseSize": 1000,
              "defaultHeaders": {"X-Service": "billing"}, "sensitiveHeaders": ["X-Api-Key"], "maximumRedirects": 2,
-             "retryPolicy": {"retryLimit": 1, "retryableMethods": ["GET"], "retryableStatusCodes": [503],
-                             "retriesTransientErrors": false, "initialDelay": [0, 1000000000000000],
-                             "maximumDelay": [1, 0], "maximumRetryAfter": [2, 0]}}
+             "retryPolicy": {"retryLimit": 1, "retryableStatusCodes": [503], "initialDelayMilliseconds": 1},
+             "temporaryDirectory": "/var/tmp/billing", "maximumRunningTasksPerHost": 2}
             """
         let configuration = try JSONDecoder().decode(SessionManager.Configuration.self, from: Data(json.utf8))
         XCTAssertEqual(configuration.urlSessionConfiguration.timeoutIntervalForRequest, 7)
@@ -69,6 +68,11 @@ final class ConfigurationCodingTests: CourierTestCase {
         XCTAssertEqual(configuration.maximumResponseSize, 1000)
         XCTAssertEqual(configuration.redirectPolicy.maximumHops, 2)
         XCTAssertEqual(configuration.retryPolicy?.retryLimit, 1)
+        XCTAssertEqual(configuration.retryPolicy?.initialDelay, .milliseconds(1))
+        XCTAssertEqual(configuration.retryPolicy?.retryableMethods, RetryPolicy().retryableMethods, "missing keys keep defaults")
+        XCTAssertEqual(configuration.temporaryDirectory?.path, "/var/tmp/billing")
+        XCTAssertEqual(configuration.maximumRunningTasksPerHost, 2)
+        XCTAssertNotNil(configuration.defaultHeaders["User-Agent"], "added to the standard headers, not replacing them")
         let loaded = SessionManager(configuration: configuration)
         _ = wait { finish in loaded.dataTask(with: request("/status/503"), completion: finish).resume() }
         XCTAssertEqual(server.requests.count, 2, "the decoded retry policy applies")
@@ -90,7 +94,13 @@ final class ConfigurationCodingTests: CourierTestCase {
         XCTAssertEqual(decoded.retryPolicy, original.retryPolicy)
         XCTAssertEqual(decoded.urlSessionConfiguration.httpCookieAcceptPolicy, .always)
         XCTAssertThrowsError(try JSONDecoder().decode(SessionManager.Configuration.self, from: Data(#"{"requestTimeout": -1}"#.utf8)))
-        XCTAssertThrowsError(try JSONDecoder().decode(SessionManager.Configuration.self, from: Data(#"{"maximumResponseSize": 0}"#.utf8)))
+        for nonsense in [#"{"maximumResponseSize": 0}"#, #"{"progressIntervalMilliseconds": -5}"#, #"{"maximumRedirects": -1}"#,
+                         #"{"maximumRunningTasksPerHost": 0}"#, #"{"temporaryDirectory": "relative"}"#,
+                         #"{"retryPolicy": {"initialDelayMilliseconds": -1}}"#, #"{"retryPolicy": {"retryLimit": -1}}"#] {
+            XCTAssertThrowsError(try JSONDecoder().decode(SessionManager.Configuration.self, from: Data(nonsense.utf8)), nonsense)
+        }
+        let encoded = String(decoding: try JSONEncoder().encode(RetryPolicy()), as: UTF8.self)
+        XCTAssertTrue(encoded.contains(#""initialDelayMilliseconds":250"#), encoded)
     }
 
     func testManagerCopiedFromAnothersConfiguration() {
