@@ -13,6 +13,9 @@ public struct DataResponseSerializer: ResponseSerializer {
         self.emptyResponsePolicy = emptyResponsePolicy
     }
 
+    /// `false`: handing the body on is not work worth a thread hand-off.
+    public var needsProcessingQueue: Bool { false }
+
     /// The body itself; no copy is made.
     public func serialize(request: URLRequest?, response: HTTPURLResponse?, data: Data) throws -> Data {
         if data.isEmpty, !emptyResponsePolicy.allowsEmptyBody(request: request, response: response) {

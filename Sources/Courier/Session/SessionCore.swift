@@ -20,11 +20,15 @@ final class SessionCore: Sendable {
     }
     private let state = Locked(State())
 
-    init(configuration: URLSessionConfiguration, router: SessionDelegate, label: String) {
+    /// `callbackQueue`: a serial queue the delegate callbacks run on, so that work Courier sends
+    /// to that same queue (the manager's own completion queue) runs next on the same thread
+    /// instead of waking another one — about one thread hand-off less per request.
+    init(configuration: URLSessionConfiguration, router: SessionDelegate, label: String, callbackQueue: DispatchQueue?) {
         // A serial delegate queue: callbacks for one task must never overlap (PLATFORM §2.9).
         let delegateQueue = OperationQueue()
         delegateQueue.maxConcurrentOperationCount = 1
         delegateQueue.name = "\(label).delegate"
+        if let callbackQueue { delegateQueue.underlyingQueue = callbackQueue }
         self.table = router.table
         self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
     }

@@ -71,31 +71,32 @@ extension SessionManager {
         return task
     }
 
-    /// Validation and serialization on the processing queue, then one completion.
+    /// Validation and serialization on the processing queue (or where the transfer ended, for a
+    /// serializer that needs no queue), then one completion.
     private func dataFinisher<Serializer: ResponseSerializer>(
         serializer: Serializer, validation: Validation, delivery: Delivery,
         completion: @escaping @Sendable (DataResponse<Serializer.Value>) -> Void
     ) -> TransferTask.Finisher {
         let processingQueue = processingQueue
         let events = events
-        return { outcome, handle in
-            processingQueue.async {
-                let result: Result<Serializer.Value, CourierError>
-                if let error = outcome.error {
-                    result = .failure(error.adding(url: nil, response: nil, body: outcome.data))
-                } else {
-                    result = Self.serialize(outcome, serializer: serializer, validation: validation)
-                }
-                let response = DataResponse(
-                    request: outcome.request, response: outcome.response, data: outcome.data, result: result)
-                events.taskDidComplete(
-                    handle,
-                    event: TaskCompletionEvent(
-                        response: outcome.response, data: outcome.data, value: response.value, fileURL: nil,
-                        error: response.error))
-                delivery.run { completion(response) }
+        let finish: @Sendable (TransferOutcome, (any SessionTask)?) -> Void = { outcome, handle in
+            let result: Result<Serializer.Value, CourierError>
+            if let error = outcome.error {
+                result = .failure(error.adding(url: nil, response: nil, body: outcome.data))
+            } else {
+                result = Self.serialize(outcome, serializer: serializer, validation: validation)
             }
+            let response = DataResponse(
+                request: outcome.request, response: outcome.response, data: outcome.data, result: result)
+            events.taskDidComplete(
+                handle,
+                event: TaskCompletionEvent(
+                    response: outcome.response, data: outcome.data, value: response.value, fileURL: nil,
+                    error: response.error))
+            delivery.run { completion(response) }
         }
+        guard serializer.needsProcessingQueue else { return finish }
+        return { outcome, handle in processingQueue.async { finish(outcome, handle) } }
     }
 
     private static func serialize<Serializer: ResponseSerializer>(

@@ -31,14 +31,15 @@ public final class SessionManager: Sendable {
         let events = EventDispatcher(
             monitors: configuration.eventMonitors, postsNotifications: configuration.postsNotifications)
         self.events = events
-        self.completionQueue =
-            configuration.completionQueue ?? DispatchQueue(label: "\(configuration.label).completion")
+        let ownQueue = configuration.completionQueue == nil ? DispatchQueue(label: "\(configuration.label).callbacks") : nil
+        self.completionQueue = configuration.completionQueue ?? ownQueue!
         self.processingQueue = DispatchQueue(label: "\(configuration.label).processing", attributes: .concurrent)
         self.temporaryDirectory = configuration.temporaryDirectory ?? FileManager.default.temporaryDirectory
         let table = TaskDelegateTable(cap: configuration.maximumRunningTasksPerHost)
         let router = SessionDelegate(table: table) { error in events.sessionDidInvalidate(error: error) }
         self.core = SessionCore(
-            configuration: configuration.resolvedURLSessionConfiguration(), router: router, label: configuration.label)
+            configuration: configuration.resolvedURLSessionConfiguration(), router: router, label: configuration.label,
+            callbackQueue: ownQueue)
     }
 
     /// A new manager with `other`'s configuration (its own URLSession; nothing else is shared).
@@ -102,8 +103,13 @@ public final class SessionManager: Sendable {
     /// The request as Courier sends it: URLSession on Linux truncates timeouts to whole seconds.
     func prepared(_ request: URLRequest) -> URLRequest {
         var request = request
-        for (name, value) in configuration.defaultHeaders where request.value(forHTTPHeaderField: name) == nil {
-            request.setValue(value, forHTTPHeaderField: name)
+        // Most requests carry no headers of their own: then no lookups are needed.
+        if request.allHTTPHeaderFields?.isEmpty ?? true {
+            for (name, value) in configuration.defaultHeaders { request.setValue(value, forHTTPHeaderField: name) }
+        } else {
+            for (name, value) in configuration.defaultHeaders where request.value(forHTTPHeaderField: name) == nil {
+                request.setValue(value, forHTTPHeaderField: name)
+            }
         }
         let rounded = Configuration.wholeSeconds(request.timeoutInterval)
         if rounded != request.timeoutInterval { request.timeoutInterval = rounded }
