@@ -26,6 +26,17 @@ final class CommandLineTests: XCTestCase {
         return (process, out, err)
     }
 
+    /// Reads `pipe` until its first line is complete.
+    private func firstLine(of pipe: Pipe) -> String {
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = pipe.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        return String(decoding: line, as: UTF8.self)
+    }
+
     private func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
         let (process, out, err) = try launch(arguments)
         let output = out.fileHandleForReading.readDataToEndOfFile()
@@ -58,14 +69,8 @@ final class CommandLineTests: XCTestCase {
     func testServeAnswersRequestsAndStopsOnSIGTERM() throws {
         let (process, out, _) = try launch(["serve", "--port", "0"])
         defer { if process.isRunning { process.terminate() } }
-        // The first line names the address; read until it is complete.
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        let text = String(decoding: line, as: UTF8.self)
+        // The first line names the address.
+        let text = firstLine(of: out)
         let address = try XCTUnwrap(text.split(separator: " ").first { $0.hasPrefix("http://127.0.0.1:") })
         XCTAssertFalse(address.hasSuffix(":0"), "a real port was bound")
         let (body, response) = try syncGet(URL(string: "\(address)/bytes/32?seed=1")!)
@@ -83,13 +88,7 @@ final class CommandLineTests: XCTestCase {
         try Data("0123456789".utf8).write(to: root.appendingPathComponent("digits.txt"))
         let (process, out, _) = try launch(["serve", "--root", root.path])
         defer { if process.isRunning { process.terminate() } }
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        let address = try XCTUnwrap(String(decoding: line, as: UTF8.self).split(separator: " ").first { $0.hasPrefix("http://") })
+        let address = try XCTUnwrap(firstLine(of: out).split(separator: " ").first { $0.hasPrefix("http://") })
         var request = URLRequest(url: URL(string: "\(address)/files/digits.txt")!)
         request.setValue("bytes=3-5", forHTTPHeaderField: "Range")
         let done = DispatchSemaphore(value: 0)
