@@ -6,7 +6,7 @@ import Foundation
 /// uses raw futex calls that ThreadSanitizer cannot see, so every guarded access would be
 /// reported as a race under `swift test --sanitize=thread`.
 // @unchecked Sendable: `state` is only ever read or written inside `lock`, and `State` is Sendable.
-final class Locked<State: Sendable>: @unchecked Sendable {
+final class Locked<State: Sendable>: @unchecked Sendable {  // safe: the state is only touched under the lock
     private let lock = NSLock()
     private var state: State
 

@@ -76,7 +76,7 @@ struct DemoCommand {
 }
 
 /// Hands the completion's value to the waiting thread.
-final class ResultSlot: @unchecked Sendable {
+final class ResultSlot: @unchecked Sendable {  // safe: `stored` is only touched under `lock`
     // @unchecked: `stored` is only read or written while holding `lock`.
     private let lock = NSLock()
     private var stored: DownloadResponse?

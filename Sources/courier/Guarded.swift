@@ -3,7 +3,7 @@ import Foundation
 /// One value behind one lock, for state shared between the main thread, the manager's queue and
 /// signal handlers. An `NSLock` rather than `Synchronization.Mutex`: like the library, so that
 /// ThreadSanitizer sees the locking.
-final class Guarded<Value: Sendable>: @unchecked Sendable {
+final class Guarded<Value: Sendable>: @unchecked Sendable {  // safe: the value is only touched under the lock
     private let lock = NSLock()
     // Only touched while holding `lock`, which is what makes the `@unchecked Sendable` true.
     private var value: Value

@@ -6,7 +6,7 @@ import FoundationNetworking
 /// A JSON document as `JSONSerialization` produced it.
 ///
 /// `JSONSerialization` returns `Any`, which cannot cross threads in Swift 6; this wrapper can.
-public struct JSONValue: @unchecked Sendable {
+public struct JSONValue: @unchecked Sendable {  // safe: immutable JSONSerialization output, see below
     // @unchecked: `value` holds only what JSONSerialization creates (Swift dictionaries, arrays
     // and strings, NSNumber, NSNull), all immutable or value types, and it is never mutated.
     /// The parsed object: `[String: Any]`, `[Any]`, `String`, `NSNumber`/`Bool`/`Int`/`Double`, or `NSNull`.

@@ -5,7 +5,7 @@ import Foundation
 /// Built on `NSLock` (a pthread mutex) rather than `Synchronization.Mutex`: on Linux `Mutex` is a
 /// bare futex that ThreadSanitizer cannot see, so every access under it is reported as a race and
 /// the concurrency tests could not run under TSan.
-final class Locked<Value>: @unchecked Sendable {
+final class Locked<Value>: @unchecked Sendable {  // safe: the value is only touched under the lock
     // @unchecked: `value` is only read or written inside `withLock`, which holds `lock`.
     private let lock = NSLock()
     private var value: Value

@@ -17,9 +17,9 @@ final class BenchOptionsTests: XCTestCase {
     }
 
     func testSmallDefaults() throws {
-        let options = try parse(["small", "--url", "http://127.0.0.1:8080/bytes/1024"])
+        let options = try parse(["small", "--url", "http://bench.invalid/bytes/1024"])
         XCTAssertEqual(options.workload, .small)
-        XCTAssertEqual(options.url.absoluteString, "http://127.0.0.1:8080/bytes/1024")
+        XCTAssertEqual(options.url.absoluteString, "http://bench.invalid/bytes/1024")
         XCTAssertEqual(options.client, .courier)
         XCTAssertEqual(options.requests, 5000)
         XCTAssertEqual(options.concurrency, 1)

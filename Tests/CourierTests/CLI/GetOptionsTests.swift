@@ -21,8 +21,8 @@ final class GetOptionsTests: XCTestCase {
     }
 
     func testDefaults() throws {
-        let options = try parse(["http://127.0.0.1:8080/a/b.bin"])
-        XCTAssertEqual(options.url.absoluteString, "http://127.0.0.1:8080/a/b.bin")
+        let options = try parse(["http://bench.invalid/a/b.bin"])
+        XCTAssertEqual(options.url.absoluteString, "http://bench.invalid/a/b.bin")
         XCTAssertNil(options.output)
         XCTAssertEqual(options.retries, 3)
         XCTAssertNil(options.expectedSHA256)
@@ -144,7 +144,7 @@ final class GetOptionsTests: XCTestCase {
     }
 
     func testPartialFileIsNamedAfterTheURL() throws {
-        let url = try XCTUnwrap(URL(string: "http://127.0.0.1:8080/files/a.bin"))
+        let url = try XCTUnwrap(URL(string: "http://bench.invalid/files/a.bin"))
         let digest = SHA256.hexString(SHA256.hash(Data(url.absoluteString.utf8)))
         XCTAssertEqual(GetCommand.partialFileName(for: url), ".courier-\(digest.prefix(16)).courier-partial")
         XCTAssertNotEqual(
