@@ -37,7 +37,7 @@ struct DemoCommand {
         // Completions on the manager's own queue: this process has no main run loop to deliver to.
         let manager = SessionManager()
         let finished = DispatchSemaphore(value: 0)
-        let slot = ResultSlot()
+        let slot = Guarded<DownloadResponse?>(nil)
         let started = Date()
         manager.downloadTask(
             with: URLRequest(url: server.url("/files/\(name)?close_after=\(dropAfter)")),
@@ -49,8 +49,8 @@ struct DemoCommand {
         finished.wait()
         let seconds = Date().timeIntervalSince(started)
 
-        guard let response = slot.value, let fileURL = response.fileURL else {
-            let reason = slot.value?.error.map { "\($0)" } ?? "no result"
+        guard let response = slot.current, let fileURL = response.fileURL else {
+            let reason = slot.current?.error.map { "\($0)" } ?? "no result"
             FileHandle.standardError.write(Data("courier: demo download failed: \(reason)\n".utf8))
             return ExitCode.failure
         }
@@ -73,13 +73,4 @@ struct DemoCommand {
     private func mebibytes(_ bytes: Int64) -> String {
         String(format: "%.0f MiB", Double(bytes) / 1_048_576)
     }
-}
-
-/// Hands the completion's value to the waiting thread.
-final class ResultSlot: @unchecked Sendable {  // safe: `stored` is only touched under `lock`
-    // @unchecked: `stored` is only read or written while holding `lock`.
-    private let lock = NSLock()
-    private var stored: DownloadResponse?
-    func set(_ value: DownloadResponse) { lock.withLock { stored = value } }
-    var value: DownloadResponse? { lock.withLock { stored } }
 }

@@ -105,9 +105,7 @@ public final class HTTPClient: Sendable {
             built = URLRequest(url: baseURL ?? URL(fileURLWithPath: "/"))
         }
         let task: DataTask
-        if let body = built.httpBody, method != .get, method != .head {
-            var upload = built
-            upload.httpBody = nil
+        if let (upload, body) = Self.asUpload(built) {
             task = manager.uploadTask(
                 with: upload, from: .data(body), serializer: serializer, validation: validation, queue: queue,
                 uploadProgress: uploadProgress, downloadProgress: downloadProgress, completion: completion)
@@ -124,15 +122,23 @@ public final class HTTPClient: Sendable {
         return task
     }
 
+    /// A request with a body, split into the request and an upload body, so the body goes out as
+    /// an upload task (with upload progress); `nil` for GET, HEAD and body-less requests.
+    private static func asUpload(_ request: URLRequest) -> (URLRequest, Data)? {
+        let method = (request.httpMethod ?? "GET").uppercased()
+        guard let body = request.httpBody, method != "GET", method != "HEAD" else { return nil }
+        var upload = request
+        upload.httpBody = nil
+        return (upload, body)
+    }
+
     /// The async form of ``task(_:_:parameters:headers:parameterEncoding:serializer:validation:queue:uploadProgress:downloadProgress:completion:)``.
     public func send<Serializer: ResponseSerializer>(
         _ method: HTTPMethod, _ path: String, parameters: Parameters? = nil, headers: [String: String] = [:],
         parameterEncoding: (any RequestSerializer)? = nil, serializer: Serializer, validation: Validation = .default
     ) async throws -> (value: Serializer.Value, http: HTTPURLResponse) {
         let request = try request(method, path, parameters: parameters, headers: headers, parameterEncoding: parameterEncoding)
-        if let body = request.httpBody, method != .get, method != .head {
-            var upload = request
-            upload.httpBody = nil
+        if let (upload, body) = Self.asUpload(request) {
             return try await manager.upload(for: upload, from: .data(body), serializer: serializer, validation: validation)
         }
         return try await manager.response(for: request, serializer: serializer, validation: validation)

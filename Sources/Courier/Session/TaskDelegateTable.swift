@@ -90,8 +90,6 @@ final class TaskDelegateTable: Sendable {
         }
     }
 
-    /// Tasks registered: running, or waiting behind the per-host cap.
-    var count: Int { state.withLock { $0.entries.count } }
     /// Tasks running in URLSession now.
     var runningCount: Int { state.withLock { $0.running.values.reduce(0, +) } }
     /// Tasks waiting behind the per-host cap.

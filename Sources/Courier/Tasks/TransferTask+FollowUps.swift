@@ -79,7 +79,10 @@ extension TransferTask {
             state.lifecycle.state == .running
         else { return nil }
         var candidate = failure
-        if candidate == nil, case .download = kind {} else if candidate == nil {
+        // A download's refused status is already a failure; a data task's is found by validating.
+        var isDownload = false
+        if case .download = kind { isDownload = true }
+        if candidate == nil, !isDownload {
             do {
                 try validation.validate(request: state.currentRequest, response: state.response, data: state.memory)
             } catch {
