@@ -25,10 +25,9 @@ final class SessionCore: Sendable {
     /// instead of waking another one — about one thread hand-off less per request.
     init(configuration: URLSessionConfiguration, router: SessionDelegate, label: String, callbackQueue: DispatchQueue?) {
         // A serial delegate queue: callbacks for one task must never overlap (PLATFORM §2.9).
-        let delegateQueue = OperationQueue()
-        delegateQueue.maxConcurrentOperationCount = 1
-        delegateQueue.name = "\(label).delegate"
-        if let callbackQueue { delegateQueue.underlyingQueue = callbackQueue }
+        // A completion queue the caller chose may be concurrent, so it never runs them.
+        let serial = callbackQueue ?? DispatchQueue(label: "\(label).delegate", target: .global())
+        let delegateQueue = DelegateQueue(target: serial, name: "\(label).delegate")
         self.table = router.table
         self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
     }
@@ -49,12 +48,13 @@ final class SessionCore: Sendable {
         state.withLock { state in state.isInvalidated ? nil : make(session) }
     }
 
-    /// Registers `delegate` for `task` and resumes it; `false` when the session is invalidated.
-    func start(_ task: URLSessionTask, delegate: any TaskDelegate) -> Bool {
+    /// Registers `delegate` for `task` (whose request goes to `origin`, the per-host cap's key)
+    /// and resumes it; `false` when the session is invalidated.
+    func start(_ task: URLSessionTask, origin: String, delegate: any TaskDelegate) -> Bool {
         let admission = state.withLock { state -> Bool? in
             guard !state.isInvalidated else { return nil }
             // Registered before `resume()` so no callback can miss its delegate.
-            return table.admit(task, delegate: delegate)
+            return table.admit(task, origin: origin, delegate: delegate)
         }
         guard let startsNow = admission else { return false }
         if startsNow { task.resume() }

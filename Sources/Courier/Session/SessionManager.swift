@@ -24,6 +24,8 @@ public final class SessionManager: Sendable {
     /// Where response serializers, validation and download publishing run.
     let processingQueue: DispatchQueue
     let temporaryDirectory: URL
+    /// The per-task options every new task starts from.
+    let taskOptions: TaskOptions
 
     /// Creates a manager and its URLSession.
     public init(configuration: Configuration = Configuration()) {
@@ -31,10 +33,15 @@ public final class SessionManager: Sendable {
         let events = EventDispatcher(
             monitors: configuration.eventMonitors, postsNotifications: configuration.postsNotifications)
         self.events = events
-        let ownQueue = configuration.completionQueue == nil ? DispatchQueue(label: "\(configuration.label).callbacks") : nil
+        // Targets the global (non-overcommit) pool: a serial queue on the default overcommit
+        // root made libdispatch re-arm a timer and re-register an epoll source about five times
+        // per request (measured with strace) once it underlies URLSession's delegate queue.
+        let ownQueue = configuration.completionQueue == nil
+            ? DispatchQueue(label: "\(configuration.label).callbacks", target: .global()) : nil
         self.completionQueue = configuration.completionQueue ?? ownQueue!
         self.processingQueue = DispatchQueue(label: "\(configuration.label).processing", attributes: .concurrent)
         self.temporaryDirectory = configuration.temporaryDirectory ?? FileManager.default.temporaryDirectory
+        self.taskOptions = Self.makeTaskOptions(for: configuration)
         let table = TaskDelegateTable(cap: configuration.maximumRunningTasksPerHost)
         let router = SessionDelegate(table: table) { error in events.sessionDidInvalidate(error: error) }
         self.core = SessionCore(
@@ -88,8 +95,8 @@ public final class SessionManager: Sendable {
             temporaryDirectory: temporaryDirectory)
     }
 
-    /// The per-task options every new task starts from.
-    var taskOptions: TaskOptions {
+    /// The per-task options every new task starts from (built once: the configuration is fixed).
+    static func makeTaskOptions(for configuration: Configuration) -> TaskOptions {
         var interceptor = configuration.interceptor
         if let retryPolicy = configuration.retryPolicy {
             interceptor = (interceptor ?? Interceptor()).then(Interceptor(retriers: [retryPolicy]))
@@ -103,12 +110,18 @@ public final class SessionManager: Sendable {
     /// The request as Courier sends it: URLSession on Linux truncates timeouts to whole seconds.
     func prepared(_ request: URLRequest) -> URLRequest {
         var request = request
-        // Most requests carry no headers of their own: then no lookups are needed.
-        if request.allHTTPHeaderFields?.isEmpty ?? true {
-            for (name, value) in configuration.defaultHeaders { request.setValue(value, forHTTPHeaderField: name) }
-        } else {
-            for (name, value) in configuration.defaultHeaders where request.value(forHTTPHeaderField: name) == nil {
-                request.setValue(value, forHTTPHeaderField: name)
+        // One store of the whole field set: on Linux each `setValue(_:forHTTPHeaderField:)`
+        // costs ~0.8 µs (bridging and a scan), a single `allHTTPHeaderFields` store ~40 ns.
+        // `RequestValidation` checks the merged fields before anything is sent.
+        let defaults = configuration.defaultHeaders
+        if !defaults.isEmpty {
+            if let own = request.allHTTPHeaderFields, !own.isEmpty {
+                let present = Set(own.keys.map { $0.lowercased() })
+                var merged = own
+                for (name, value) in defaults where !present.contains(name.lowercased()) { merged[name] = value }
+                if merged.count != own.count { request.allHTTPHeaderFields = merged }
+            } else {
+                request.allHTTPHeaderFields = defaults
             }
         }
         let rounded = Configuration.wholeSeconds(request.timeoutInterval)

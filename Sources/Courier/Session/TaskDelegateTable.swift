@@ -40,8 +40,9 @@ final class TaskDelegateTable: Sendable {
 
     /// Registers `task`. Returns `true` when the caller should resume it now, `false` when it
     /// waits for a running task of the same host to finish (``remove(_:)`` then hands it back).
-    func admit(_ task: URLSessionTask, delegate: any TaskDelegate) -> Bool {
-        let host = Self.hostKey(task)
+    /// `origin` (scheme, host and port) is passed in rather than read from `task`: reading
+    /// `originalRequest` bridges a whole request on Linux.
+    func admit(_ task: URLSessionTask, origin host: String, delegate: any TaskDelegate) -> Bool {
         return state.withLock { state in
             let runs = cap.map { (state.running[host] ?? 0) < $0 } ?? true
             state.entries[task.taskIdentifier] = Entry(delegate: delegate, host: host, isRunning: runs)
@@ -94,8 +95,4 @@ final class TaskDelegateTable: Sendable {
     var runningCount: Int { state.withLock { $0.running.values.reduce(0, +) } }
     /// Tasks waiting behind the per-host cap.
     var waitingCount: Int { state.withLock { $0.waiting.values.reduce(0) { $0 + $1.count } } }
-
-    private static func hostKey(_ task: URLSessionTask) -> String {
-        RedirectPolicy.origin(of: task.originalRequest?.url) ?? ""
-    }
 }

@@ -322,8 +322,8 @@ final class TransferTask: Sendable {
     /// Registers and resumes `task`, then looks again: if the task was cancelled or paused while
     /// it was being launched, its URLSession task is cancelled now that its completion can be
     /// routed (a completion for an unregistered task would be lost, and the task never finish).
-    private func launch(_ task: URLSessionTask) {
-        guard core.start(task, delegate: self) else {
+    private func launch(_ task: URLSessionTask, origin: String) {
+        guard core.start(task, origin: origin, delegate: self) else {
             return fail(with: .sessionInvalidated(url: originalRequest.url))
         }
         let abandoned = state.withLock { state -> Bool in
@@ -374,7 +374,7 @@ final class TransferTask: Sendable {
             return .running
         }
         switch lifecycle {
-        case .running: launch(task)
+        case .running: launch(task, origin: RedirectPolicy.origin(of: request.url) ?? "")
         // Cancelled while the attempt was being set up (paused: the next resume makes a new one).
         case .cancelling: fail(with: .cancelled(url: request.url))
         case .initialized, .suspended, .completed: break
