@@ -123,4 +123,26 @@ final class ConfigurationCodingTests: CourierTestCase {
         _ = data(custom)
         XCTAssertEqual(server.requests.last?.header("User-Agent"), "mine/1")
     }
+
+    func testARequestHeaderInAnyCaseReplacesTheDefaultAndKeepsTheOthers() {
+        var custom = request("/get")
+        custom.allHTTPHeaderFields = ["user-agent": "lower/2", "X-Trace": "abc"]
+        XCTAssertNil(data(custom).error)
+        let sent = server.requests.last
+        XCTAssertEqual(
+            sent?.headers.filter { $0.name.lowercased() == "user-agent" }.map(\.value), ["lower/2"],
+            "one User-Agent, the request's")
+        XCTAssertEqual(sent?.header("X-Trace"), "abc")
+        XCTAssertNotNil(sent?.header("Accept-Language"), "the other default still goes out")
+    }
+
+    func testADefaultHeaderWithALineBreakIsRefusedNotDropped() {
+        var configuration = makeConfiguration()
+        configuration.defaultHeaders["X-Injected"] = "a\r\nX-Evil: 1"
+        let manager = SessionManager(configuration: configuration)
+        let before = server.requests.count
+        let response = wait { finish in manager.dataTask(with: request("/get"), completion: finish).resume() }
+        XCTAssertEqual(response?.error?.code, .invalidRequest)
+        XCTAssertEqual(server.requests.count, before, "nothing was sent")
+    }
 }
