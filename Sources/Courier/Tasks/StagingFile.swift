@@ -8,7 +8,8 @@ import Glibc
 /// Created with `O_EXCL | O_NOFOLLOW` and mode 0600, so nobody else can read it and a symlink
 /// planted at the path is never followed. Writes are buffered: URLSession hands over ≤ 16 KiB
 /// per callback, and one `write(2)` per chunk is what makes Foundation's own download task slow
-/// (PLATFORM §6). Not thread-safe: only ever used inside its transfer's lock.
+/// (PLATFORM §6). Not thread-safe: a download's staging file is created, written and closed only
+/// on its ``DiskWriter``'s queue.
 final class StagingFile {
     let url: URL
     private var descriptor: Int32
@@ -17,12 +18,24 @@ final class StagingFile {
     /// Bytes accepted so far (written or buffered).
     private(set) var length: Int64 = 0
 
-    init(in directory: URL, bufferCapacity: Int = 256 * 1024) throws(CourierError) {
-        let name = ".courier-\(UUID().uuidString.lowercased()).courier-partial"
-        let url = directory.appendingPathComponent(name)
+    /// A fresh, randomly named staging file in `directory`.
+    convenience init(in directory: URL, bufferCapacity: Int = 256 * 1024) throws(CourierError) {
+        try self.init(creating: Self.randomURL(in: directory), bufferCapacity: bufferCapacity)
+    }
+
+    /// A random `.courier-<uuid>.courier-partial` name in `directory`, chosen before the file is
+    /// created so the transfer knows its path while the writer creates it.
+    static func randomURL(in directory: URL) -> URL {
+        directory.appendingPathComponent(".courier-\(UUID().uuidString.lowercased()).courier-partial")
+    }
+
+    /// Creates the file at `url`, which must not exist yet.
+    init(creating url: URL, bufferCapacity: Int = 256 * 1024) throws(CourierError) {
         let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            throw CourierError.fileSystem("cannot create a staging file in \(directory.path)", url: url, errno: errno)
+            let code = errno
+            let directory = url.deletingLastPathComponent().path
+            throw CourierError.fileSystem("cannot create a staging file in \(directory)", url: url, errno: code)
         }
         self.url = url
         self.descriptor = fd
