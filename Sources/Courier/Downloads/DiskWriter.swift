@@ -1,0 +1,376 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes one download's body into its partial file, behind the transfer.
+///
+/// URLSession's callbacks only hand chunks over; the writes happen here, on a serial queue of the
+/// writer's own. A slow disk then no longer holds up the manager's
+/// delegate queue, whose falling behind is what made URLSession queue the socket's bytes in memory
+/// without bound (PLATFORM §2.9). The bytes handed over and not yet written — the backlog — are
+/// counted, so the transfer can stop reading the network when it grows (``DownloadPolicy/maximumBufferedBytes``).
+///
+/// Every operation on the partial file (open, append, truncate, flush, close, discard), the
+/// SHA-256, the crash-safe records and the removal of side files run here, in the order the
+/// transfer asked for them. So none races with a write, a record only ever vouches for bytes in
+/// the file, and the ending (``finish(_:removing:then:)``) sees every accepted byte written.
+///
+/// The transfer calls in while holding its own lock, so operations queue up in the order of its
+/// decisions; nothing here blocks. The writer never takes the transfer's lock: its callbacks run
+/// with no lock held, on the global queue (or, for the ending, on the writer's queue).
+final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failure` are confined to `queue`
+    // @unchecked: `file`, `hasher` and `failure` are only touched by `drain()`, which runs on the
+    // serial `queue` and nowhere else; every other mutable field is in `state`, behind its lock.
+
+    /// The partial file to write.
+    enum Target: Sendable {
+        /// A new private file at this (not yet existing) path.
+        case fresh(URL)
+        /// A fixed partial file, keeping exactly its first `keeping` bytes.
+        case existing(URL, keeping: Int64)
+
+        var url: URL {
+            switch self {
+            case .fresh(let url), .existing(let url, _): return url
+            }
+        }
+    }
+
+    /// What happens to the file once every accepted byte is written.
+    enum Ending: Sendable {
+        /// Close it for publishing, after checking the SHA-256 of what it holds when one is expected.
+        case publish(expectedSHA256: [UInt8]?, url: URL?)
+        /// Close it and keep it for resuming: the resume data (and the record, when there is one)
+        /// get the bytes the file really holds.
+        case keep(ResumeData, record: URL?)
+        /// Remove it: nothing worth continuing.
+        case discard
+    }
+
+    /// How the ending went.
+    struct Settled: Sendable {
+        /// The closed file, ready to publish (``Ending/publish(expectedSHA256:url:)`` only).
+        var stagedFile: URL?
+        /// The first write error, or a SHA-256 mismatch; the file and side files are then removed.
+        var failure: CourierError?
+        /// The resume data with the bytes on disk (``Ending/keep(_:record:)`` only).
+        var resumeData: ResumeData?
+    }
+
+    /// For tests: the writer's backlog, now and at its highest.
+    struct Statistics: Sendable {
+        var backlog: Int64
+        var peakBacklog: Int64
+        /// The largest chunk handed over (URLSession's are at most 16 KiB, PLATFORM §2.1).
+        var largestChunk: Int
+    }
+
+    private enum Operation {
+        case open(Target, hashing: Bool)
+        case append(Data)
+        case truncate
+        case remove([URL])
+        case record(ResumeData, URL)
+        case finish(Ending, removing: [URL], then: @Sendable (Settled) -> Void)
+    }
+
+    private struct Waiter {
+        let threshold: Int64
+        let action: @Sendable () -> Void
+    }
+
+    private struct State {
+        var operations: [Operation] = []
+        /// A drain is scheduled or running on the queue; new operations join it.
+        var draining = false
+        /// Bytes appended since the last drain was scheduled: appends wake the queue in batches.
+        var unscheduledBytes = 0
+        /// Bytes accepted and not yet handed to the file.
+        var backlog: Int64 = 0
+        var peakBacklog: Int64 = 0
+        var largestChunk = 0
+        /// The download ended without keeping its bytes: writes still queued are skipped.
+        var discarding = false
+        var finished = false
+        var waiter: Waiter?
+        var onFailure: (@Sendable (CourierError) -> Void)?
+    }
+
+    /// Test seam: a slow or failing disk, without mocking anything but the writer's own pace.
+    struct Simulation: Sendable {
+        /// Write no faster than this many bytes per second.
+        var bytesPerSecond: Int?
+        /// Fail (as `ENOSPC`) the write that would take the bytes written past this many.
+        var failsAfterBytes: Int64?
+    }
+
+    private let queue: DispatchQueue
+    private let state = Locked(State())
+    /// Appends wake the queue once this many bytes are waiting (any other operation wakes it at
+    /// once): one thread hand-off per batch instead of per 16 KiB chunk (PLATFORM §6).
+    private let batchBytes: Int
+    private let simulation: Simulation?
+
+    // Confined to `queue`.
+    private var file: StagingFile?
+    private var hasher: SHA256?
+    private var failure: CourierError?
+    private var bytesWritten: Int64 = 0
+
+    init(batchBytes: Int, simulation: Simulation? = nil) {
+        // Not on `.global()`: that pool is as wide as the CPUs and runs the manager's own queue,
+        // and a write blocked on a slow disk holds its thread. Four writers slowed down there kept
+        // the manager's queue from running for up to 1.7 s (URLSession queued the data meanwhile);
+        // on the default root, which adds threads, it waited at most a few ms.
+        self.queue = DispatchQueue(label: "courier.disk-writer")
+        self.batchBytes = max(1, batchBytes)
+        self.simulation = simulation
+    }
+
+    /// Called once, on the global queue, when an operation on the file fails before the ending.
+    func setFailureHandler(_ handler: @escaping @Sendable (CourierError) -> Void) {
+        state.withLock { $0.onFailure = handler }
+    }
+
+    var statistics: Statistics {
+        state.withLock { Statistics(backlog: $0.backlog, peakBacklog: $0.peakBacklog, largestChunk: $0.largestChunk) }
+    }
+
+    // MARK: - Operations (called under the transfer's lock; none blocks)
+
+    func open(_ target: Target, hashing: Bool) {
+        enqueue(.open(target, hashing: hashing))
+    }
+
+    /// Accepts a chunk; returns the backlog, this chunk included.
+    @discardableResult
+    func append(_ data: Data) -> Int64 {
+        enqueue(.append(data), bytes: data.count)
+    }
+
+    /// Starts the file over from byte 0 (and the SHA-256 with it).
+    func truncate() {
+        enqueue(.truncate)
+    }
+
+    /// Removes files, in order with the other operations (a record written earlier stays removed).
+    func remove(_ files: [URL]) {
+        enqueue(.remove(files))
+    }
+
+    /// Flushes the file, then writes `resumeData` to `record` with the bytes the file holds.
+    func writeRecord(_ resumeData: ResumeData, to record: URL) {
+        enqueue(.record(resumeData, record))
+    }
+
+    /// Calls `action` on the global queue once the backlog is at most `threshold` (at once if it
+    /// already is). Not called if a write fails first: the failure handler is.
+    func whenBacklog(atMost threshold: Int64, _ action: @escaping @Sendable () -> Void) {
+        let (now, wake) = state.withLock { state -> (Bool, Bool) in
+            if state.backlog <= threshold { return (true, false) }
+            state.waiter = Waiter(threshold: threshold, action: action)
+            // The backlog may be a batch waiting to fill: write it now.
+            return (false, schedule(&state))
+        }
+        if now { DispatchQueue.global().async(execute: action) }
+        if wake { queue.async { self.drain() } }
+    }
+
+    /// The last operation: after every accepted byte is written, ends the file as `ending` says
+    /// (removing `removing` too when the file is not kept) and calls `then` on the writer's queue.
+    func finish(_ ending: Ending, removing: [URL], then: @escaping @Sendable (Settled) -> Void) {
+        if case .discard = ending { state.withLock { $0.discarding = true } }
+        enqueue(.finish(ending, removing: removing, then: then))
+    }
+
+    @discardableResult
+    private func enqueue(_ operation: Operation, bytes: Int = 0) -> Int64 {
+        let (backlog, wake) = state.withLock { state -> (Int64, Bool) in
+            guard !state.finished else { return (state.backlog, false) }
+            state.operations.append(operation)
+            if case .finish = operation { state.finished = true }
+            guard bytes > 0 else { return (state.backlog, schedule(&state)) }
+            state.backlog += Int64(bytes)
+            state.peakBacklog = max(state.peakBacklog, state.backlog)
+            state.largestChunk = max(state.largestChunk, bytes)
+            state.unscheduledBytes += bytes
+            return (state.backlog, state.unscheduledBytes >= batchBytes && schedule(&state))
+        }
+        if wake { queue.async { self.drain() } }
+        return backlog
+    }
+
+    /// Marks a drain as scheduled; `true` when the caller must dispatch it.
+    private func schedule(_ state: inout State) -> Bool {
+        guard !state.draining, !state.operations.isEmpty else { return false }
+        state.draining = true
+        state.unscheduledBytes = 0
+        return true
+    }
+
+    // MARK: - On the queue
+
+    private func drain() {
+        while true {
+            var (batch, discarding) = state.withLock { state -> ([Operation], Bool) in
+                let batch = state.operations
+                state.operations = []
+                state.unscheduledBytes = 0
+                if batch.isEmpty { state.draining = false }
+                return (batch, state.discarding)
+            }
+            if batch.isEmpty { return }
+            for operation in batch { run(operation, discarding: &discarding) }
+        }
+    }
+
+    /// Runs one operation; `discarding` is refreshed after each write, so an ending that drops
+    /// the bytes skips the rest of the batch at once.
+    private func run(_ operation: Operation, discarding: inout Bool) {
+        switch operation {
+        case .open(let target, let hashing):
+            guard failure == nil else { return }
+            do throws(CourierError) {
+                switch target {
+                case .fresh(let url):
+                    file = try StagingFile(creating: url)
+                    hasher = hashing ? SHA256() : nil
+                case .existing(let url, let keeping):
+                    file = try StagingFile(at: url, keeping: keeping)
+                    // The digest covers the whole file, including what an earlier run wrote.
+                    if hashing { hasher = try Self.hashPrefix(of: url, length: keeping) }
+                }
+            } catch {
+                fail(error)
+            }
+        case .append(let data):
+            if failure == nil, !discarding { write(data) }
+            let due = state.withLock { state -> (@Sendable () -> Void)? in
+                state.backlog -= Int64(data.count)
+                discarding = state.discarding
+                guard let waiter = state.waiter, state.backlog <= waiter.threshold else { return nil }
+                state.waiter = nil
+                return waiter.action
+            }
+            if let due { DispatchQueue.global().async(execute: due) }
+        case .truncate:
+            guard failure == nil, let file else { return }
+            do throws(CourierError) {
+                if file.length > 0 { try file.truncate() }
+                if hasher != nil { hasher = SHA256() }
+            } catch {
+                fail(error)
+            }
+        case .remove(let files):
+            for url in files { unlink(url.path) }
+        case .record(var resumeData, let record):
+            guard failure == nil else { return }
+            do throws(CourierError) {
+                try file?.flush()
+            } catch {
+                return fail(error)
+            }
+            resumeData.bytesOnDisk = file?.length ?? resumeData.bytesOnDisk
+            // A record that cannot be written leaves the previous one, which is still true.
+            try? AtomicFile.write(resumeData.encoded(), to: record)
+        case .finish(let ending, let removing, let then):
+            let settled = end(ending, removing: removing)
+            state.withLock {
+                $0.waiter = nil
+                $0.onFailure = nil
+            }
+            then(settled)
+        }
+    }
+
+    private func write(_ data: Data) {
+        guard let file else { return fail(CourierError.fileSystem("no partial file is open", url: nil)) }
+        if let rate = simulation?.bytesPerSecond, rate > 0 {
+            Thread.sleep(forTimeInterval: Double(data.count) / Double(rate))
+        }
+        if let limit = simulation?.failsAfterBytes, bytesWritten + Int64(data.count) > limit {
+            return fail(CourierError.fileSystem("cannot write the staging file", url: file.url, errno: ENOSPC))
+        }
+        do throws(CourierError) {
+            try file.append(data)
+            hasher?.update(data)
+            bytesWritten += Int64(data.count)
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// Records the first failure and tells the transfer, which stops the download.
+    private func fail(_ error: CourierError) {
+        guard failure == nil else { return }
+        failure = error
+        let handler = state.withLock { state -> (@Sendable (CourierError) -> Void)? in
+            defer {
+                state.onFailure = nil
+                state.waiter = nil
+            }
+            return state.onFailure
+        }
+        if let handler { DispatchQueue.global().async { handler(error) } }
+    }
+
+    private func end(_ ending: Ending, removing: [URL]) -> Settled {
+        var settled = Settled()
+        defer { file = nil }
+        switch ending {
+        case .discard:
+            break
+        case .keep(var resumeData, let record):
+            if failure == nil {
+                do throws(CourierError) {
+                    try file?.close()
+                    resumeData.bytesOnDisk = file?.length ?? resumeData.bytesOnDisk
+                    if let record { try? AtomicFile.write(resumeData.encoded(), to: record) }
+                    settled.resumeData = resumeData
+                    return settled
+                } catch {
+                    failure = error
+                }
+            }
+        case .publish(let expected, let url):
+            if failure == nil {
+                do throws(CourierError) {
+                    try file?.close()
+                    if let expected, let actual = hasher?.finalize(), actual != expected {
+                        throw CourierError.integrity(
+                            "the SHA-256 is \(SHA256.hexString(actual)), \(SHA256.hexString(expected)) was expected", url)
+                    }
+                    settled.stagedFile = file?.url
+                    return settled
+                } catch {
+                    failure = error
+                }
+            }
+        }
+        // Nothing is kept: no partial file or record stays behind.
+        file?.discard()
+        for url in removing { unlink(url.path) }
+        settled.failure = failure
+        return settled
+    }
+
+    /// The SHA-256 state after the first `length` bytes of `file` (a resumed download's checksum
+    /// covers the whole file, including what an earlier run wrote).
+    static func hashPrefix(of file: URL, length: Int64) throws(CourierError) -> SHA256 {
+        guard let handle = try? FileHandle(forReadingFrom: file) else {
+            throw CourierError.fileSystem("cannot read the partial file to check it", url: file)
+        }
+        defer { try? handle.close() }
+        var hasher = SHA256()
+        var remaining = length
+        while remaining > 0 {
+            guard let chunk = try? handle.read(upToCount: Int(min(remaining, 1 << 20))), !chunk.isEmpty else {
+                throw CourierError.fileSystem("the partial file is shorter than its record", url: file)
+            }
+            hasher.update(chunk)
+            remaining -= Int64(chunk.count)
+        }
+        return hasher
+    }
+}
