@@ -25,7 +25,8 @@ struct DownloadPlan: Sendable {
 
 /// Download-only bookkeeping inside a transfer's state.
 struct DownloadState {
-    var hasher: SHA256?
+    /// The partial file handed to the writer (it creates or opens it on its queue).
+    var partialFile: URL?
     var attempts = 0
     var retries = 0
     var resumedBytes: Int64 = 0

@@ -32,6 +32,8 @@ public struct DownloadPolicy: Sendable {
     public var sensitiveHeaders: Set<String> = []
     /// How often the resume record is brought up to date while bytes arrive. Default 1 s.
     public var recordInterval: Duration = .seconds(1)
+    /// Tests only: a slow or failing disk for the partial file's writer.
+    var simulatedDisk: DiskWriter.Simulation?
 
     /// The defaults.
     public init() {}

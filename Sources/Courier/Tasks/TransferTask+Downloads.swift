@@ -48,8 +48,9 @@ extension TransferTask {
             if let problem = openPartial(keeping: offset ?? 0, plan, &state) { return fail(problem, task, &state) }
         case .replace, .alreadyComplete:
             // A full body (a 200 where a 206 was asked for means the resource changed or the
-            // server ignores Range): start the file over, never append.
-            if let record = plan.recordFile { unlink(record.path) }
+            // server ignores Range): start the file over, never append. The old record goes in
+            // order with the writes, so one still queued cannot bring it back.
+            if let record = plan.recordFile { writer?.remove([record]) }
             resetBody(&state)
             state.response = http
             state.validator = Self.strongValidator(of: http)
@@ -70,25 +71,31 @@ extension TransferTask {
         return .none
     }
 
-    /// Appends a chunk of a download; returns a failure that must stop the transfer.
-    func downloadData(_ data: Data, _ plan: DownloadPlan, _ state: inout State) -> CourierError? {
+    /// What became of a chunk.
+    enum ChunkOutcome {
+        case accepted
+        /// Stop the transfer with this failure.
+        case stop(CourierError)
+    }
+
+    /// Hands a chunk of a download to the writer.
+    func downloadData(_ data: Data, _ plan: DownloadPlan, _ state: inout State) -> ChunkOutcome {
         state.download.bytesFromNetwork += Int64(data.count)
         if state.download.rejected != nil {
             let room = Self.rejectedBodyLimit - state.download.rejectedBody.count
             if room > 0 { state.download.rejectedBody.append(data.prefix(room)) }
-            return nil
+            return .accepted
         }
-        if state.staging == nil, let problem = openPartial(keeping: 0, plan, &state) { return problem }
-        do { try state.staging?.append(data) } catch { return error }
-        state.download.hasher?.update(data)
+        if state.download.partialFile == nil, let problem = openPartial(keeping: 0, plan, &state) { return .stop(problem) }
+        writer?.append(data)
         state.received += Int64(data.count)
         if let expected = plan.policy.expectedLength, state.received > expected {
-            return .integrity("more than the expected \(expected) bytes arrived", originalRequest.url)
+            return .stop(.integrity("more than the expected \(expected) bytes arrived", originalRequest.url))
         }
         if plan.recordFile != nil, state.download.lastRecordWrite.map({ .now - $0 >= plan.policy.recordInterval }) ?? true {
             writeRecord(plan, &state, force: false)
         }
-        return nil
+        return .accepted
     }
 
     private func fail(_ problem: CourierError, _ task: URLSessionTask, _ state: inout State) -> TransferAction {
@@ -96,47 +103,30 @@ extension TransferTask {
         return .cancel(task)
     }
 
-    /// Opens the partial file keeping its first `offset` bytes (hashing them when a checksum is
-    /// expected), or truncates the one already open.
+    /// Hands the partial file to the writer, keeping its first `offset` bytes (the writer hashes
+    /// them when a checksum is expected), or has the writer truncate the one it has.
     private func openPartial(keeping offset: Int64, _ plan: DownloadPlan, _ state: inout State) -> CourierError? {
+        guard let writer else { return nil }
+        if state.download.partialFile != nil {
+            if offset == 0 { writer.truncate() }
+            return nil
+        }
         do {
-            if let staging = state.staging {
-                if offset == 0, staging.length > 0 { try staging.truncate() }
-                return nil
-            }
+            let target: DiskWriter.Target
             if let fixed = plan.partialFile ?? plan.resumeFrom?.partialFile {
                 try ensureDirectory(fixed.deletingLastPathComponent(), plan)
-                state.staging = try StagingFile(at: fixed, keeping: offset)
+                target = .existing(fixed, keeping: offset)
             } else {
-                state.staging = try StagingFile(in: try stagingDirectory(for: plan))
+                target = .fresh(StagingFile.randomURL(in: try stagingDirectory(for: plan)))
             }
+            // Opening happens on the writer's queue; if it fails, the writer's failure stops the task.
+            writer.open(target, hashing: plan.policy.expectedSHA256 != nil)
+            state.download.partialFile = target.url
             state.received = offset
-            if offset > 0, state.download.hasher != nil, let staging = state.staging {
-                state.download.hasher = try Self.hashPrefix(of: staging.url, length: offset)
-            }
             return nil
         } catch {
             return error
         }
-    }
-
-    /// The SHA-256 state after the first `length` bytes of `file` (a resumed download's checksum
-    /// covers the whole file, including what an earlier run wrote).
-    static func hashPrefix(of file: URL, length: Int64) throws(CourierError) -> SHA256 {
-        guard let handle = try? FileHandle(forReadingFrom: file) else {
-            throw CourierError.fileSystem("cannot read the partial file to check it", url: file)
-        }
-        defer { try? handle.close() }
-        var hasher = SHA256()
-        var remaining = length
-        while remaining > 0 {
-            guard let chunk = try? handle.read(upToCount: Int(min(remaining, 1 << 20))), !chunk.isEmpty else {
-                throw CourierError.fileSystem("the partial file is shorter than its record", url: file)
-            }
-            hasher.update(chunk)
-            remaining -= Int64(chunk.count)
-        }
-        return hasher
     }
 
     private func stagingDirectory(for plan: DownloadPlan) throws(CourierError) -> URL {
@@ -203,35 +193,19 @@ extension TransferTask {
 
     /// Ends a failed download, keeping its bytes and attaching resume data when they can be continued.
     func finishFailedDownload(_ failure: CourierError, _ plan: DownloadPlan, _ state: inout State) -> Completion {
-        var failure = failure
-        if let resume = resumeData(plan, &state) {
-            failure.resumeData = resume
-            return completeLocked(&state, error: failure, keepingPartial: true)
-        }
-        return completeLocked(&state, error: failure)
+        completeLocked(&state, error: failure, keeping: resumeData(plan, state))
     }
 
     /// A cancelled download: kept for resuming when `cancel(producingResumeData:)` asked for it.
     func cancelledDownload(_ plan: DownloadPlan, _ state: inout State) -> Completion {
-        var error = CourierError.cancelled(url: originalRequest.url)
-        guard state.download.producesResumeData, let resume = resumeData(plan, &state) else {
-            return completeLocked(&state, error: error)
-        }
-        error.resumeData = resume
-        return completeLocked(&state, error: error, keepingPartial: true)
+        let resume = state.download.producesResumeData ? resumeData(plan, state) : nil
+        return completeLocked(&state, error: .cancelled(url: originalRequest.url), keeping: resume)
     }
 
+    /// The length check; the SHA-256 is the writer's, checked once every byte is in the file.
     private func integrityProblem(_ plan: DownloadPlan, _ state: State) -> CourierError? {
         if let expected = plan.policy.expectedLength, state.received != expected {
             return .integrity("\(state.received) bytes arrived, \(expected) were expected", originalRequest.url)
-        }
-        if let expected = plan.policy.expectedSHA256, let hasher = state.download.hasher {
-            let actual = hasher.finalize()
-            if actual != expected {
-                return .integrity(
-                    "the SHA-256 is \(SHA256.hexString(actual)), \(SHA256.hexString(expected)) was expected",
-                    originalRequest.url)
-            }
         }
         return nil
     }
@@ -249,12 +223,46 @@ extension TransferTask {
             url: request?.url, response: response, body: body)
     }
 
+    // MARK: - The writer
+
+    /// A write failed: the download stops with that error, once. A running attempt is cancelled
+    /// and its completion reports the failure; between attempts (waiting to retry, suspended) the
+    /// task finishes now. Once the task is cancelling or complete, the
+    /// writer's ending reports it instead.
+    func writerFailed(_ error: CourierError) {
+        enum Step { case none, cancel(URLSessionTask), finish(Completion) }
+        let step = state.withLock { state -> Step in
+            guard state.failure == nil else { return .none }
+            switch state.lifecycle.state {
+            case .running:
+                state.failure = error
+                if let current = state.current {
+                    // A task still being launched is not registered yet: its launcher cancels it.
+                    return current === state.launching ? .none : .cancel(current)
+                }
+            case .suspended:
+                _ = state.lifecycle.apply(.cancel)
+            case .initialized, .cancelling, .completed:
+                return .none
+            }
+            state.awaitingRetry = false
+            return .finish(completeLocked(&state, error: error))
+        }
+        switch step {
+        case .none: break
+        case .cancel(let task): task.cancel()
+        case .finish(let completion): perform(completion)
+        }
+    }
+
     // MARK: - Resume data and records
 
-    /// Resume data for the bytes held, after flushing them; also brings the record beside a
-    /// fixed partial file up to date. `nil` when the bytes cannot be continued.
-    func resumeData(_ plan: DownloadPlan, _ state: inout State, allowEmpty: Bool = false) -> ResumeData? {
-        guard let url = originalRequest.url, let partial = state.staging?.url ?? plan.partialFile ?? plan.resumeFrom?.partialFile
+    /// Resume data for the bytes held, or `nil` when they cannot be continued. Its `bytesOnDisk`
+    /// is what has arrived; the writer replaces it with what the file really holds when it writes
+    /// a record or ends the file, so neither ever claims a byte still waiting in memory.
+    func resumeData(_ plan: DownloadPlan, _ state: State, allowEmpty: Bool = false) -> ResumeData? {
+        guard let url = originalRequest.url,
+            let partial = state.download.partialFile ?? plan.partialFile ?? plan.resumeFrom?.partialFile
         else { return nil }
         let method = (originalRequest.httpMethod ?? "GET").uppercased()
         let resumable =
@@ -262,31 +270,20 @@ extension TransferTask {
             && (state.validator != nil || plan.policy.resumesWithoutValidator)
             && (state.received > 0 || allowEmpty)
         guard resumable else { return nil }
-        do {
-            try state.staging?.flush()
-        } catch {
-            return nil
-        }
-        // Never claim more than has been handed to the file.
-        let bytes = state.staging?.length ?? state.received
-        let data = ResumeData(
+        return ResumeData(
             url: ResumeData.withoutCredentials(url), method: method,
             headers: ResumeData.storableHeaders(of: originalRequest, sensitive: plan.policy.sensitiveHeaders),
-            partialFile: partial, bytesOnDisk: bytes, validator: state.validator, totalLength: state.expectedToReceive)
-        if let record = plan.recordFile {
-            try? AtomicFile.write(data.encoded(), to: record)
-            state.download.lastRecordWrite = .now
-        }
-        return data
+            partialFile: partial, bytesOnDisk: state.received, validator: state.validator,
+            totalLength: state.expectedToReceive)
     }
 
-    /// Brings the crash-safe record up to date (when the partial file has a fixed place).
+    /// Brings the crash-safe record up to date (when the partial file has a fixed place): the
+    /// writer flushes what it has written, then records exactly that.
     func writeRecord(_ plan: DownloadPlan, _ state: inout State, force: Bool) {
-        guard plan.recordFile != nil else { return }
-        _ = resumeData(plan, &state, allowEmpty: force)
+        guard let record = plan.recordFile else { return }
+        if let resume = resumeData(plan, state, allowEmpty: force) { writer?.writeRecord(resume, to: record) }
         state.download.lastRecordWrite = .now
     }
-
 }
 
 extension CourierError {

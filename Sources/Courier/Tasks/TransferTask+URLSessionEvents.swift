@@ -67,7 +67,9 @@ extension TransferTask: TaskDelegate {
                 !state.ignoresBody
             else { return .none }
             if case .download(let plan) = kind {
-                if let problem = downloadData(data, plan, &state) {
+                switch downloadData(data, plan, &state) {
+                case .accepted: break
+                case .stop(let problem):
                     state.failure = problem
                     return .cancel(task)
                 }

@@ -41,6 +41,8 @@ final class TransferTask: Sendable {
     let events: EventDispatcher
     private let finisher: Finisher
     let state: Locked<State>
+    /// A download's partial file is written here, behind the network; `nil` for other kinds.
+    let writer: DiskWriter?
 
     struct State {
         var lifecycle = TaskLifecycle()
@@ -57,7 +59,6 @@ final class TransferTask: Sendable {
         var currentRequest: URLRequest?
         var response: HTTPURLResponse?
         var memory = Data()
-        var staging: StagingFile?
         var received: Int64 = 0
         var expectedToReceive: Int64?
         var sent: Int64 = 0
@@ -113,13 +114,12 @@ final class TransferTask: Sendable {
         if case .upload(.multipart(let form, _)) = kind, request.value(forHTTPHeaderField: "Content-Type") == nil {
             request.setValue(form.contentType, forHTTPHeaderField: "Content-Type")
         }
-        if case .download(let plan) = kind {
+        if case .download = kind {
             // The file must hold the representation's own bytes: offsets and checksums mean
             // nothing over a body libcurl decoded (PLATFORM §2.7).
             if request.value(forHTTPHeaderField: "Accept-Encoding") == nil {
                 request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
             }
-            if plan.policy.expectedSHA256 != nil { initial.download.hasher = SHA256() }
         }
         self.originalRequest = request
         if case .download(let plan) = kind, let resume = plan.resumeFrom, resume.bytesOnDisk > 0 {
@@ -133,6 +133,14 @@ final class TransferTask: Sendable {
             self.initialRequest = request
         }
         self.state = Locked(initial)
+        if case .download(let plan) = kind {
+            // Appends wake the writer per 256 KiB, the staging file's own buffer.
+            let writer = DiskWriter(batchBytes: 256 * 1024, simulation: plan.policy.simulatedDisk)
+            self.writer = writer
+            writer.setFailureHandler { [weak self] error in self?.writerFailed(error) }
+        } else {
+            self.writer = nil
+        }
     }
 
     /// `request` asking for the body from `offset` on, only if unchanged since `validator`.
@@ -329,7 +337,8 @@ final class TransferTask: Sendable {
         let abandoned = state.withLock { state -> Bool in
             if state.launching === task { state.launching = nil }
             state.download.attempts += 1
-            return state.current !== task || state.lifecycle.state != .running
+            // A failure recorded meanwhile (a download's write error) stops the attempt too.
+            return state.current !== task || state.lifecycle.state != .running || state.failure != nil
         }
         if abandoned { task.cancel() }
     }
@@ -411,76 +420,62 @@ final class TransferTask: Sendable {
         state.received = 0
         state.rangeOffset = nil
         state.ignoresBody = false
-        if state.download.hasher != nil { state.download.hasher = SHA256() }
-        if let staging = state.staging {
-            do { try staging.truncate() } catch { state.failure = error }
-        }
+        // Queued behind the writes already accepted, which it then drops (with their SHA-256).
+        if state.download.partialFile != nil { writer?.truncate() }
     }
 
     // MARK: - Completion
 
     /// Everything needed to finish, gathered under the lock and performed after it.
-    struct Completion {
-        let outcome: TransferOutcome
+    struct Completion: Sendable {
+        var outcome: TransferOutcome
         let handle: (any SessionTask)?
         let observers: [ProgressObserver]
-        let finalProgress: [ProgressDirection: Progress]
-        /// `cancel(producingResumeData:)`'s handler, with its answer.
-        let resumeDataDelivery: (@Sendable () -> Void)?
+        var finalProgress: [ProgressDirection: Progress]
+        /// `cancel(producingResumeData:)`'s handler; it gets the resume data the error carries.
+        let resumeDataHandler: (@Sendable (ResumeData?) -> Void)?
+        /// A download's ending, for its writer to carry out once every accepted byte is written,
+        /// with the files to remove if the partial file is not kept.
+        let ending: (DiskWriter.Ending, removing: [URL])?
     }
 
-    /// Ends the task: closes or discards the body, gathers the outcome. With `keepingPartial`, a
-    /// failed download's partial file (and record) stay for resuming; otherwise they are removed.
-    func completeLocked(_ state: inout State, error: CourierError?, keepingPartial: Bool = false) -> Completion {
+    /// Ends the task: gathers the outcome and what becomes of the body. With `keeping`, a failed
+    /// download's partial file (and record) stay for resuming, and the error gets this resume data
+    /// with the bytes the writer really wrote; otherwise they are removed.
+    func completeLocked(_ state: inout State, error: CourierError?, keeping resume: ResumeData? = nil) -> Completion {
         _ = state.lifecycle.apply(.complete)
-        var error = error
-        var stagedFile: URL?
-        if let staging = state.staging {
-            if error == nil {
-                do {
-                    try staging.close()
-                    stagedFile = staging.url
-                } catch let failure {
-                    error = failure
-                    staging.discard()
-                }
-            } else if keepingPartial {
-                try? staging.close()
-            } else {
-                staging.discard()
-            }
-            state.staging = nil
-        }
         var obsoleteFiles: [URL] = []
-        var resumeDataDelivery: (@Sendable () -> Void)?
+        var resumeDataHandler: (@Sendable (ResumeData?) -> Void)?
+        var ending: (DiskWriter.Ending, removing: [URL])?
         if case .file(let url)? = state.encodedBody {
             unlink(url.path)  // the encoded multipart body is removed on every path
             state.encodedBody = nil
         }
         if case .download(let plan) = kind {
-            if error != nil, !keepingPartial {
-                // Nothing worth continuing: leave no partial file or record behind.
-                let record = plan.recordFile
-                for file in [plan.partialFile, plan.resumeFrom?.partialFile, record, record.map(AtomicFile.temporaryFile)]
-                    .compactMap({ $0 })
-                {
-                    unlink(file.path)
-                }
-            } else if error == nil, let record = plan.recordFile {
+            let record = plan.recordFile
+            // Removed unless the partial file is published or kept: nothing worth continuing stays.
+            let removing = [
+                state.download.partialFile, plan.partialFile, plan.resumeFrom?.partialFile, record,
+                record.map(AtomicFile.temporaryFile),
+            ].compactMap { $0 }
+            if error == nil {
+                // A 416 that proved the file complete skips the checksum, as it always has.
+                ending = (.publish(expectedSHA256: state.ignoresBody ? nil : plan.policy.expectedSHA256, url: originalRequest.url), removing)
                 // Removed once the file is published.
-                obsoleteFiles += [record, AtomicFile.temporaryFile(for: record)]
+                if let record { obsoleteFiles += [record, AtomicFile.temporaryFile(for: record)] }
+            } else if let resume {
+                ending = (.keep(resume, record: record), removing)
+            } else {
+                ending = (.discard, removing)
             }
-            if let handler = state.download.resumeDataHandler {
-                let resume = error?.resumeData
-                resumeDataDelivery = { handler(resume) }
-                state.download.resumeDataHandler = nil
-            }
+            resumeDataHandler = state.download.resumeDataHandler
+            state.download.resumeDataHandler = nil
         }
         let data = state.memory
         state.memory = Data()
         let outcome = TransferOutcome(
             request: state.currentRequest ?? originalRequest, response: state.response, data: data,
-            stagedFile: stagedFile, error: error?.adding(url: originalRequest.url, response: state.response, body: nil),
+            stagedFile: nil, error: error?.adding(url: originalRequest.url, response: state.response, body: nil),
             alreadyComplete: state.ignoresBody, report: state.download.report, obsoleteFiles: obsoleteFiles)
         var finalProgress: [ProgressDirection: Progress] = [:]
         if error == nil {
@@ -490,16 +485,28 @@ final class TransferTask: Sendable {
         }
         let completion = Completion(
             outcome: outcome, handle: state.retainedHandle ?? state.handle, observers: state.observers,
-            finalProgress: finalProgress, resumeDataDelivery: resumeDataDelivery)
+            finalProgress: finalProgress, resumeDataHandler: resumeDataHandler, ending: ending)
         state.observers = []
         state.retainedHandle = nil
         state.current = nil
         return completion
     }
 
+    /// Finishes the task; a download first waits for its writer to write every accepted byte and
+    /// end the file (the completion then runs on the writer's queue).
     func perform(_ completion: Completion) {
+        guard let writer, let (ending, removing) = completion.ending else { return deliver(completion) }
+        writer.finish(ending, removing: removing) { [self] settled in
+            deliver(completion.settled(by: settled, url: originalRequest.url))
+        }
+    }
+
+    private func deliver(_ completion: Completion) {
         core.unpark(self)  // a task paused at some point may still be parked
-        if let resumeDataDelivery = completion.resumeDataDelivery { settings.delivery.withoutGroup.run(resumeDataDelivery) }
+        if let handler = completion.resumeDataHandler {
+            let resumeData = completion.outcome.error?.resumeData
+            settings.delivery.withoutGroup.run { handler(resumeData) }
+        }
         if !completion.observers.isEmpty {
             let observers = completion.observers
             let finalProgress = completion.finalProgress
@@ -514,14 +521,34 @@ final class TransferTask: Sendable {
     }
 }
 
+extension TransferTask.Completion {
+    /// The completion once the writer has ended the file: a write error or a checksum mismatch
+    /// replaces success or another failure (never a cancellation), and kept bytes become the
+    /// error's resume data.
+    func settled(by settled: DiskWriter.Settled, url: URL?) -> Self {
+        var completion = self
+        completion.outcome.stagedFile = settled.stagedFile
+        if let failure = settled.failure {
+            if completion.outcome.error?.code != .cancelled {
+                completion.outcome.error = failure.adding(url: url, response: outcome.response, body: nil)
+            }
+            completion.finalProgress = [:]
+        } else if let resumeData = settled.resumeData, var error = completion.outcome.error {
+            error.resumeData = resumeData
+            completion.outcome.error = error
+        }
+        return completion
+    }
+}
+
 /// What a transfer produced, handed to the finisher for validation and serialization.
 struct TransferOutcome: Sendable {
     let request: URLRequest
     let response: HTTPURLResponse?
     let data: Data
     /// A download's complete staging file, not yet published.
-    let stagedFile: URL?
-    let error: CourierError?
+    var stagedFile: URL?
+    var error: CourierError?
     /// A resumed download found everything already on disk (the server answered 416).
     let alreadyComplete: Bool
     let report: DownloadReport
