@@ -27,8 +27,12 @@ struct DownloadPlan: Sendable {
 struct DownloadState {
     /// The partial file handed to the writer (it creates or opens it on its queue).
     var partialFile: URL?
+    /// The attempt was stopped because the disk fell behind; the next starts when the writer's
+    /// backlog is down to half the limit.
+    var throttled = false
     var attempts = 0
     var retries = 0
+    var diskPauses = 0
     var resumedBytes: Int64 = 0
     var bytesFromNetwork: Int64 = 0
     /// The current attempt's final response when the validation refuses it, and the start of
@@ -43,6 +47,7 @@ struct DownloadState {
         var report = DownloadReport()
         report.attempts = attempts
         report.retries = retries
+        report.diskPauses = diskPauses
         report.resumedBytes = resumedBytes
         report.bytesReceived = bytesFromNetwork
         return report

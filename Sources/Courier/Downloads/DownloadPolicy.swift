@@ -32,8 +32,23 @@ public struct DownloadPolicy: Sendable {
     public var sensitiveHeaders: Set<String> = []
     /// How often the resume record is brought up to date while bytes arrive. Default 1 s.
     public var recordInterval: Duration = .seconds(1)
+    /// The most bytes of a download kept in memory waiting for the disk. Default 8 MiB; values
+    /// below 64 KiB count as 64 KiB.
+    ///
+    /// Chunks are written to the partial file behind the network. When the disk falls this far
+    /// behind, Courier pauses the transfer itself — it stops the request and, once half of the
+    /// backlog is written, asks for the rest with `Range` and `If-Range` — because URLSession has
+    /// no way to slow a transfer down and would otherwise keep every chunk in memory. The task
+    /// stays running meanwhile, and no retry is used up. A download that cannot be continued with
+    /// `Range` (no strong validator and ``resumesWithoutValidator`` off, not a GET, or an encoded
+    /// body) keeps accepting up to four times this limit and then fails with
+    /// ``CourierError/Code-swift.struct/fileSystem``; raise the limit for such downloads to a slow disk.
+    public var maximumBufferedBytes: Int = 8 * 1024 * 1024
     /// Tests only: a slow or failing disk for the partial file's writer.
     var simulatedDisk: DiskWriter.Simulation?
+
+    /// ``maximumBufferedBytes`` with its floor applied.
+    var bufferLimit: Int64 { Int64(max(maximumBufferedBytes, 64 * 1024)) }
 
     /// The defaults.
     public init() {}

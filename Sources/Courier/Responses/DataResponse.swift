@@ -64,10 +64,13 @@ public struct DownloadResponse: Sendable {
 
 /// How a download went.
 public struct DownloadReport: Sendable, Equatable {
-    /// Requests made (1 when nothing went wrong).
+    /// Requests made (1 when nothing went wrong; each retry and each pause for the disk adds one).
     public var attempts: Int = 0
     /// Automatic retries after transient failures.
     public var retries: Int = 0
+    /// Times the download paused because the disk fell behind the network and continued with
+    /// `Range` (see ``DownloadPolicy/maximumBufferedBytes``); these are not retries.
+    public var diskPauses: Int = 0
     /// Bytes already on disk when the download started (continued from resume data or a record).
     public var resumedBytes: Int64 = 0
     /// Body bytes received over the network, across all attempts.

@@ -76,6 +76,9 @@ extension TransferTask {
         case accepted
         /// Stop the transfer with this failure.
         case stop(CourierError)
+        /// The disk fell behind: this attempt is no longer current; cancel it, the next one
+        /// continues from the bytes accepted once the writer has caught up.
+        case pause
     }
 
     /// Hands a chunk of a download to the writer.
@@ -87,7 +90,7 @@ extension TransferTask {
             return .accepted
         }
         if state.download.partialFile == nil, let problem = openPartial(keeping: 0, plan, &state) { return .stop(problem) }
-        writer?.append(data)
+        let backlog = writer?.append(data) ?? 0
         state.received += Int64(data.count)
         if let expected = plan.policy.expectedLength, state.received > expected {
             return .stop(.integrity("more than the expected \(expected) bytes arrived", originalRequest.url))
@@ -95,7 +98,7 @@ extension TransferTask {
         if plan.recordFile != nil, state.download.lastRecordWrite.map({ .now - $0 >= plan.policy.recordInterval }) ?? true {
             writeRecord(plan, &state, force: false)
         }
-        return .accepted
+        return backPressure(backlog, plan, &state)
     }
 
     private func fail(_ problem: CourierError, _ task: URLSessionTask, _ state: inout State) -> TransferAction {
@@ -226,8 +229,8 @@ extension TransferTask {
     // MARK: - The writer
 
     /// A write failed: the download stops with that error, once. A running attempt is cancelled
-    /// and its completion reports the failure; between attempts (waiting to retry, suspended) the
-    /// task finishes now. Once the task is cancelling or complete, the
+    /// and its completion reports the failure; between attempts (paused for the disk, waiting to
+    /// retry, suspended) the task finishes now. Once the task is cancelling or complete, the
     /// writer's ending reports it instead.
     func writerFailed(_ error: CourierError) {
         enum Step { case none, cancel(URLSessionTask), finish(Completion) }

@@ -8,6 +8,11 @@ enum TransferAction {
     case none
     /// Stop this attempt (its completion then reports the failure recorded in the state).
     case cancel(URLSessionTask)
+    /// Stop an attempt that is no longer current, from another queue. `cancel()` waits for
+    /// FoundationNetworking's work queue, which during a fast transfer took up to 0.4 s here;
+    /// called on the delegate queue it would hold up every callback meanwhile, and URLSession
+    /// would keep the bytes it goes on reading in memory (its late callbacks are dropped instead).
+    case cancelElsewhere(URLSessionTask)
     /// Drop this attempt and start another with this request.
     case restart(URLSessionTask, URLRequest)
     /// Hand a progress snapshot to these observers.
@@ -72,6 +77,8 @@ extension TransferTask: TaskDelegate {
                 case .stop(let problem):
                     state.failure = problem
                     return .cancel(task)
+                // No longer current: its late callbacks are ignored, the next attempt continues.
+                case .pause: return .cancelElsewhere(task)
                 }
             } else {
                 // URLSession on Linux has no back-pressure and decodes gzip without limit: the
@@ -94,6 +101,7 @@ extension TransferTask: TaskDelegate {
         switch action {
         case .none: break
         case .cancel(let task): task.cancel()
+        case .cancelElsewhere(let task): DispatchQueue.global().async { task.cancel() }
         case .restart(let task, let request):
             task.cancel()
             startAttempt(request)

@@ -134,8 +134,10 @@ final class TransferTask: Sendable {
         }
         self.state = Locked(initial)
         if case .download(let plan) = kind {
-            // Appends wake the writer per 256 KiB, the staging file's own buffer.
-            let writer = DiskWriter(batchBytes: 256 * 1024, simulation: plan.policy.simulatedDisk)
+            // Appends wake the writer per 256 KiB (the staging file's own buffer), or sooner for a small limit.
+            let writer = DiskWriter(
+                batchBytes: Int(min(256 * 1024, plan.policy.bufferLimit / 2)),
+                simulation: plan.policy.simulatedDisk)
             self.writer = writer
             writer.setFailureHandler { [weak self] error in self?.writerFailed(error) }
         } else {
@@ -262,6 +264,7 @@ final class TransferTask: Sendable {
             guard state.lifecycle.apply(.suspend) != nil else { return nil }
             defer { state.current = nil }
             state.awaitingRetry = false
+            state.download.throttled = false
             if case .download(let plan) = kind { writeRecord(plan, &state, force: false) }
             return .some(state.current === state.launching ? nil : state.current)
         }
@@ -470,6 +473,7 @@ final class TransferTask: Sendable {
             }
             resumeDataHandler = state.download.resumeDataHandler
             state.download.resumeDataHandler = nil
+            state.download.throttled = false
         }
         let data = state.memory
         state.memory = Data()
