@@ -21,7 +21,8 @@ extension TransferTask {
         let limit = plan.policy.bufferLimit
         guard backlog > limit else { return .accepted }
         guard canContinueByRange(state) else {
-            guard backlog > limit * Self.unpausableBacklogFactor else { return .accepted }
+            let (ceiling, overflow) = limit.multipliedReportingOverflow(by: Self.unpausableBacklogFactor)
+            guard !overflow, backlog > ceiling else { return .accepted }
             return .stop(.diskTooSlow(limit: limit, url: originalRequest.url))
         }
         state.current = nil
