@@ -20,6 +20,8 @@ extension TransferTask {
     func backPressure(_ backlog: Int64, _ plan: DownloadPlan, _ state: inout State) -> ChunkOutcome {
         let limit = plan.policy.bufferLimit
         guard backlog > limit else { return .accepted }
+        // The whole body is in: nothing more will arrive, and a pause would only ask for nothing.
+        if let total = state.expectedToReceive, state.received >= total { return .accepted }
         guard canContinueByRange(state) else {
             let (ceiling, overflow) = limit.multipliedReportingOverflow(by: Self.unpausableBacklogFactor)
             guard !overflow, backlog > ceiling else { return .accepted }
