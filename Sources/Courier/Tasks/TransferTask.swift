@@ -462,8 +462,9 @@ final class TransferTask: Sendable {
                 record.map(AtomicFile.temporaryFile),
             ].compactMap { $0 }
             if error == nil {
-                // A 416 that proved the file complete skips the checksum, as it always has.
-                ending = (.publish(expectedSHA256: state.ignoresBody ? nil : plan.policy.expectedSHA256, url: originalRequest.url), removing)
+                // Also after a 416 that proved the file complete: the writer's digest covers the
+                // whole file (bytes an earlier run wrote are hashed when it is opened).
+                ending = (.publish(expectedSHA256: plan.policy.expectedSHA256, url: originalRequest.url), removing)
                 // Removed once the file is published.
                 if let record { obsoleteFiles += [record, AtomicFile.temporaryFile(for: record)] }
             } else if let resume {

@@ -116,6 +116,25 @@ final class ResumableDownloadTests: CourierTestCase {
         XCTAssertEqual(response?.report.bytesReceived, 0, "nothing was fetched again")
     }
 
+    func testRangeNotSatisfiableStillChecksTheSHA256OfTheFileOnDisk() throws {
+        server.addFile("checked.bin", data: content, etag: "\"v1\"")
+        let destination = directory.appendingPathComponent("checked.bin")
+        let partial = DownloadPolicy.defaultPartialFile(for: destination)
+        var damaged = content
+        damaged[10] ^= 0xFF
+        try damaged.write(to: partial)
+        let resumeData = ResumeData(
+            url: server.url("/files/checked.bin"), partialFile: partial, bytesOnDisk: Int64(size),
+            validator: "\"v1\"", totalLength: Int64(size))
+        var policy = DownloadPolicy()
+        policy.expectedSHA256 = SHA256.hash(content)
+        let response = resume(resumeData, to: destination, policy: policy)
+        XCTAssertEqual(response?.response?.statusCode, 416)
+        XCTAssertEqual(response?.error?.code, .integrityFailed, "the damaged file on disk is not published")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path))
+        XCTAssertEqual(stagingFiles(in: directory), [])
+    }
+
     func testWithoutAValidatorThereIsNoResumeDataUnlessOptedIn() throws {
         let destination = directory.appendingPathComponent("novalidator.bin")
         server.addFile("novalidator.bin", data: content, etag: "\"v1\"")
