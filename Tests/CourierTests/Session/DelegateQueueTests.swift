@@ -21,20 +21,28 @@ final class DelegateQueueTests: XCTestCase {
         }
 
         func leave() { lock.withLock { running -= 1 } }
+
+        /// One callback: noted, busy for `micros`, then done.
+        func run(_ value: Int, busyFor micros: useconds_t, _ done: XCTestExpectation) {
+            enter(value)
+            if micros > 0 { usleep(micros) }
+            leave()
+            done.fulfill()
+        }
+    }
+
+    private func makeQueue() -> DelegateQueue {
+        DelegateQueue(target: DispatchQueue(label: "test.delegate", target: .global()), name: "test")
     }
 
     func testBlocksRunOneAtATimeInTheOrderAdded() {
-        let queue = DelegateQueue(target: DispatchQueue(label: "test.delegate", target: .global()), name: "test")
+        let queue = makeQueue()
         let trace = Trace()
         let done = expectation(description: "all ran")
         done.expectedFulfillmentCount = 2000
         for value in 0..<2000 {
-            queue.addOperation {
-                trace.enter(value)
-                if value % 100 == 0 { usleep(200) }  // a slow callback must not let the next one start
-                trace.leave()
-                done.fulfill()
-            }
+            // Now and then a slow callback: the next one must still wait for it.
+            queue.addOperation { trace.run(value, busyFor: value % 100 == 0 ? 200 : 0, done) }
         }
         wait(for: [done], timeout: 20)
         XCTAssertEqual(trace.order, Array(0..<2000))
@@ -42,23 +50,13 @@ final class DelegateQueueTests: XCTestCase {
     }
 
     func testOperationObjectsShareTheSameSerialQueue() {
-        let queue = DelegateQueue(target: DispatchQueue(label: "test.delegate", target: .global()), name: "test")
+        let queue = makeQueue()
         let trace = Trace()
         let done = expectation(description: "all ran")
         done.expectedFulfillmentCount = 400
         for value in 0..<200 {
-            queue.addOperation {
-                trace.enter(value)
-                usleep(50)
-                trace.leave()
-                done.fulfill()
-            }
-            queue.addOperation(BlockOperation {
-                trace.enter(-value)
-                usleep(50)
-                trace.leave()
-                done.fulfill()
-            })
+            queue.addOperation { trace.run(value, busyFor: 50, done) }
+            queue.addOperation(BlockOperation { trace.run(-value, busyFor: 50, done) })
         }
         wait(for: [done], timeout: 20)
         XCTAssertEqual(trace.order.filter { $0 > 0 }, Array(1..<200), "blocks in order")
