@@ -18,7 +18,7 @@ import Glibc
 ///
 /// The transfer calls in while holding its own lock, so operations queue up in the order of its
 /// decisions; nothing here blocks. The writer never takes the transfer's lock: its callbacks run
-/// with no lock held, on the global queue (or, for the ending, on the writer's queue).
+/// with no lock held, on ``SessionCore/sideQueue`` (or, for the ending, on the writer's queue).
 final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failure` are confined to `queue`
     // @unchecked: `file`, `hasher` and `failure` are only touched by `drain()`, which runs on the
     // serial `queue` and nowhere else; every other mutable field is in `state`, behind its lock.
@@ -128,7 +128,7 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
         self.simulation = simulation
     }
 
-    /// Called once, on the global queue, when an operation on the file fails before the ending.
+    /// Called once, on ``SessionCore/sideQueue``, when an operation on the file fails before the ending.
     func setFailureHandler(_ handler: @escaping @Sendable (CourierError) -> Void) {
         state.withLock { $0.onFailure = handler }
     }
@@ -164,7 +164,7 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
         enqueue(.record(resumeData, record))
     }
 
-    /// Calls `action` on the global queue once the backlog is at most `threshold` (at once if it
+    /// Calls `action` on ``SessionCore/sideQueue`` once the backlog is at most `threshold` (at once if it
     /// already is). Not called if a write fails first: the failure handler is.
     func whenBacklog(atMost threshold: Int64, _ action: @escaping @Sendable () -> Void) {
         let (now, wake) = state.withLock { state -> (Bool, Bool) in
@@ -173,7 +173,7 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
             // The backlog may be a batch waiting to fill: write it now.
             return (false, schedule(&state))
         }
-        if now { DispatchQueue.global().async(execute: action) }
+        if now { SessionCore.sideQueue.async(execute: action) }
         if wake { queue.async { self.drain() } }
     }
 
@@ -253,7 +253,7 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
                 state.waiter = nil
                 return waiter.action
             }
-            if let due { DispatchQueue.global().async(execute: due) }
+            if let due { SessionCore.sideQueue.async(execute: due) }
         case .truncate:
             guard failure == nil, let file else { return }
             do throws(CourierError) {
@@ -312,7 +312,7 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
             }
             return state.onFailure
         }
-        if let handler { DispatchQueue.global().async { handler(error) } }
+        if let handler { SessionCore.sideQueue.async { handler(error) } }
     }
 
     private func end(_ ending: Ending, removing: [URL]) -> Settled {

@@ -20,6 +20,14 @@ final class SessionCore: Sendable {
     }
     private let state = Locked(State())
 
+    /// Where Courier calls into URLSession from outside its callbacks: a cancel decided inside a
+    /// callback, a continuation after the disk caught up, a retry after its delay, a writer's
+    /// failure. Those calls `sync` onto FoundationNetworking's work queue and can wait there (a
+    /// `cancel()` during a fast transfer took up to 0.4 s). Serial, so on libdispatch's
+    /// overcommit root, never the global pool: that pool is only as wide as the CPUs and runs the
+    /// manager's callback queue, which a waiting call would hold up.
+    static let sideQueue = DispatchQueue(label: "courier.urlsession-calls")
+
     /// `callbackQueue`: a serial queue the delegate callbacks run on, so that work Courier sends
     /// to that same queue (the manager's own completion queue) runs next on the same thread
     /// instead of waking another one — about one thread hand-off less per request.

@@ -8,10 +8,11 @@ enum TransferAction {
     case none
     /// Stop this attempt (its completion then reports the failure recorded in the state).
     case cancel(URLSessionTask)
-    /// Stop an attempt that is no longer current, from another queue. `cancel()` waits for
-    /// FoundationNetworking's work queue, which during a fast transfer took up to 0.4 s here;
-    /// called on the delegate queue it would hold up every callback meanwhile, and URLSession
-    /// would keep the bytes it goes on reading in memory (its late callbacks are dropped instead).
+    /// Stop an attempt from ``SessionCore/sideQueue``. `cancel()` waits for FoundationNetworking's
+    /// work queue, which during a fast transfer took up to 0.4 s here: on the delegate queue it
+    /// would hold up every callback meanwhile while URLSession kept reading into memory (the
+    /// attempt is no longer current, so its late callbacks are dropped); inside
+    /// `needNewBodyStream`, which runs on that work queue, it would trap.
     case cancelElsewhere(URLSessionTask)
     /// Drop this attempt and start another with this request.
     case restart(URLSessionTask, URLRequest)
@@ -101,7 +102,7 @@ extension TransferTask: TaskDelegate {
         switch action {
         case .none: break
         case .cancel(let task): task.cancel()
-        case .cancelElsewhere(let task): DispatchQueue.global().async { task.cancel() }
+        case .cancelElsewhere(let task): SessionCore.sideQueue.async { task.cancel() }
         case .restart(let task, let request):
             task.cancel()
             startAttempt(request)
@@ -132,7 +133,7 @@ extension TransferTask: TaskDelegate {
             // This callback runs synchronously on FoundationNetworking's internal work queue, and
             // `cancel()` does a `sync` onto that queue: called from here it traps. Cancel from
             // elsewhere; the recorded failure decides the outcome whatever finishes first.
-            DispatchQueue.global().async { task.cancel() }
+            perform(.cancelElsewhere(task))
             return nil
         }
     }

@@ -222,13 +222,14 @@ final class TransferTask: Sendable {
         }
     }
 
-    /// Encodes a multipart body on a background queue; `true` when the attempt must wait for it.
+    /// Encodes a multipart body on a queue of its own (it may write a large file: never on the
+    /// global pool, which runs the manager's callbacks); `true` when the attempt must wait for it.
     private func encodeMultipartIfNeeded(then request: URLRequest) -> Bool {
         guard case .upload(.multipart(let form, let threshold)) = kind,
             state.withLock({ $0.encodedBody == nil })
         else { return false }
         let temporary = settings.temporaryDirectory.appendingPathComponent(".courier-\(UUID().uuidString.lowercased()).multipart")
-        DispatchQueue.global().async { [self] in
+        DispatchQueue(label: "courier.multipart-encoding").async { [self] in
             switch Self.encode(form, threshold: threshold, into: temporary) {
             case .success(let body):
                 let kept = state.withLock { state -> Bool in
