@@ -18,7 +18,7 @@ import Glibc
 ///
 /// The transfer calls in while holding its own lock, so operations queue up in the order of its
 /// decisions; nothing here blocks. The writer never takes the transfer's lock: its callbacks run
-/// with no lock held, on ``SessionCore/sideQueue`` (or, for the ending, on the writer's queue).
+/// with no lock held, on the call queue (or, for the ending, on the writer's queue).
 final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failure` are confined to `queue`
     // @unchecked: `file`, `hasher` and `failure` are only touched by `drain()`, which runs on the
     // serial `queue` and nowhere else; every other mutable field is in `state`, behind its lock.
@@ -118,17 +118,21 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
     private var failure: CourierError?
     private var bytesWritten: Int64 = 0
 
-    init(batchBytes: Int, simulation: Simulation? = nil) {
+    /// Where actions that call into URLSession run: the manager's ``SessionCore/callQueue``.
+    private let callQueue: DispatchQueue
+
+    init(batchBytes: Int, callQueue: DispatchQueue, simulation: Simulation? = nil) {
         // Not on `.global()`: that pool is as wide as the CPUs and runs the manager's own queue,
         // and a write blocked on a slow disk holds its thread. Four writers slowed down there kept
         // the manager's queue from running for up to 1.7 s (URLSession queued the data meanwhile);
         // on the default root, which adds threads, it waited at most a few ms.
         self.queue = DispatchQueue(label: "courier.disk-writer")
         self.batchBytes = max(1, batchBytes)
+        self.callQueue = callQueue
         self.simulation = simulation
     }
 
-    /// Called once, on ``SessionCore/sideQueue``, when an operation on the file fails before the ending.
+    /// Called once, on the call queue, when an operation on the file fails before the ending.
     func setFailureHandler(_ handler: @escaping @Sendable (CourierError) -> Void) {
         state.withLock { $0.onFailure = handler }
     }
@@ -164,7 +168,7 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
         enqueue(.record(resumeData, record))
     }
 
-    /// Calls `action` on ``SessionCore/sideQueue`` once the backlog is at most `threshold` (at once if it
+    /// Calls `action` on the call queue once the backlog is at most `threshold` (at once if it
     /// already is). Not called if a write fails first: the failure handler is.
     func whenBacklog(atMost threshold: Int64, _ action: @escaping @Sendable () -> Void) {
         let (now, wake) = state.withLock { state -> (Bool, Bool) in
@@ -173,7 +177,7 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
             // The backlog may be a batch waiting to fill: write it now.
             return (false, schedule(&state))
         }
-        if now { SessionCore.sideQueue.async(execute: action) }
+        if now { callQueue.async(execute: action) }
         if wake { queue.async { self.drain() } }
     }
 
@@ -253,7 +257,7 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
                 state.waiter = nil
                 return waiter.action
             }
-            if let due { SessionCore.sideQueue.async(execute: due) }
+            if let due { callQueue.async(execute: due) }
         case .truncate:
             guard failure == nil, let file else { return }
             do throws(CourierError) {
@@ -312,7 +316,7 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
             }
             return state.onFailure
         }
-        if let handler { SessionCore.sideQueue.async { handler(error) } }
+        if let handler { callQueue.async { handler(error) } }
     }
 
     private func end(_ ending: Ending, removing: [URL]) -> Settled {

@@ -9,29 +9,39 @@ import FoundationNetworking
 /// creation and start are checked against `isInvalidated` under the same lock that invalidation
 /// takes. Transfers paused by Courier have no URLSession task (and so no table entry); they are
 /// parked here so that invalidation can finish them too.
+///
+/// **Every call into URLSession runs on ``callQueue``**: creating and resuming tasks, starting
+/// the next task a per-host slot frees, cancels decided inside a callback, continuations and
+/// retries. FoundationNetworking's `dataTask(with:)` and `resume()` each `sync` onto its one
+/// work queue (a `cancel()` can wait there up to 0.4 s), which is busy with libcurl whenever
+/// transfers run. Waiting on it from the caller's thread or the manager's callback queue
+/// stalled both: 16 requests in flight ran about 1.4 times faster once those calls moved here.
 final class SessionCore: Sendable {
     let session: URLSession
     let table: TaskDelegateTable
+    /// The manager's serial queue for calls into URLSession. On libdispatch's overcommit root,
+    /// never the global pool: that pool is only as wide as the CPUs and runs the manager's
+    /// callback queue, which a waiting call would hold up.
+    let callQueue: DispatchQueue
 
     private struct State {
+        /// ``invalidate(cancelingTasks:)`` was called: ``isInvalidated`` answers `true`.
+        var isClosed = false
+        /// The URLSession itself is invalidated (on ``callQueue``, after every start queued before).
         var isInvalidated = false
         var lastTaskIdentifier = 0
         var parked: [ObjectIdentifier: TransferTask] = [:]
     }
     private let state = Locked(State())
 
-    /// Where Courier calls into URLSession from outside its callbacks: a cancel decided inside a
-    /// callback, a continuation after the disk caught up, a retry after its delay, a writer's
-    /// failure. Those calls `sync` onto FoundationNetworking's work queue and can wait there (a
-    /// `cancel()` during a fast transfer took up to 0.4 s). Serial, so on libdispatch's
-    /// overcommit root, never the global pool: that pool is only as wide as the CPUs and runs the
-    /// manager's callback queue, which a waiting call would hold up.
-    static let sideQueue = DispatchQueue(label: "courier.urlsession-calls")
-
     /// `callbackQueue`: a serial queue the delegate callbacks run on, so that work Courier sends
     /// to that same queue (the manager's own completion queue) runs next on the same thread
     /// instead of waking another one — about one thread hand-off less per request.
-    init(configuration: URLSessionConfiguration, router: SessionDelegate, label: String, callbackQueue: DispatchQueue?) {
+    init(
+        configuration: URLSessionConfiguration, router: SessionDelegate, label: String, callbackQueue: DispatchQueue?,
+        callQueue: DispatchQueue
+    ) {
+        self.callQueue = callQueue
         // A serial delegate queue: callbacks for one task must never overlap (PLATFORM §2.9).
         // A completion queue the caller chose may be concurrent, so it never runs them.
         let serial = callbackQueue ?? DispatchQueue(label: "\(label).delegate", target: .global())
@@ -40,7 +50,8 @@ final class SessionCore: Sendable {
         self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
     }
 
-    var isInvalidated: Bool { state.withLock { $0.isInvalidated } }
+    /// Whether the manager was invalidated (the URLSession follows on ``callQueue``).
+    var isInvalidated: Bool { state.withLock { $0.isClosed } }
 
     /// A new task identifier: 1, 2, 3… for the life of the manager. Courier's own, because a
     /// task may run several URLSession tasks (pause/resume, retries, redirects it re-issues).
@@ -51,16 +62,19 @@ final class SessionCore: Sendable {
         }
     }
 
-    /// Creates a URLSession task, or returns `nil` when the session is invalidated.
+    /// Creates a URLSession task, or returns `nil` when the session is invalidated. On ``callQueue``.
     func makeTask(_ make: (URLSession) -> URLSessionTask) -> URLSessionTask? {
         state.withLock { state in state.isInvalidated ? nil : make(session) }
     }
 
     /// Registers `delegate` for `task` (whose request goes to `origin`, the per-host cap's key)
-    /// and resumes it; `false` when the session is invalidated.
+    /// and resumes it; `false` when the session is invalidated. On ``callQueue``.
     func start(_ task: URLSessionTask, origin: String, delegate: any TaskDelegate) -> Bool {
         let admission = state.withLock { state -> Bool? in
-            guard !state.isInvalidated else { return nil }
+            guard !state.isInvalidated else {
+                table.dropStarting()
+                return nil
+            }
             // Registered before `resume()` so no callback can miss its delegate.
             return table.admit(task, origin: origin, delegate: delegate)
         }
@@ -82,20 +96,34 @@ final class SessionCore: Sendable {
         _ = state.withLock { $0.parked.removeValue(forKey: ObjectIdentifier(transfer)) }
     }
 
-    /// Marks the session invalid and invalidates the URLSession. Returns the parked transfers,
-    /// which the caller fails outside the lock. Only the first call does anything.
-    func invalidate(cancelingTasks: Bool) -> [TransferTask] {
-        let parked = state.withLock { state -> [TransferTask]? in
-            guard !state.isInvalidated else { return nil }
-            state.isInvalidated = true
-            defer { state.parked = [:] }
-            return Array(state.parked.values)
+    /// Invalidates the session; only the first call does anything. ``isInvalidated`` is `true` at
+    /// once; the URLSession is invalidated on ``callQueue`` after the starts queued there before
+    /// it, so a task resumed before this call still runs, even one waiting behind the per-host
+    /// cap (with `cancelingTasks`, it is then cancelled like the others). Parked transfers fail
+    /// with `sessionInvalidated`.
+    func invalidate(cancelingTasks: Bool) {
+        let first = state.withLock { state -> Bool in
+            defer { state.isClosed = true }
+            return !state.isClosed
         }
-        guard let parked else { return [] }
-        // Tasks waiting behind the per-host cap can never start now: cancel them, which still
-        // reports their completion (as `sessionInvalidated`).
-        for waiting in table.closeAndDrainWaiting() { waiting.cancel() }
-        if cancelingTasks { session.invalidateAndCancel() } else { session.finishTasksAndInvalidate() }
-        return parked
+        guard first else { return }
+        callQueue.async { [self] in
+            let parked = state.withLock { state -> [TransferTask] in
+                state.isInvalidated = true
+                defer { state.parked = [:] }
+                return Array(state.parked.values)
+            }
+            if cancelingTasks {
+                // Tasks waiting behind the per-host cap must not start now: cancel them, which
+                // still reports their completion (as `sessionInvalidated`).
+                for waiting in table.closeAndDrainWaiting() { waiting.cancel() }
+                session.invalidateAndCancel()
+            } else {
+                // Tasks waiting behind the cap are URLSession tasks already: they still start as
+                // slots free, and URLSession ends the session after the last one.
+                session.finishTasksAndInvalidate()
+            }
+            for transfer in parked { transfer.fail(with: .sessionInvalidated(url: transfer.originalRequest.url)) }
+        }
     }
 }

@@ -11,10 +11,13 @@ import FoundationNetworking
 /// never the manager, so URLSession → router → table has no cycle back to the manager.
 final class SessionDelegate: NSObject, Sendable {
     let table: TaskDelegateTable
+    /// Where the next task waiting for a per-host slot is resumed (``SessionCore/callQueue``).
+    private let callQueue: DispatchQueue
     private let didInvalidate: @Sendable ((any Error)?) -> Void
 
-    init(table: TaskDelegateTable, didInvalidate: @escaping @Sendable ((any Error)?) -> Void) {
+    init(table: TaskDelegateTable, callQueue: DispatchQueue, didInvalidate: @escaping @Sendable ((any Error)?) -> Void) {
         self.table = table
+        self.callQueue = callQueue
         self.didInvalidate = didInvalidate
     }
 }
@@ -65,8 +68,9 @@ extension SessionDelegate: URLSessionTaskDelegate {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let (delegate, next) = table.remove(task.taskIdentifier)
-        // A slot of this host is free: the next waiting task starts (PLATFORM §6, the per-host cap).
-        next?.resume()
+        // A slot of this host is free: the next waiting task starts (PLATFORM §6, the per-host
+        // cap). `resume()` waits for URLSession's busy work queue: not on this thread.
+        if let next { callQueue.async { next.resume() } }
         delegate?.urlTask(task, didCompleteWithError: error)
     }
 }

@@ -43,10 +43,13 @@ public final class SessionManager: Sendable {
         self.temporaryDirectory = configuration.temporaryDirectory ?? FileManager.default.temporaryDirectory
         self.taskOptions = Self.makeTaskOptions(for: configuration)
         let table = TaskDelegateTable(cap: configuration.maximumRunningTasksPerHost)
-        let router = SessionDelegate(table: table) { error in events.sessionDidInvalidate(error: error) }
+        let callQueue = DispatchQueue(label: "\(configuration.label).urlsession-calls")
+        let router = SessionDelegate(table: table, callQueue: callQueue) { error in
+            events.sessionDidInvalidate(error: error)
+        }
         self.core = SessionCore(
             configuration: configuration.resolvedURLSessionConfiguration(), router: router, label: configuration.label,
-            callbackQueue: ownQueue)
+            callbackQueue: ownQueue, callQueue: callQueue)
     }
 
     /// A new manager with `other`'s configuration (its own URLSession; nothing else is shared).
@@ -64,20 +67,22 @@ public final class SessionManager: Sendable {
     /// How many URLSession tasks are running now.
     public var runningTaskCount: Int { core.table.runningCount }
 
-    /// How many tasks wait for a slot under ``Configuration/maximumRunningTasksPerHost``.
+    /// How many resumed tasks are not running yet: waiting for a slot under
+    /// ``Configuration/maximumRunningTasksPerHost``, or about to start (a resumed task is started
+    /// in URLSession on the manager's own queue, a moment later). Every resumed, unfinished task
+    /// is counted here or in ``runningTaskCount``.
     public var queuedTaskCount: Int { core.table.waitingCount }
 
     /// Whether the manager has been invalidated; tasks created afterwards fail at once.
     public var isInvalidated: Bool { core.isInvalidated }
 
-    /// Invalidates the session. With `cancelingTasks`, running tasks are cancelled and complete
-    /// with ``CourierError/Code-swift.struct/sessionInvalidated``; without it they finish
-    /// normally. Paused tasks cannot continue and complete with the same error. New tasks fail at
-    /// once. Calling it again does nothing.
+    /// Invalidates the session. With `cancelingTasks`, tasks already resumed are cancelled and
+    /// complete with ``CourierError/Code-swift.struct/sessionInvalidated``; without it they finish
+    /// normally, including those still queued behind
+    /// ``Configuration/maximumRunningTasksPerHost``. Paused tasks cannot continue and complete with
+    /// the same error. Tasks resumed afterwards fail. Calling it again does nothing.
     public func invalidate(cancelingTasks: Bool = false) {
-        for transfer in core.invalidate(cancelingTasks: cancelingTasks) {
-            transfer.fail(with: .sessionInvalidated(url: transfer.originalRequest.url))
-        }
+        core.invalidate(cancelingTasks: cancelingTasks)
     }
 
     /// Settings every new task starts from.

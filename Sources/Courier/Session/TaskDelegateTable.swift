@@ -27,6 +27,8 @@ final class TaskDelegateTable: Sendable {
         var entries: [Int: Entry] = [:]
         var running: [String: Int] = [:]
         var waiting: [String: [(identifier: Int, task: URLSessionTask)]] = [:]
+        /// Attempts handed to the call queue and not yet admitted or dropped.
+        var starting = 0
         var isClosed = false
     }
 
@@ -38,12 +40,25 @@ final class TaskDelegateTable: Sendable {
         self.cap = cap.map { max(1, $0) }
     }
 
-    /// Registers `task`. Returns `true` when the caller should resume it now, `false` when it
-    /// waits for a running task of the same host to finish (``remove(_:)`` then hands it back).
-    /// `origin` (scheme, host and port) is passed in rather than read from `task`: reading
-    /// `originalRequest` bridges a whole request on Linux.
+    /// Counts an attempt handed to the call queue, until ``admit(_:origin:delegate:)`` or
+    /// ``dropStarting()`` accounts for it: a resumed task is always counted as running or queued.
+    func noteStarting() {
+        state.withLock { $0.starting += 1 }
+    }
+
+    /// An attempt noted by ``noteStarting()`` will not be admitted (cancelled, paused, or the
+    /// session is invalidated).
+    func dropStarting() {
+        state.withLock { $0.starting -= 1 }
+    }
+
+    /// Registers `task`, an attempt noted by ``noteStarting()``. Returns `true` when the caller
+    /// should resume it now, `false` when it waits for a running task of the same host to finish
+    /// (``remove(_:)`` then hands it back). `origin` (scheme, host and port) is passed in rather
+    /// than read from `task`: reading `originalRequest` bridges a whole request on Linux.
     func admit(_ task: URLSessionTask, origin host: String, delegate: any TaskDelegate) -> Bool {
         return state.withLock { state in
+            state.starting -= 1
             let runs = cap.map { (state.running[host] ?? 0) < $0 } ?? true
             state.entries[task.taskIdentifier] = Entry(delegate: delegate, host: host, isRunning: runs)
             if runs {
@@ -93,6 +108,6 @@ final class TaskDelegateTable: Sendable {
 
     /// Tasks running in URLSession now.
     var runningCount: Int { state.withLock { $0.running.values.reduce(0, +) } }
-    /// Tasks waiting behind the per-host cap.
-    var waitingCount: Int { state.withLock { $0.waiting.values.reduce(0) { $0 + $1.count } } }
+    /// Resumed tasks not running yet: waiting behind the per-host cap, or about to start.
+    var waitingCount: Int { state.withLock { $0.waiting.values.reduce($0.starting) { $0 + $1.count } } }
 }

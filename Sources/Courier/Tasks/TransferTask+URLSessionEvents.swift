@@ -8,7 +8,7 @@ enum TransferAction {
     case none
     /// Stop this attempt (its completion then reports the failure recorded in the state).
     case cancel(URLSessionTask)
-    /// Stop an attempt from ``SessionCore/sideQueue``. `cancel()` waits for FoundationNetworking's
+    /// Stop an attempt from ``SessionCore/callQueue``. `cancel()` waits for FoundationNetworking's
     /// work queue, which during a fast transfer took up to 0.4 s here: on the delegate queue it
     /// would hold up every callback meanwhile while URLSession kept reading into memory (the
     /// attempt is no longer current, so its late callbacks are dropped); inside
@@ -102,7 +102,7 @@ extension TransferTask: TaskDelegate {
         switch action {
         case .none: break
         case .cancel(let task): task.cancel()
-        case .cancelElsewhere(let task): SessionCore.sideQueue.async { task.cancel() }
+        case .cancelElsewhere(let task): core.callQueue.async { task.cancel() }
         case .restart(let task, let request):
             task.cancel()
             startAttempt(request)

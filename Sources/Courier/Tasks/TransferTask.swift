@@ -136,7 +136,7 @@ final class TransferTask: Sendable {
         if case .download(let plan) = kind {
             // Appends wake the writer per 256 KiB (the staging file's own buffer), or sooner for a small limit.
             let writer = DiskWriter(
-                batchBytes: Int(min(256 * 1024, plan.policy.bufferLimit / 2)),
+                batchBytes: Int(min(256 * 1024, plan.policy.bufferLimit / 2)), callQueue: core.callQueue,
                 simulation: plan.policy.simulatedDisk)
             self.writer = writer
             writer.setFailureHandler { [weak self] error in self?.writerFailed(error) }
@@ -374,9 +374,24 @@ final class TransferTask: Sendable {
         } catch {
             return fail(with: CourierError(code: .invalidRequest, message: "\(error)", url: request.url))
         }
+        // Made and resumed on the call queue: both wait for URLSession's work queue.
+        core.table.noteStarting()
+        core.callQueue.async { [self] in makeAndLaunch(request) }
+    }
+
+    private func makeAndLaunch(_ request: URLRequest) {
+        switch state.withLock({ $0.lifecycle.state }) {
+        case .running: break
+        case .cancelling:
+            core.table.dropStarting()
+            return fail(with: .cancelled(url: request.url))
+        // Cancelled, or paused (the next resume makes a new attempt) while this one was queued.
+        case .initialized, .suspended, .completed: return core.table.dropStarting()
+        }
         // Read before taking the core's lock: the lock order is always transfer, then core.
         let encoded = state.withLock { $0.encodedBody }
         guard let task = core.makeTask({ makeURLSessionTask(for: request, encoded: encoded, in: $0) }) else {
+            core.table.dropStarting()
             return fail(with: .sessionInvalidated(url: request.url))
         }
         let lifecycle = state.withLock { state -> TaskLifecycle.State in
@@ -389,8 +404,14 @@ final class TransferTask: Sendable {
         switch lifecycle {
         case .running: launch(task, origin: RedirectPolicy.origin(of: request.url) ?? "")
         // Cancelled while the attempt was being set up (paused: the next resume makes a new one).
-        case .cancelling: fail(with: .cancelled(url: request.url))
-        case .initialized, .suspended, .completed: break
+        // The URLSession task never ran; cancelled, it leaves URLSession's registry.
+        case .cancelling:
+            core.table.dropStarting()
+            task.cancel()
+            fail(with: .cancelled(url: request.url))
+        case .initialized, .suspended, .completed:
+            core.table.dropStarting()
+            task.cancel()
         }
     }
 

@@ -49,7 +49,9 @@ final class PerHostCapTests: CourierTestCase {
         for index in 0..<8 {
             serial.dataTask(with: request("/delay/20?order=\(index)")) { _ in done.increment() }.resume()
         }
-        XCTAssertEqual(serial.queuedTaskCount, 7)
+        // One starts at once, seven wait their turn; none runs beside another.
+        XCTAssertEqual(serial.queuedTaskCount + serial.runningTaskCount, 8)
+        XCTAssertLessThanOrEqual(serial.runningTaskCount, 1)
         waitUntil("all complete") { done.count == 8 }
         XCTAssertEqual(server.requests.map { $0.query["order"] }, (0..<8).map { "\($0)" })
     }
@@ -60,6 +62,7 @@ final class PerHostCapTests: CourierTestCase {
         let serial = SessionManager(configuration: configuration)
         let blocker = serial.dataTask(with: request("/drip?numbytes=10&duration_ms=300")) { _ in }
         blocker.resume()
+        waitUntil("the blocker runs") { serial.runningTaskCount == 1 }
         let response: DataResponse<Data>? = wait { finish in
             let waiting = serial.dataTask(with: request("/get?queued=1"), completion: finish)
             waiting.resume()
@@ -106,8 +109,9 @@ final class PerHostCapTests: CourierTestCase {
         configuration.maximumRunningTasksPerHost = nil
         let uncapped = SessionManager(configuration: configuration)
         for _ in 0..<8 { uncapped.dataTask(with: request("/delay/300")) { _ in }.resume() }
+        XCTAssertEqual(uncapped.queuedTaskCount + uncapped.runningTaskCount, 8)
+        waitUntil("all eight run at once") { uncapped.runningTaskCount == 8 }
         XCTAssertEqual(uncapped.queuedTaskCount, 0)
-        XCTAssertEqual(uncapped.runningTaskCount, 8)
         uncapped.invalidate(cancelingTasks: true)
     }
 }

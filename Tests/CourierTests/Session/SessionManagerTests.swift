@@ -97,7 +97,8 @@ final class SessionManagerTests: CourierTestCase {
         let task = manager.dataTask(with: request("/drip?numbytes=10&duration_ms=300")) { _ in }
         XCTAssertEqual(manager.runningTaskCount, 0, "a task enters the table when it starts")
         task.resume()
-        XCTAssertEqual(manager.runningTaskCount, 1)
+        XCTAssertEqual(manager.runningTaskCount + manager.queuedTaskCount, 1, "counted from resume() on")
+        waitUntil("the task starts") { manager.runningTaskCount == 1 }
         waitUntil("the task completes") { task.state == .completed }
         waitUntil("the table empties") { manager.runningTaskCount == 0 }
     }
