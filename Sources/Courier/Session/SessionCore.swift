@@ -83,6 +83,16 @@ final class SessionCore: Sendable {
         return true
     }
 
+    /// Cancels `task` from ``callQueue``; returns at once. `cancel()` waits for FoundationNetworking's
+    /// work queue, which during a fast transfer took up to 0.4 s here and is held back while the
+    /// delegate queue is behind (``DelegateQueue``): a cancel on the delegate queue would then wait
+    /// for the very callbacks it holds up; inside `needNewBodyStream`, which runs on that work
+    /// queue, it would trap. Whoever decides a cancel records why first, so the callbacks that
+    /// still arrive for the task are ignored or ended by that decision.
+    func cancel(_ task: URLSessionTask) {
+        callQueue.async { task.cancel() }
+    }
+
     /// Remembers a paused transfer; `false` when the session is already invalidated.
     func park(_ transfer: TransferTask) -> Bool {
         state.withLock { state in

@@ -253,7 +253,7 @@ extension TransferTask {
         }
         switch step {
         case .none: break
-        case .cancel(let task): task.cancel()
+        case .cancel(let task): core.cancel(task)
         case .finish(let completion): perform(completion)
         }
     }

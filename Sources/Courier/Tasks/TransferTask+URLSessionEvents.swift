@@ -6,14 +6,10 @@ import FoundationNetworking
 /// What a callback decided under the lock, to be done after it.
 enum TransferAction {
     case none
-    /// Stop this attempt (its completion then reports the failure recorded in the state).
+    /// Stop this attempt, through ``SessionCore/cancel(_:)`` (its completion then reports the
+    /// failure recorded in the state; a paused attempt is no longer current, so its late
+    /// callbacks are dropped).
     case cancel(URLSessionTask)
-    /// Stop an attempt from ``SessionCore/callQueue``. `cancel()` waits for FoundationNetworking's
-    /// work queue, which during a fast transfer took up to 0.4 s here: on the delegate queue it
-    /// would hold up every callback meanwhile while URLSession kept reading into memory (the
-    /// attempt is no longer current, so its late callbacks are dropped); inside
-    /// `needNewBodyStream`, which runs on that work queue, it would trap.
-    case cancelElsewhere(URLSessionTask)
     /// Drop this attempt and start another with this request.
     case restart(URLSessionTask, URLRequest)
     /// Hand a progress snapshot to these observers.
@@ -79,7 +75,7 @@ extension TransferTask: TaskDelegate {
                     state.failure = problem
                     return .cancel(task)
                 // No longer current: its late callbacks are ignored, the next attempt continues.
-                case .pause: return .cancelElsewhere(task)
+                case .pause: return .cancel(task)
                 }
             } else {
                 // URLSession on Linux has no back-pressure and decodes gzip without limit: the
@@ -101,10 +97,9 @@ extension TransferTask: TaskDelegate {
     func perform(_ action: TransferAction) {
         switch action {
         case .none: break
-        case .cancel(let task): task.cancel()
-        case .cancelElsewhere(let task): core.callQueue.async { task.cancel() }
+        case .cancel(let task): core.cancel(task)
         case .restart(let task, let request):
-            task.cancel()
+            core.cancel(task)
             startAttempt(request)
         case .progress(let observers, let snapshot): deliver(snapshot, to: observers)
         }
@@ -131,9 +126,9 @@ extension TransferTask: TaskDelegate {
                 url: originalRequest.url, underlyingError: error)
             state.withLock { if $0.failure == nil { $0.failure = problem } }
             // This callback runs synchronously on FoundationNetworking's internal work queue, and
-            // `cancel()` does a `sync` onto that queue: called from here it traps. Cancel from
-            // elsewhere; the recorded failure decides the outcome whatever finishes first.
-            perform(.cancelElsewhere(task))
+            // `cancel()` does a `sync` onto that queue: called from here it traps. The cancel runs
+            // on the call queue; the recorded failure decides the outcome whatever finishes first.
+            perform(.cancel(task))
             return nil
         }
     }

@@ -271,12 +271,12 @@ final class TransferTask: Sendable {
         }
         guard let stopped else { return }
         guard core.park(self) else {
-            stopped?.cancel()
+            if let stopped { core.cancel(stopped) }
             return fail(with: .sessionInvalidated(url: originalRequest.url), handle: handle)
         }
         // Cancel, never `URLSessionTask.suspend()`: see the type's documentation. The cancelled
         // attempt's remaining callbacks are ignored because it is no longer `current`.
-        stopped?.cancel()
+        if let stopped { core.cancel(stopped) }
         events.taskDidSuspend(handle)
     }
 
@@ -295,7 +295,7 @@ final class TransferTask: Sendable {
         switch action {
         case .none: return
         // With no task to cancel, an attempt is being set up or launched; its launcher finishes it.
-        case .cancelRunning(let task): task?.cancel()
+        case .cancelRunning(let task): if let task { core.cancel(task) }
         case .finish(let completion):
             perform(completion)
         }
