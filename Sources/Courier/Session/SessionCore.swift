@@ -6,8 +6,8 @@ import FoundationNetworking
 /// Owns the one `URLSession` of a manager and guards every use of it.
 ///
 /// Creating a task on an invalidated URLSession is a `fatalError` on Linux (PLATFORM §4.3), so
-/// creation and start are checked against `isInvalidated` under the same lock that invalidation
-/// takes. Transfers paused by Courier have no URLSession task (and so no table entry); they are
+/// creation and start are checked against `isInvalidated`, which only the call queue sets, on
+/// the call queue. Transfers paused by Courier have no URLSession task (and so no table entry); they are
 /// parked here so that invalidation can finish them too.
 ///
 /// **Every call into URLSession runs on ``callQueue``**: creating and resuming tasks, starting
@@ -62,9 +62,12 @@ final class SessionCore: Sendable {
         }
     }
 
-    /// Creates a URLSession task, or returns `nil` when the session is invalidated. On ``callQueue``.
+    /// Creates a URLSession task, or returns `nil` when the session is invalidated. On ``callQueue``
+    /// only, where the URLSession is invalidated too: no invalidation can come between the check
+    /// and the creation, so the lock is not held while `dataTask(with:)` waits for URLSession.
     func makeTask(_ make: (URLSession) -> URLSessionTask) -> URLSessionTask? {
-        state.withLock { state in state.isInvalidated ? nil : make(session) }
+        guard !state.withLock({ $0.isInvalidated }) else { return nil }
+        return make(session)
     }
 
     /// Registers `delegate` for `task` (whose request goes to `origin`, the per-host cap's key)

@@ -56,6 +56,9 @@ final class TransferTask: Sendable {
         /// A task being registered and resumed right now. `cancel()` and `suspend()` leave it to
         /// the launcher: cancelling a task before it is registered would lose its completion.
         var launching: URLSessionTask?
+        /// Numbers the attempts handed to the call queue: only the newest may start (a task
+        /// paused and resumed before its first attempt started has a second one queued).
+        var queuedAttempt = 0
         var currentRequest: URLRequest?
         var response: HTTPURLResponse?
         var memory = Data()
@@ -375,18 +378,35 @@ final class TransferTask: Sendable {
             return fail(with: CourierError(code: .invalidRequest, message: "\(error)", url: request.url))
         }
         // Made and resumed on the call queue: both wait for URLSession's work queue.
+        let number = state.withLock { state -> Int in
+            state.queuedAttempt += 1
+            return state.queuedAttempt
+        }
         core.table.noteStarting()
-        core.callQueue.async { [self] in makeAndLaunch(request) }
+        core.callQueue.async { [self] in makeAndLaunch(request, number: number) }
     }
 
-    private func makeAndLaunch(_ request: URLRequest) {
-        switch state.withLock({ $0.lifecycle.state }) {
-        case .running: break
-        case .cancelling:
+    /// What becomes of an attempt taken from the call queue.
+    private enum Launch { case start, cancelled, dropped }
+
+    /// `.start` while the task runs and `number` is its newest attempt; `.dropped` when it was
+    /// paused (the next resume makes a new attempt), completed, or replaced by a newer attempt.
+    private func launchDecision(_ state: State, number: Int) -> Launch {
+        guard state.queuedAttempt == number else { return .dropped }
+        switch state.lifecycle.state {
+        case .running: return .start
+        case .cancelling: return .cancelled
+        case .initialized, .suspended, .completed: return .dropped
+        }
+    }
+
+    private func makeAndLaunch(_ request: URLRequest, number: Int) {
+        switch state.withLock({ launchDecision($0, number: number) }) {
+        case .start: break
+        case .cancelled:
             core.table.dropStarting()
             return fail(with: .cancelled(url: request.url))
-        // Cancelled, or paused (the next resume makes a new attempt) while this one was queued.
-        case .initialized, .suspended, .completed: return core.table.dropStarting()
+        case .dropped: return core.table.dropStarting()
         }
         // Read before taking the core's lock: the lock order is always transfer, then core.
         let encoded = state.withLock { $0.encodedBody }
@@ -394,22 +414,24 @@ final class TransferTask: Sendable {
             core.table.dropStarting()
             return fail(with: .sessionInvalidated(url: request.url))
         }
-        let lifecycle = state.withLock { state -> TaskLifecycle.State in
-            guard state.lifecycle.state == .running else { return state.lifecycle.state }
-            state.current = task
-            state.currentRequest = request
-            state.launching = task
-            return .running
+        let decision = state.withLock { state -> Launch in
+            let decision = launchDecision(state, number: number)
+            if decision == .start {
+                state.current = task
+                state.currentRequest = request
+                state.launching = task
+            }
+            return decision
         }
-        switch lifecycle {
-        case .running: launch(task, origin: RedirectPolicy.origin(of: request.url) ?? "")
-        // Cancelled while the attempt was being set up (paused: the next resume makes a new one).
-        // The URLSession task never ran; cancelled, it leaves URLSession's registry.
-        case .cancelling:
+        switch decision {
+        case .start: launch(task, origin: RedirectPolicy.origin(of: request.url) ?? "")
+        // Cancelled, paused or replaced while the URLSession task was being made. It never ran;
+        // cancelled, it leaves URLSession's registry.
+        case .cancelled:
             core.table.dropStarting()
             task.cancel()
             fail(with: .cancelled(url: request.url))
-        case .initialized, .suspended, .completed:
+        case .dropped:
             core.table.dropStarting()
             task.cancel()
         }

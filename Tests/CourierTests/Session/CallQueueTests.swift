@@ -13,8 +13,27 @@ final class CallQueueTests: CourierTestCase {
     /// FoundationNetworking asks for a streamed upload body on its work queue, so a stream factory
     /// that waits holds that queue, as libcurl does while transfers run.
     func testResumeReturnsWhileURLSessionsWorkQueueIsBusy() {
+        let release = DispatchGroup()
+        release.enter()
+        let upload = holdURLSessionsWorkQueue(until: release)
+
+        let response = Box<DataResponse<Data>>()
+        let started = Date()
+        manager.dataTask(with: request("/bytes/100?seed=1")) { response.append($0) }.resume()
+        // Waiting for the work queue would last until the factory gives up (20 s).
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "resume() waited for URLSession's work queue")
+        XCTAssertEqual(response.count, 0)
+
+        release.leave()
+        waitUntil("the task completes") { response.count == 1 }
+        XCTAssertEqual(response.first?.value, TestServer.deterministicBytes(count: 100, seed: 1))
+        waitUntil("the upload completes") { upload.state == .completed }
+    }
+
+    /// Holds URLSession's work queue, and so the call queue's next `dataTask(with:)`, until
+    /// `release` is left (a group, so that every later request for the body passes at once).
+    private func holdURLSessionsWorkQueue(until release: DispatchGroup) -> UploadTask {
         let entered = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
         let upload = manager.uploadTask(
             with: request("/anything", method: "POST"),
             from: .stream(length: 1) {
@@ -25,17 +44,24 @@ final class CallQueueTests: CourierTestCase {
         ) { _ in }
         upload.resume()
         XCTAssertEqual(entered.wait(timeout: .now() + 10), .success, "URLSession asked for the body")
+        return upload
+    }
 
-        let response = Box<DataResponse<Data>>()
-        let started = Date()
-        manager.dataTask(with: request("/bytes/100?seed=1")) { response.append($0) }.resume()
-        // Waiting for the work queue would last until the factory gives up (20 s).
-        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "resume() waited for URLSession's work queue")
-        XCTAssertEqual(response.count, 0)
-
-        release.signal()
-        waitUntil("the task completes") { response.count == 1 }
-        XCTAssertEqual(response.first?.value, TestServer.deterministicBytes(count: 100, seed: 1))
+    func testPausedAndResumedBeforeItStartedSendsOneRequest() {
+        let release = DispatchGroup()
+        release.enter()
+        let upload = holdURLSessionsWorkQueue(until: release)
+        let response: DataResponse<Data>? = wait { finish in
+            let task = manager.dataTask(with: request("/bytes/2048?seed=5&paused=1"), completion: finish)
+            let started = Date()
+            task.resume()  // its attempt waits on the call queue
+            task.suspend()
+            task.resume()  // a second attempt: only this one may start
+            XCTAssertLessThan(Date().timeIntervalSince(started), 5, "pausing waited for URLSession's work queue")
+            release.leave()
+        }
+        XCTAssertEqual(response?.value, TestServer.deterministicBytes(count: 2048, seed: 5))
+        XCTAssertEqual(server.requests.filter { $0.query["paused"] != nil }.count, 1)
         waitUntil("the upload completes") { upload.state == .completed }
     }
 
