@@ -65,56 +65,56 @@ final class DelegateQueueTests: XCTestCase {
 
     // MARK: - Back-pressure
 
-    /// Adds `count` blocks from a thread of its own (as URLSession's work queue would), each
-    /// recording its value; `added` counts the `addOperation` calls that returned.
-    private func produce(
-        _ count: Int, on queue: DelegateQueue, into trace: Trace, added: Counter, done: XCTestExpectation
-    ) -> Thread {
-        let producer = Thread {
+    /// A delegate queue whose serial queue is suspended (the callback thread has fallen behind),
+    /// and a thread of its own adding `count` blocks to it, as URLSession's work queue would.
+    private struct HeldQueue {
+        let target: DispatchQueue
+        let queue: DelegateQueue
+        let trace = Trace()
+        /// The `addOperation` calls that returned.
+        let added = Counter()
+        let done: XCTestExpectation
+    }
+
+    private func heldQueue(adding count: Int, highWater: Int, longestWait: TimeInterval) -> HeldQueue {
+        let target = DispatchQueue(label: "test.held")
+        target.suspend()
+        let held = HeldQueue(
+            target: target,
+            queue: DelegateQueue(target: target, name: "test", highWater: highWater, longestWait: longestWait),
+            done: expectation(description: "all ran"))
+        held.done.expectedFulfillmentCount = count
+        Thread {
             for value in 0..<count {
-                queue.addOperation { trace.run(value, busyFor: 0, done) }
-                added.increment()
+                held.queue.addOperation { held.trace.run(value, busyFor: 0, held.done) }
+                held.added.increment()
             }
-        }
-        producer.start()
-        return producer
+        }.start()
+        return held
     }
 
     func testTheThreadAddingIsHeldWhileTooManyCallbacksWait() {
-        let target = DispatchQueue(label: "test.held")
-        target.suspend()  // the callback thread has fallen behind
-        let queue = DelegateQueue(target: target, name: "test", highWater: 8, longestWait: 30)
-        let trace = Trace()
-        let added = Counter()
-        let done = expectation(description: "all ran")
-        done.expectedFulfillmentCount = 40
-        _ = produce(40, on: queue, into: trace, added: added, done: done)
-        waitUntil { added.count == 8 }
+        let held = heldQueue(adding: 40, highWater: 8, longestWait: 30)
+        waitUntil { held.added.count == 8 }
         Thread.sleep(forTimeInterval: 0.2)
-        XCTAssertEqual(added.count, 8, "the ninth callback waits while eight are waiting already")
+        XCTAssertEqual(held.added.count, 8, "the ninth callback waits while eight are waiting already")
         let released = Date()
-        target.resume()
-        wait(for: [done], timeout: 20)
-        XCTAssertEqual(added.count, 40)
+        held.target.resume()
+        wait(for: [held.done], timeout: 20)
+        XCTAssertEqual(held.added.count, 40)
         XCTAssertLessThan(Date().timeIntervalSince(released), 15, "woken as the backlog halved, not by the time limit")
-        XCTAssertEqual(trace.order, Array(0..<40))
-        XCTAssertLessThanOrEqual(queue.peakBacklog, 9)
+        XCTAssertEqual(held.trace.order, Array(0..<40))
+        XCTAssertLessThanOrEqual(held.queue.peakBacklog, 9)
     }
 
     func testTheWaitIsBoundedWhenTheCallbackQueueIsHeldUp() {
-        let target = DispatchQueue(label: "test.stuck")
-        target.suspend()  // e.g. a completion handler that takes its time on the default queue
-        let queue = DelegateQueue(target: target, name: "test", highWater: 4, longestWait: 0.01)
-        let trace = Trace()
-        let added = Counter()
-        let done = expectation(description: "all ran")
-        done.expectedFulfillmentCount = 20
-        _ = produce(20, on: queue, into: trace, added: added, done: done)
-        waitUntil { added.count == 20 }  // URLSession slowed down, never stopped
-        XCTAssertTrue(trace.order.isEmpty, "nothing ran while the queue was held up")
-        target.resume()
-        wait(for: [done], timeout: 20)
-        XCTAssertEqual(trace.order, Array(0..<20))
+        // Held up for long, e.g. by a completion handler that takes its time on the default queue.
+        let held = heldQueue(adding: 20, highWater: 4, longestWait: 0.01)
+        waitUntil { held.added.count == 20 }  // URLSession slowed down, never stopped
+        XCTAssertTrue(held.trace.order.isEmpty, "nothing ran while the queue was held up")
+        held.target.resume()
+        wait(for: [held.done], timeout: 20)
+        XCTAssertEqual(held.trace.order, Array(0..<20))
     }
 
     func testACallbackThatAddsAnotherNeverWaits() {
