@@ -23,7 +23,7 @@ import Foundation
 ///
 /// Operations added as `Operation` objects (URLSession does not, but the type allows it) still
 /// run through `OperationQueue` on the same serial queue, so nothing ever runs concurrently.
-final class DelegateQueue: OperationQueue, @unchecked Sendable {
+final class DelegateQueue: OperationQueue, @unchecked Sendable {  // safe: see the next comment
     // @unchecked: `target`, `highWater`, `longestWait` and `onTarget` are immutable after init;
     // `backlog` is only touched while `condition` is locked; OperationQueue locks itself.
 

@@ -401,17 +401,17 @@ final class TransferTask: Sendable {
     }
 
     private func makeAndLaunch(_ request: URLRequest, number: Int) {
+        // Noted as starting in `createAttempt`; from `launch` on the table's admission accounts for it.
+        var launched = false
+        defer { if !launched { core.table.dropStarting() } }
         switch state.withLock({ launchDecision($0, number: number) }) {
         case .start: break
-        case .cancelled:
-            core.table.dropStarting()
-            return fail(with: .cancelled(url: request.url))
-        case .dropped: return core.table.dropStarting()
+        case .cancelled: return fail(with: .cancelled(url: request.url))
+        case .dropped: return
         }
         // Read before taking the core's lock: the lock order is always transfer, then core.
         let encoded = state.withLock { $0.encodedBody }
         guard let task = core.makeTask({ makeURLSessionTask(for: request, encoded: encoded, in: $0) }) else {
-            core.table.dropStarting()
             return fail(with: .sessionInvalidated(url: request.url))
         }
         let decision = state.withLock { state -> Launch in
@@ -424,16 +424,15 @@ final class TransferTask: Sendable {
             return decision
         }
         switch decision {
-        case .start: launch(task, origin: RedirectPolicy.origin(of: request.url) ?? "")
+        case .start:
+            launched = true
+            launch(task, origin: RedirectPolicy.origin(of: request.url) ?? "")
         // Cancelled, paused or replaced while the URLSession task was being made. It never ran;
         // cancelled, it leaves URLSession's registry.
         case .cancelled:
-            core.table.dropStarting()
             task.cancel()
             fail(with: .cancelled(url: request.url))
-        case .dropped:
-            core.table.dropStarting()
-            task.cancel()
+        case .dropped: task.cancel()
         }
     }
 
