@@ -23,6 +23,11 @@ struct HTTPResponseWriter {
     /// Unpaced, unchunked bodies are written in pieces of this size.
     private static let pieceSize = 64 * 1024
 
+    /// Whether a header name or value holds a control character other than tab.
+    static func isUnsafe(_ text: String) -> Bool {
+        text.unicodeScalars.contains { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }
+    }
+
     /// Sends `HTTP/1.1 100 Continue`.
     func writeContinue() -> Bool {
         socket.sendAll("HTTP/1.1 100 Continue\r\n\r\n")
@@ -31,6 +36,14 @@ struct HTTPResponseWriter {
     /// Writes `response`. `isHead` suppresses the body; `closeRequested` means the request asked
     /// to close (or was HTTP/1.0).
     func write(_ response: HTTPResponse, isHead: Bool, closeRequested: Bool) -> Outcome {
+        // The last line of defence for routes that reflect request input into headers: a field
+        // with a line break would split into header lines the client never asked for.
+        let unsafe = response.headers.contains { Self.isUnsafe($0.name) || Self.isUnsafe($0.value) }
+        if unsafe {
+            var refusal = HTTPResponse.text("Internal Server Error: a header value holds control characters", status: 500)
+            refusal.delivery.closeConnection = true
+            return write(refusal, isHead: isHead, closeRequested: true)
+        }
         let delivery = response.delivery
         let noBody = HTTPStatus.forbidsBody(response.status)
         // A 1xx sent as a final answer leaves the client waiting for another, so hang up after it.

@@ -18,7 +18,13 @@ extension Router {
         var response = HTTPResponse(status: code)
         if code == 401 { response.headers.append(("WWW-Authenticate", "Basic realm=\"Fake Realm\"")) }
         if [301, 302, 303, 307, 308].contains(code) { response.headers.append(("Location", "/get")) }
-        if let retryAfter = request.query("retry_after") { response.headers.append(("Retry-After", retryAfter)) }
+        if let retryAfter = request.query("retry_after") {
+            // Reflected into a header: a CR or LF would let the query write header lines of its own.
+            guard !retryAfter.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                throw RouteError("retry_after contains control characters")
+            }
+            response.headers.append(("Retry-After", retryAfter))
+        }
         if let body = request.query("body"), !HTTPStatus.forbidsBody(code) {
             response.headers.append(("Content-Type", "text/plain; charset=utf-8"))
             response.body = ResponseBody(Data(body.utf8))

@@ -15,6 +15,13 @@ final class StatusAndRedirectTests: ServerTestCase {
         XCTAssertTrue(plain.body.isEmpty)
     }
 
+    func testRetryAfterWithALineBreakIsRefusedAndInjectsNoHeader() throws {
+        let response = try fetch("GET", "/status/200?retry_after=%0d%0aX-Injected:%20yes")
+        XCTAssertEqual(response.status, 400)
+        XCTAssertNil(response.header("X-Injected"))
+        XCTAssertNil(response.header("Retry-After"))
+    }
+
     func testStatus401AddsBasicChallenge() throws {
         let response = try fetch("GET", "/status/401")
         XCTAssertEqual(response.status, 401)
