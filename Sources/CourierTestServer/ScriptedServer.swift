@@ -75,6 +75,11 @@ public final class ScriptedServer: Sendable {
         }
     }
 
+    /// `data` as a valid gzip stream (stored deflate blocks), for encoded-body cases.
+    public static func gzip(_ data: Data) -> Data {
+        Gzip.compress(data)
+    }
+
     /// Decides the reply to the request `request`, the `index`th (0, 1, 2…) this server received.
     public typealias Script = @Sendable (_ request: RecordedRequest, _ index: Int) -> Reply
 

@@ -21,7 +21,20 @@ public struct DownloadDestination: Sendable {
         public static let removePreviousFile = Options(rawValue: 1 << 1)
     }
 
-    /// Decides the destination once the body is complete: `(temporaryURL, response) -> (URL, Options)`.
+    /// When a destination closure is called.
+    public enum Timing: Sendable {
+        /// Once the body is complete, before publishing (the default): the closure may look at
+        /// the file.
+        case afterBody
+        /// As soon as the accepted response's headers arrive, on the manager's callback queue
+        /// (keep it quick: the manager's other callbacks wait for it). Courier checks the answer
+        /// at once: a file already there (without ``Options/removePreviousFile``) or a throwing
+        /// closure stops the download before its body is fetched, keeping whatever bytes it held
+        /// for resuming. The closure's `temporaryURL` is the partial file, not yet complete.
+        case atResponse
+    }
+
+    /// Decides the destination: `(temporaryURL, response) -> (URL, Options)`.
     public typealias Resolver = @Sendable (_ temporaryURL: URL, _ response: HTTPURLResponse) throws -> (URL, Options)
 
     /// The directory the staging file is created in; `nil` means the manager's temporary
@@ -31,18 +44,23 @@ public struct DownloadDestination: Sendable {
     var stagingOptions: Options
     /// The destination, when it is known before the body arrives (``file(_:options:)``).
     var fixedURL: URL?
+    /// When ``resolve`` is called.
+    public let timing: Timing
     let resolve: Resolver
 
-    /// A destination decided by `resolve` after the body has arrived, with the body staged in
-    /// `stagingDirectory` (or the manager's temporary directory).
-    public init(stagingDirectory: URL? = nil, _ resolve: @escaping Resolver) {
+    /// A destination decided by `resolve` — after the body has arrived, or with `.atResponse` as
+    /// soon as the headers have — with the body staged in `stagingDirectory` (or the manager's
+    /// temporary directory). `resolve` is called once.
+    public init(stagingDirectory: URL? = nil, timing: Timing = .afterBody, _ resolve: @escaping Resolver) {
         self.stagingDirectory = stagingDirectory
         self.stagingOptions = []
         self.fixedURL = nil
+        self.timing = timing
         self.resolve = resolve
     }
 
-    /// A fixed file. The body is staged next to it, so publishing is one rename.
+    /// A fixed file. The body is staged next to it, so publishing is one rename. Without
+    /// ``Options/removePreviousFile``, a file already there fails the task before anything is sent.
     public static func file(_ url: URL, options: Options = []) -> DownloadDestination {
         var destination = DownloadDestination(stagingDirectory: url.deletingLastPathComponent()) { _, _ in
             (url, options)

@@ -41,6 +41,19 @@ struct DownloadState {
     var rejectedBody = Data()
     var lastRecordWrite: ContinuousClock.Instant?
     var producesResumeData = false
+    /// The current failure leaves the bytes held resumable (they were proven before it).
+    var keepsBytes = false
+    /// The bytes held when this attempt's body began: a continuation that adds none is a stall.
+    var attemptStart: Int64 = 0
+    /// Continuations in a row that added no byte.
+    var stalls = 0
+    /// Starts from zero in a row because an answer to `Range` did not continue the bytes held.
+    var restarts = 0
+    var continuations = 0
+    /// The body was published under ``DownloadPolicy/publishesUnverifiedBodies``.
+    var unverified = false
+    /// The destination decided when the headers arrived (``DownloadDestination/Timing/atResponse``).
+    var resolvedDestination: (url: URL, options: DownloadDestination.Options)?
     var resumeDataHandler: (@Sendable (ResumeData?) -> Void)?
 
     var report: DownloadReport {
@@ -50,6 +63,8 @@ struct DownloadState {
         report.diskPauses = diskPauses
         report.resumedBytes = resumedBytes
         report.bytesReceived = bytesFromNetwork
+        report.continuations = continuations
+        report.isVerified = !unverified
         return report
     }
 }

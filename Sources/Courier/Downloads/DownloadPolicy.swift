@@ -27,6 +27,22 @@ public struct DownloadPolicy: Sendable {
     /// download to the same place continues. `nil` means: next to a fixed destination
     /// (``defaultPartialFile(for:)``), or a private temporary file for a destination closure.
     public var partialFile: URL?
+    /// Publish a body that nothing can prove complete, marked ``DownloadReport/isVerified`` `false`.
+    /// Off by default. Courier asks for `Accept-Encoding: identity`; a server that sends a
+    /// content-encoded body anyway leaves no length to check (libcurl decodes it, and a stream cut
+    /// inside the compressed data ends without an error), and a body that only the connection
+    /// closing ends (no `Content-Length`, not chunked) may be cut anywhere. Such a download fails
+    /// with ``CourierError/Code-swift.struct/integrityFailed`` as soon as its headers arrive —
+    /// nothing fetched is lost — unless ``expectedSHA256`` or ``expectedLength`` can check it, or
+    /// this is on.
+    public var publishesUnverifiedBodies = false
+    /// The most time the whole download may take, from its first `resume()` to its end — every
+    /// attempt, retry, pause and delay included; `nil` (the default) for the manager's
+    /// ``SessionManager/Configuration/deadline``. URLSession on Linux ignores
+    /// `timeoutIntervalForResource`, and its request timeout only limits silence, so a server that
+    /// trickles a byte a second would otherwise hold a download forever. Expiry fails the download
+    /// with ``CourierError/Code-swift.struct/deadlineExceeded``, keeping its bytes for resuming.
+    public var deadline: Duration?
     /// Header names (any case) never written into resume data, besides `Authorization`,
     /// `Proxy-Authorization` and `Cookie`.
     public var sensitiveHeaders: Set<String> = []

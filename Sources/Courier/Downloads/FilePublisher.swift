@@ -72,6 +72,23 @@ enum FilePublisher {
         throw failure("cannot move the download to \(destination.path)")
     }
 
+    /// Why publishing at `destination` would fail for a file already there, found before the body
+    /// is fetched: nothing downloaded is ever thrown away for want of a name.
+    static func existingFileProblem(
+        at destination: URL, options: DownloadDestination.Options, requestURL: URL?
+    ) -> CourierError? {
+        var info = stat()
+        guard lstat(destination.path, &info) == 0 else { return nil }
+        if (info.st_mode & S_IFMT) == S_IFDIR {
+            return CourierError(
+                code: .destinationFailed, message: "the destination \(destination.path) is a directory", url: requestURL)
+        }
+        guard !options.contains(.removePreviousFile) else { return nil }
+        return CourierError(
+            code: .destinationFailed,
+            message: "a file already exists at \(destination.path) (pass .removePreviousFile to replace it)", url: requestURL)
+    }
+
     /// The process's umask, read without changing it (`umask(2)` can only be read by setting it,
     /// which would race with other threads creating files).
     static func processUmask() -> mode_t {

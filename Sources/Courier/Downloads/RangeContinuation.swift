@@ -1,34 +1,106 @@
+import Foundation
+
 /// What to do with the answer to a request that asked for the rest of a body with
 /// `Range: bytes=N-` and `If-Range`. Pure, so every row is unit-tested without sockets.
 ///
-/// The rule is never to splice two versions of a resource: bytes are appended only when a 206
-/// proves it starts exactly at the bytes already held and describes the same total length.
+/// The rule is never to splice two versions of a resource, and never to take a server's word
+/// for more than its own headers prove: bytes are appended only when a 206 starts exactly at the
+/// bytes already held, describes the same total length, carries the validator that was sent (when
+/// it carries one), and is framed by a `Content-Length` that matches its `Content-Range`.
 enum RangeContinuation: Equatable, Sendable {
-    /// 206 at the right offset: append the new bytes to those already held.
-    case append
-    /// A full answer (200, or any other final status): drop what is held and take this body.
+    /// 206 at the right offset: append the new bytes to those already held, up to `end`
+    /// (exclusive) — the range's own end; anything past it is not part of the answer.
+    case append(end: Int64)
+    /// A full answer (200, or any other final status but 206 and 416): drop what is held and
+    /// take this body.
     case replace
-    /// 416 saying the representation is exactly as long as what is held: already complete.
+    /// 416 saying the representation is exactly as long as what is held (and as every earlier
+    /// response said): already complete.
     case alreadyComplete
-    /// A 206 that does not prove the offset (other start, other total, unparsable): discard
-    /// this answer and fetch again from zero without `Range`.
-    case restartWithoutRange
+    /// The answer does not prove it continues these bytes (other start, other total, another
+    /// validator, a 416 that contradicts an earlier length): discard this answer and what is held,
+    /// and fetch again from zero without `Range`.
+    case restartWithoutRange(String)
+    /// The answer contradicts itself or HTTP (an unparsable `Content-Range`, a `Content-Length`
+    /// other than the range's length): fail this attempt, appending nothing.
+    case invalid(String)
 
-    static func decide(offset: Int64, knownTotal: Int64?, status: Int, contentRange: String?) -> RangeContinuation {
-        switch status {
+    /// The parts of a response the decision reads.
+    struct Answer: Sendable {
+        var status: Int
+        var contentRange: String?
+        /// The `Content-Length` as Courier parsed it (``ContentLength``); `nil` when absent.
+        var contentLength: Int64?
+        var etag: String? = nil
+        var lastModified: String? = nil
+    }
+
+    /// Decides about `answer` to a request for the bytes from `offset` on, sent with `validator`
+    /// as `If-Range` (if any), when earlier responses announced `knownTotal` bytes (if any).
+    static func decide(offset: Int64, knownTotal: Int64?, validator: String?, answer: Answer) -> RangeContinuation {
+        switch answer.status {
         case 206:
-            guard let range = contentRange.flatMap(ContentRange.init), range.first == offset else {
-                return .restartWithoutRange
+            guard let header = answer.contentRange else { return .invalid("a 206 without Content-Range") }
+            guard let range = ContentRange(header), let first = range.first, let length = range.length else {
+                return .invalid("a 206 with a malformed Content-Range (\(header.debugDescription))")
             }
-            if let knownTotal, let total = range.completeLength, total != knownTotal { return .restartWithoutRange }
-            return .append
+            if let contentLength = answer.contentLength, contentLength != length {
+                return .invalid("a 206 whose Content-Length (\(contentLength)) is not its range's length (\(length))")
+            }
+            if let changed = changedValidator(sent: validator, answer) {
+                return .restartWithoutRange("the resource changed (If-Range \(validator ?? ""), the 206 carries \(changed))")
+            }
+            guard first == offset else {
+                return .restartWithoutRange("a 206 starting at byte \(first), not at \(offset)")
+            }
+            if let knownTotal, let total = range.completeLength, total != knownTotal {
+                return .restartWithoutRange("a 206 for \(total) bytes where \(knownTotal) were announced")
+            }
+            return .append(end: first + length)
         case 416:
-            guard let range = contentRange.flatMap(ContentRange.init), range.first == nil,
-                range.completeLength == offset
-            else { return .replace }
+            // Complete only when the 416's length is the bytes held and every earlier announcement
+            // agrees: a 416 that contradicts an earlier length is a server to fetch from again.
+            guard let range = answer.contentRange.flatMap(ContentRange.init), range.first == nil,
+                range.completeLength == offset, knownTotal == nil || knownTotal == offset
+            else {
+                return .restartWithoutRange("a 416 that does not prove the \(offset) bytes held complete")
+            }
             return .alreadyComplete
         default:
             return .replace
         }
+    }
+
+    /// The validator a 206 carries when it is not the one sent as `If-Range`: a server or cache
+    /// that ignores `If-Range` answers with the new version's bytes at the old offset.
+    private static func changedValidator(sent validator: String?, _ answer: Answer) -> String? {
+        guard let validator else { return nil }
+        if validator.hasPrefix("\"") {
+            // Weak ETags never went out as If-Range; a weak one back is another version too.
+            guard let etag = answer.etag, etag != validator else { return nil }
+            return etag
+        }
+        guard let lastModified = answer.lastModified, lastModified != validator else { return nil }
+        return lastModified
+    }
+}
+
+/// `Content-Length` read by Courier: libcurl takes a malformed value such as `0x5` for 0 and
+/// would end the body there, so a value that is not plain decimal digits is refused.
+enum ContentLength: Equatable, Sendable {
+    case absent
+    case length(Int64)
+    case malformed(String)
+
+    /// Parses the header's value as the response carried it. A list of identical values (what a
+    /// repeated header becomes once joined) is that value, as RFC 9110 §8.6 allows.
+    static func parse(_ value: String?) -> ContentLength {
+        guard let value else { return .absent }
+        let parts = value.split(separator: ",", omittingEmptySubsequences: false)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let first = parts.first, parts.allSatisfy({ $0 == first }), !first.isEmpty, first.count <= 19,
+            first.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let length = Int64(first)
+        else { return .malformed(value) }
+        return .length(length)
     }
 }

@@ -48,6 +48,11 @@ extension CourierError {
             NSURLErrorFileIsDirectory, -1100 /* URLSession on Linux: "File system error" */:
             code = .uploadSourceFailed
             message = "the upload body could not be read: \(nsError.localizedDescription)"
+        case -1 where nsError.localizedDescription.hasPrefix("Invalid Content-Length"):
+            // libcurl refuses a negative or oversized length itself; the server is at fault, and
+            // trying again would only get the same answer.
+            code = .invalidResponse
+            message = "a malformed Content-Length (\(nsError.localizedDescription))"
         default:
             code = .network
             message = nsError.localizedDescription

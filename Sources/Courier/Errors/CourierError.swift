@@ -17,6 +17,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             case responseTooLarge, unacceptableStatusCode, unacceptableContentType
             case emptyResponse, decodingFailed, destinationFailed, fileSystem, uploadSourceFailed
             case integrityFailed, invalidResumeData, adaptationFailed, redirectRefused
+            case invalidResponse, deadlineExceeded
         }
         private let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
@@ -57,6 +58,16 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         /// A redirect was not followed: a scheme other than http/https, a loop, too many hops,
         /// or the redirect policy refused it.
         public static let redirectRefused = Code(.redirectRefused)
+
+        /// The server's response contradicts itself or HTTP: a `Content-Length` or `Content-Range`
+        /// that is not plain digits within range, a 206 longer than its range or answering a
+        /// request that asked for none, partial answers that stop making progress, a body that
+        /// ends short of the length announced. Nothing is published; a download keeps the bytes
+        /// its headers proved (``resumeData``).
+        public static let invalidResponse = Code(.invalidResponse)
+        /// The task's whole-request deadline passed (``SessionManager/Configuration/deadline``,
+        /// ``DownloadPolicy/deadline``). A download keeps its bytes for resuming (``resumeData``).
+        public static let deadlineExceeded = Code(.deadlineExceeded)
 
         /// The code's name, e.g. `timedOut`.
         public var description: String { kind.rawValue }

@@ -75,6 +75,15 @@ public struct DownloadReport: Sendable, Equatable {
     public var resumedBytes: Int64 = 0
     /// Body bytes received over the network, across all attempts.
     public var bytesReceived: Int64 = 0
+    /// Requests that continued a body the server ended short of the length it announced (a
+    /// partial 206 is legal, RFC 9110 §14.2); these are not retries.
+    public var continuations: Int = 0
+    /// Whether the file is proven complete: its length equals the total a response announced
+    /// (`Content-Length`, or a 206's complete length), its chunked framing ended it, or it matched
+    /// the caller's expected length or SHA-256. `false` only for a body published under
+    /// ``DownloadPolicy/publishesUnverifiedBodies`` (content-encoded, or delimited by the
+    /// connection closing), which nothing could check.
+    public var isVerified: Bool = true
 
     /// An empty report.
     public init() {}

@@ -62,12 +62,18 @@ extension SessionManager {
 
     /// Downloads `request` to `destination` (see ``downloadTask(with:to:policy:validation:queue:progress:completion:)``)
     /// and returns the published file and the response. A failure's ``CourierError/resumeData``
-    /// continues it with ``download(resumingFrom:request:to:policy:validation:progress:)``.
+    /// continues it with ``download(resumingFrom:request:to:policy:validation:cancellation:progress:)``.
+    ///
+    /// Cancelling the awaiting Swift `Task` is a polite stop: by default (``DownloadCancellation/keepsBytes``)
+    /// the bytes fetched stay on disk, as `cancel(producingResumeData:)` keeps them, and the thrown
+    /// ``CourierError/Code-swift.struct/cancelled`` carries the ``CourierError/resumeData`` to go on
+    /// with — so a service that shuts down through structured concurrency loses no progress.
     public func download(
         for request: URLRequest, to destination: DownloadDestination, policy: DownloadPolicy = .default,
-        validation: Validation = .default, progress: (@Sendable (Progress) -> Void)? = nil
+        validation: Validation = .default, cancellation: DownloadCancellation = .keepsBytes,
+        progress: (@Sendable (Progress) -> Void)? = nil
     ) async throws -> (URL, HTTPURLResponse) {
-        try await run { finish in
+        try await run(cancel: cancellation.action) { finish in
             self.downloadTask(
                 with: request, to: destination, policy: policy, validation: validation, queue: .immediate,
                 progress: progress
@@ -75,13 +81,15 @@ extension SessionManager {
         }
     }
 
-    /// Continues the download `resumeData` describes and returns the published file and the response.
+    /// Continues the download `resumeData` describes and returns the published file and the
+    /// response. Cancelling the awaiting Swift `Task` keeps the bytes by default, as for
+    /// ``download(for:to:policy:validation:cancellation:progress:)``.
     public func download(
         resumingFrom resumeData: ResumeData, request: URLRequest? = nil, to destination: DownloadDestination,
         policy: DownloadPolicy = .default, validation: Validation = .default,
-        progress: (@Sendable (Progress) -> Void)? = nil
+        cancellation: DownloadCancellation = .keepsBytes, progress: (@Sendable (Progress) -> Void)? = nil
     ) async throws -> (URL, HTTPURLResponse) {
-        try await run { finish in
+        try await run(cancel: cancellation.action) { finish in
             self.downloadTask(
                 resumingFrom: resumeData, request: request, to: destination, policy: policy, validation: validation,
                 queue: .immediate, progress: progress
@@ -103,9 +111,10 @@ extension SessionManager {
     /// Creates a task with `make`, starts it, and suspends until its completion; cancelling the
     /// Swift task cancels the Courier task, whenever the cancellation arrives.
     private func run<Value: Sendable>(
+        cancel: @escaping @Sendable (any SessionTask) -> Void = { $0.cancel() },
         _ make: (@escaping @Sendable (Result<Value, CourierError>) -> Void) -> any SessionTask
     ) async throws -> Value {
-        let link = CancellationLink()
+        let link = CancellationLink(cancel: cancel)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
                 let task = make { continuation.resume(with: $0) }
@@ -118,16 +127,44 @@ extension SessionManager {
     }
 }
 
+/// What cancelling the Swift `Task` that awaits an async download does with the bytes fetched.
+public enum DownloadCancellation: Sendable {
+    /// Keep the partial file and its record (when the bytes can be continued), as
+    /// ``CourierTask/cancel(producingResumeData:)`` does; the thrown error carries the
+    /// ``CourierError/resumeData``, and a download to the same fixed place continues by itself.
+    /// The default: a polite stop (a task group cancelled on SIGTERM) is not a reason to fetch
+    /// the bytes again, and a `kill -9` would have kept them anyway.
+    case keepsBytes
+    /// Remove the partial file and its record, as ``CourierTask/cancel()`` does.
+    case discardsBytes
+
+    var action: @Sendable (any SessionTask) -> Void {
+        switch self {
+        case .discardsBytes:
+            return { $0.cancel() }
+        case .keepsBytes:
+            return { task in
+                if let download = task as? DownloadTask { download.cancel(producingResumeData: { _ in }) } else { task.cancel() }
+            }
+        }
+    }
+}
+
 /// Connects a Swift task's cancellation to a Courier task that may not exist yet.
 private final class CancellationLink: Sendable {
     private let state = Locked<(task: (any SessionTask)?, isCancelled: Bool)>((nil, false))
+    private let cancelTask: @Sendable (any SessionTask) -> Void
+
+    init(cancel: @escaping @Sendable (any SessionTask) -> Void) {
+        self.cancelTask = cancel
+    }
 
     func attach(_ task: any SessionTask) {
         let cancelNow = state.withLock { state -> Bool in
             state.task = task
             return state.isCancelled
         }
-        if cancelNow { task.cancel() }
+        if cancelNow { cancelTask(task) }
     }
 
     func cancel() {
@@ -135,6 +172,6 @@ private final class CancellationLink: Sendable {
             state.isCancelled = true
             return state.task
         }
-        task?.cancel()
+        if let task { cancelTask(task) }
     }
 }

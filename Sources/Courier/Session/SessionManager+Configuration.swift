@@ -32,6 +32,13 @@ extension SessionManager {
         /// large multipart bodies are encoded before upload; `nil` means the system temporary
         /// directory. (A process killed mid-upload can leave a `.courier-*.multipart` file here.)
         public var temporaryDirectory: URL?
+        /// The most time any task may take, from its first `resume()` to its completion — every
+        /// attempt, redirect, retry, pause and delay included; `nil` (the default) for none.
+        /// URLSession on Linux ignores `timeoutIntervalForResource`, and `timeoutIntervalForRequest`
+        /// only limits silence (a byte a second resets it), so this is the only bound on a server
+        /// that trickles. Expiry completes the task with ``CourierError/Code-swift.struct/deadlineExceeded``;
+        /// a download keeps its bytes for resuming. ``DownloadPolicy/deadline`` overrides it per download.
+        public var deadline: Duration?
         /// A prefix for the manager's queue labels, to recognise them in backtraces.
         public var label: String = "courier"
         /// Adapters and retriers every task runs (a task's own, from ``CourierTask/intercept(with:)``,

@@ -58,6 +58,7 @@ extension SessionManager {
         let finisher = downloadFinisher(plan: plan, delivery: settings.delivery, completion: completion)
         var options = taskOptions
         options.sensitiveHeaders.formUnion(plan.policy.sensitiveHeaders.map { $0.lowercased() })
+        if let deadline = plan.policy.deadline { options.deadline = deadline }
         let transfer = TransferTask(
             core: core, request: prepared(request), kind: .download(plan), validation: plan.validation,
             options: options, settings: settings, events: events, finisher: finisher)
@@ -167,7 +168,7 @@ extension SessionManager {
             }
             let (target, options): (URL, DownloadDestination.Options)
             do {
-                (target, options) = try plan.destination.resolve(staged, response)
+                (target, options) = try outcome.resolvedDestination ?? plan.destination.resolve(staged, response)
             } catch let error as CourierError {
                 throw error
             } catch {

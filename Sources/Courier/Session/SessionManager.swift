@@ -109,7 +109,8 @@ public final class SessionManager: Sendable {
         return TaskOptions(
             interceptor: interceptor, redirectPolicy: configuration.redirectPolicy,
             credential: configuration.credential,
-            sensitiveHeaders: Set(configuration.sensitiveHeaders.map { $0.lowercased() }))
+            sensitiveHeaders: Set(configuration.sensitiveHeaders.map { $0.lowercased() }),
+            deadline: configuration.deadline)
     }
 
     /// The request as Courier sends it: URLSession on Linux truncates timeouts to whole seconds.

@@ -9,4 +9,6 @@ struct TaskOptions: Sendable {
     var credential: Credential?
     /// Headers (lower case) stripped on cross-origin redirects, besides the credential headers.
     var sensitiveHeaders: Set<String>
+    /// The whole-task deadline, counted from the first `resume()`.
+    var deadline: Duration?
 }

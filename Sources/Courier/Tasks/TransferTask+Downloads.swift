@@ -18,35 +18,67 @@ extension TransferTask {
     ) -> TransferAction {
         state.download.rejected = nil
         state.download.rejectedBody = Data()
+        state.spanEnd = nil
         let offset = state.rangeOffset
         state.rangeOffset = nil
+        // Lengths are Courier's to read: libcurl takes `0x5` for 0 and would end the body there.
+        let contentLength: Int64?
+        switch ContentLength.parse(http.value(forHTTPHeaderField: "Content-Length")) {
+        case .malformed(let value):
+            return failAttempt(.invalidResponse("a malformed Content-Length (\(value.debugDescription))", http), task, &state)
+        case .length(let length): contentLength = length
+        case .absent: contentLength = nil
+        }
         var decision = RangeContinuation.replace
         if let offset {
             decision = RangeContinuation.decide(
-                offset: offset, knownTotal: state.expectedToReceive, status: http.statusCode,
-                contentRange: http.value(forHTTPHeaderField: "Content-Range"))
+                offset: offset, knownTotal: state.expectedToReceive, validator: state.validator,
+                answer: Self.answer(http, contentLength: contentLength))
+        } else if http.statusCode == 206 {
+            // Nothing says where a 206 to a request without Range starts: never take it as the file.
+            return failAttempt(.invalidResponse("a 206 answered a request that asked for no range", http), task, &state)
         }
-        if decision == .alreadyComplete, let offset {
-            // 416 for exactly the length on disk: the file is complete.
+        switch decision {
+        case .invalid(let why):
+            return failAttempt(.invalidResponse(why, http), task, &state)
+        case .restartWithoutRange(let why):
+            // Never splice: fetch it all again, a bounded number of times.
+            state.download.restarts += 1
+            resetBody(&state)
+            guard state.download.restarts <= Self.restartLimit else {
+                return failAttempt(
+                    .invalidResponse("\(why), \(state.download.restarts) times in a row", http), task, &state)
+            }
+            state.current = nil
+            return .restart(task, originalRequest)
+        case .alreadyComplete:
+            guard let offset else { return .none }
+            // 416 for exactly the length on disk, as every response said: the file is complete.
             state.ignoresBody = true
             state.response = http
             if let problem = openPartial(keeping: offset, plan, &state) { return fail(problem, task, &state) }
-            return .none
+            return resolveDestinationIfDue(http, plan, &state)
+        case .append, .replace:
+            break
         }
         guard plan.accepts(http.statusCode) else {
             // An error page never touches the partial file; its start travels in the error.
             state.download.rejected = http
             return .none
         }
+        if let problem = checkVerifiable(http, contentLength: contentLength, isRange: offset != nil, plan, &state) {
+            return failAttempt(problem, task, &state)
+        }
         switch decision {
-        case .append:
+        case .append(let end):
             state.response = http
+            state.spanEnd = end
             if state.expectedToReceive == nil {
                 state.expectedToReceive = http.value(forHTTPHeaderField: "Content-Range").flatMap(ContentRange.init)?
                     .completeLength
             }
             if let problem = openPartial(keeping: offset ?? 0, plan, &state) { return fail(problem, task, &state) }
-        case .replace, .alreadyComplete:
+        default:
             // A full body (a 200 where a 206 was asked for means the resource changed or the
             // server ignores Range): start the file over, never append. The old record goes in
             // order with the writes, so one still queued cannot bring it back.
@@ -54,21 +86,118 @@ extension TransferTask {
             resetBody(&state)
             state.response = http
             state.validator = Self.strongValidator(of: http)
-            state.expectedToReceive = Self.bodyLength(of: http)
+            state.expectedToReceive = Self.isEncoded(http) ? nil : contentLength
             if let problem = openPartial(keeping: 0, plan, &state) { return fail(problem, task, &state) }
-        case .restartWithoutRange:
-            // The 206 does not prove where it starts: never splice, fetch it all again.
-            resetBody(&state)
-            state.current = nil
-            return .restart(task, originalRequest)
         }
+        state.download.restarts = 0
+        state.download.attemptStart = state.received
         if let expected = plan.policy.expectedLength, let total = state.expectedToReceive, total != expected {
             return fail(.integrity("the server announces \(total) bytes, \(expected) were expected", originalRequest.url),
                         task, &state)
         }
         // The record exists before any byte of this body is written.
         writeRecord(plan, &state, force: true)
-        return .none
+        return resolveDestinationIfDue(http, plan, &state)
+    }
+
+    /// How often in a row a download starts over because answers to `Range` did not continue
+    /// its bytes, before it fails: a server that always answers so would loop forever.
+    static let restartLimit = 3
+    /// How many continuations in a row that add no byte a download makes before it fails.
+    static let stallLimit = 3
+
+    /// The parts of `http` a range decision reads.
+    static func answer(_ http: HTTPURLResponse, contentLength: Int64?) -> RangeContinuation.Answer {
+        RangeContinuation.Answer(
+            status: http.statusCode, contentRange: http.value(forHTTPHeaderField: "Content-Range"),
+            contentLength: contentLength, etag: http.value(forHTTPHeaderField: "ETag"),
+            lastModified: http.value(forHTTPHeaderField: "Last-Modified"))
+    }
+
+    /// Why the body `http` announces cannot be proven complete, if it cannot: a content-encoded
+    /// body has no length to check (libcurl decodes it, and a stream cut inside the compressed
+    /// data ends without an error), nor has one that only the connection closing ends.
+    static func unverifiableReason(_ http: HTTPURLResponse, contentLength: Int64?, isRange: Bool, method: String) -> String? {
+        // No body by definition: nothing to prove.
+        if http.statusCode == 204 || http.statusCode == 304 || method == "HEAD" { return nil }
+        if isEncoded(http) {
+            let encoding = http.value(forHTTPHeaderField: "Content-Encoding") ?? ""
+            return "the server sent a \(encoding)-encoded body although identity was asked, so its length cannot be checked"
+        }
+        if contentLength == nil, !isRange, !isChunked(http) {
+            return "the server announced no length (no Content-Length, not chunked): only the connection closing ends the body"
+        }
+        return nil
+    }
+
+    /// Applies the policy for a body nothing can prove complete: fine when the caller can check
+    /// it (an expected SHA-256 or length), published but marked unverified when the policy allows
+    /// it, refused otherwise — before any of it is fetched.
+    private func checkVerifiable(
+        _ http: HTTPURLResponse, contentLength: Int64?, isRange: Bool, _ plan: DownloadPlan, _ state: inout State
+    ) -> CourierError? {
+        let method = (originalRequest.httpMethod ?? "GET").uppercased()
+        guard let why = Self.unverifiableReason(http, contentLength: contentLength, isRange: isRange, method: method)
+        else { return nil }
+        let policy = plan.policy
+        if policy.expectedSHA256 != nil || policy.expectedLength != nil { return nil }
+        if policy.publishesUnverifiedBodies {
+            state.download.unverified = true
+            return nil
+        }
+        return CourierError(
+            code: .integrityFailed,
+            message: why + "; nothing could prove it complete, so it was not downloaded (give an expected SHA-256 or "
+                + "length, or set DownloadPolicy.publishesUnverifiedBodies)",
+            url: originalRequest.url, response: http)
+    }
+
+    /// Whether `http`'s body is content-encoded (anything but `identity`).
+    static func isEncoded(_ http: HTTPURLResponse) -> Bool {
+        guard let encoding = http.value(forHTTPHeaderField: "Content-Encoding") else { return false }
+        let trimmed = encoding.trimmingCharacters(in: .whitespaces).lowercased()
+        return !trimmed.isEmpty && trimmed != "identity"
+    }
+
+    /// Whether `http`'s body is chunked: its last chunk proves it complete.
+    static func isChunked(_ http: HTTPURLResponse) -> Bool {
+        (http.value(forHTTPHeaderField: "Transfer-Encoding") ?? "").lowercased().contains("chunked")
+    }
+
+    /// The action that asks an `.atResponse` destination where the file goes, once per download.
+    private func resolveDestinationIfDue(_ http: HTTPURLResponse, _ plan: DownloadPlan, _ state: inout State)
+        -> TransferAction
+    {
+        guard plan.destination.timing == .atResponse, state.download.resolvedDestination == nil,
+            let partial = state.download.partialFile
+        else { return .none }
+        return .resolveDestination(plan.destination, http, partial)
+    }
+
+    /// Calls an `.atResponse` destination closure (outside the lock, on the callback queue, so no
+    /// data callback of this task runs before its answer is recorded) and checks its answer now:
+    /// an existing file or a throwing closure stops the download, keeping its bytes.
+    func resolveDestination(_ destination: DownloadDestination, _ response: HTTPURLResponse, _ partial: URL) {
+        let problem: CourierError?
+        do {
+            let (url, options) = try destination.resolve(partial, response)
+            state.withLock { $0.download.resolvedDestination = (url, options) }
+            problem = FilePublisher.existingFileProblem(at: url, options: options, requestURL: originalRequest.url)
+        } catch let error as CourierError {
+            problem = error
+        } catch {
+            problem = CourierError(
+                code: .destinationFailed, message: "the destination closure failed: \(error)", url: originalRequest.url,
+                response: response, underlyingError: error)
+        }
+        if let problem { stop(with: problem.adding(url: originalRequest.url, response: response, body: nil), keepingBytes: true) }
+    }
+
+    /// Fails this attempt before any of its body is appended; the bytes held stay resumable.
+    func failAttempt(_ problem: CourierError, _ task: URLSessionTask, _ state: inout State) -> TransferAction {
+        state.failure = problem
+        state.download.keepsBytes = true
+        return .cancel(task)
     }
 
     /// What became of a chunk.
@@ -90,8 +219,20 @@ extension TransferTask {
             return .accepted
         }
         if state.download.partialFile == nil, let problem = openPartial(keeping: 0, plan, &state) { return .stop(problem) }
-        let backlog = writer?.append(data) ?? 0
+        var data = data
+        var overrun: CourierError?
+        if let end = state.spanEnd, state.received + Int64(data.count) > end {
+            // A 206 longer than its Content-Range: the bytes past the range are not the file's.
+            data = data.prefix(Int(max(0, end - state.received)))
+            overrun = .invalidResponse(
+                "the 206 went on past the end of its range (byte \(end))", state.response)
+        }
+        let backlog = data.isEmpty ? 0 : writer?.append(data) ?? 0
         state.received += Int64(data.count)
+        if let overrun {
+            state.download.keepsBytes = true
+            return .stop(overrun)
+        }
         if let expected = plan.policy.expectedLength, state.received > expected {
             return .stop(.integrity("more than the expected \(expected) bytes arrived", originalRequest.url))
         }
@@ -166,7 +307,10 @@ extension TransferTask {
 
     func downloadCompletion(_ error: (any Error)?, _ plan: DownloadPlan, _ state: inout State) -> FollowUp {
         if state.lifecycle.state == .cancelling { return .finish(cancelledDownload(plan, &state)) }
-        if let problem = state.failure { return .finish(completeLocked(&state, error: problem)) }
+        if let problem = state.failure {
+            if state.download.keepsBytes { return .finish(finishFailedDownload(problem, plan, &state)) }
+            return .finish(completeLocked(&state, error: problem))
+        }
         var failure: CourierError?
         var retryable = false
         var retryAfter: String?
@@ -177,6 +321,10 @@ extension TransferTask {
         } else if let error {
             failure = classify(error, state)
             retryable = failure.map(DownloadPolicy.isTransient) ?? false
+        } else if !state.ignoresBody, let goal = state.expectedToReceive ?? state.spanEnd, state.received < goal {
+            // The body ended short of what the server announced, without an error: a partial 206
+            // is legal (RFC 9110 §14.2). Never publish it; ask for the rest.
+            return continueShortBody(goal, plan, &state)
         } else if !state.ignoresBody, let problem = integrityProblem(plan, state) {
             return .finish(completeLocked(&state, error: problem))
         }
@@ -194,6 +342,24 @@ extension TransferTask {
         return .finish(finishFailedDownload(failure, plan, &state))
     }
 
+    /// A body that ended at `state.received` of `goal` bytes continues with `Range` from there. Not
+    /// a retry; but continuations that add nothing are bounded, and a body that cannot be
+    /// continued fails, keeping what it holds.
+    private func continueShortBody(_ goal: Int64, _ plan: DownloadPlan, _ state: inout State) -> FollowUp {
+        state.download.stalls = state.received > state.download.attemptStart ? 0 : state.download.stalls + 1
+        let problem = CourierError.invalidResponse(
+            "the server ended the body at byte \(state.received) of the \(goal) it announced", state.response)
+        guard state.download.stalls < Self.stallLimit, canContinueByRange(state), !core.isInvalidated else {
+            return .finish(finishFailedDownload(problem, plan, &state))
+        }
+        state.download.continuations += 1
+        writeRecord(plan, &state, force: true)
+        let request = restartRequest(&state)
+        state.current = nil
+        state.awaitingRetry = true
+        return .retry(request, .zero)
+    }
+
     /// Ends a failed download, keeping its bytes and attaching resume data when they can be continued.
     func finishFailedDownload(_ failure: CourierError, _ plan: DownloadPlan, _ state: inout State) -> Completion {
         completeLocked(&state, error: failure, keeping: resumeData(plan, state))
@@ -207,6 +373,9 @@ extension TransferTask {
 
     /// The length check; the SHA-256 is the writer's, checked once every byte is in the file.
     private func integrityProblem(_ plan: DownloadPlan, _ state: State) -> CourierError? {
+        if let total = state.expectedToReceive, state.received != total {
+            return .integrity("\(state.received) bytes arrived, the server announced \(total)", originalRequest.url)
+        }
         if let expected = plan.policy.expectedLength, state.received != expected {
             return .integrity("\(state.received) bytes arrived, \(expected) were expected", originalRequest.url)
         }
@@ -228,34 +397,10 @@ extension TransferTask {
 
     // MARK: - The writer
 
-    /// A write failed: the download stops with that error, once. A running attempt is cancelled
-    /// and its completion reports the failure; between attempts (paused for the disk, waiting to
-    /// retry, suspended) the task finishes now. Once the task is cancelling or complete, the
-    /// writer's ending reports it instead.
+    /// A write failed: the download stops with that error, once. Its bytes are not kept: the
+    /// file may not hold what was accepted.
     func writerFailed(_ error: CourierError) {
-        enum Step { case none, cancel(URLSessionTask), finish(Completion) }
-        let step = state.withLock { state -> Step in
-            guard state.failure == nil else { return .none }
-            switch state.lifecycle.state {
-            case .running:
-                state.failure = error
-                if let current = state.current {
-                    // A task still being launched is not registered yet: its launcher cancels it.
-                    return current === state.launching ? .none : .cancel(current)
-                }
-            case .suspended:
-                _ = state.lifecycle.apply(.cancel)
-            case .initialized, .cancelling, .completed:
-                return .none
-            }
-            state.awaitingRetry = false
-            return .finish(completeLocked(&state, error: error))
-        }
-        switch step {
-        case .none: break
-        case .cancel(let task): core.cancel(task)
-        case .finish(let completion): perform(completion)
-        }
+        stop(with: error, keepingBytes: false)
     }
 
     // MARK: - Resume data and records
@@ -290,6 +435,10 @@ extension TransferTask {
 }
 
 extension CourierError {
+    static func invalidResponse(_ message: String, _ response: HTTPURLResponse?) -> CourierError {
+        CourierError(code: .invalidResponse, message: message + "; nothing was published", response: response)
+    }
+
     static func integrity(_ message: String, _ url: URL?) -> CourierError {
         CourierError(code: .integrityFailed, message: message + "; nothing was published", url: url)
     }

@@ -14,6 +14,8 @@ enum TransferAction {
     case restart(URLSessionTask, URLRequest)
     /// Hand a progress snapshot to these observers.
     case progress([ProgressObserver], Progress)
+    /// Call a download's `.atResponse` destination closure for this response and partial file.
+    case resolveDestination(DownloadDestination, HTTPURLResponse, URL)
 }
 
 extension TransferTask: TaskDelegate {
@@ -25,23 +27,41 @@ extension TransferTask: TaskDelegate {
         let action = state.withLock { state -> TransferAction in
             guard state.current === task, state.lifecycle.state == .running else { return .none }
             if case .download(let plan) = kind { return downloadResponse(http, task, plan, &state) }
-            let decision: RangeContinuation
+            // Lengths are Courier's to read: libcurl takes `0x5` for 0 and would end the body there.
+            let contentLength: Int64?
+            switch ContentLength.parse(http.value(forHTTPHeaderField: "Content-Length")) {
+            case .malformed(let value):
+                state.failure = .invalidResponse("a malformed Content-Length (\(value.debugDescription))", http)
+                return .cancel(task)
+            case .length(let length): contentLength = length
+            case .absent: contentLength = nil
+            }
+            state.spanEnd = nil
+            var decision = RangeContinuation.replace
             if let offset = state.rangeOffset {
                 decision = RangeContinuation.decide(
-                    offset: offset, knownTotal: state.expectedToReceive, status: http.statusCode,
-                    contentRange: http.value(forHTTPHeaderField: "Content-Range"))
-            } else {
-                decision = .replace
+                    offset: offset, knownTotal: state.expectedToReceive, validator: state.validator,
+                    answer: Self.answer(http, contentLength: contentLength))
             }
             state.rangeOffset = nil
             switch decision {
-            case .append:
+            case .append(let end):
                 state.response = http
+                state.spanEnd = end
+                state.continuedByRange = true
             case .alreadyComplete:
                 state.ignoresBody = true
-            case .restartWithoutRange:
-                // The 206 does not prove where it starts: never splice, fetch it all again.
+            case .invalid(let why):
+                state.failure = .invalidResponse(why, http)
+                return .cancel(task)
+            case .restartWithoutRange(let why):
+                // The answer does not continue the body held: never splice, fetch it all again.
                 resetBody(&state)
+                state.download.restarts += 1
+                guard state.download.restarts <= Self.restartLimit else {
+                    state.failure = .invalidResponse("\(why), \(state.download.restarts) times in a row", http)
+                    return .cancel(task)
+                }
                 state.current = nil
                 return .restart(task, originalRequest)
             case .replace:
@@ -52,7 +72,7 @@ extension TransferTask: TaskDelegate {
                 // Only a successful body can be continued: an error page's validator must never
                 // back a `Range` request for the resource.
                 state.validator = (200..<300).contains(http.statusCode) ? Self.strongValidator(of: http) : nil
-                state.expectedToReceive = Self.bodyLength(of: http)
+                state.expectedToReceive = Self.isEncoded(http) ? nil : contentLength
                 if let problem = prepareMemoryBody(&state) {
                     state.failure = problem
                     return .cancel(task)
@@ -80,6 +100,10 @@ extension TransferTask: TaskDelegate {
             } else {
                 // URLSession on Linux has no back-pressure and decodes gzip without limit: the
                 // cap on decoded bytes is the only bound on memory.
+                if let end = state.spanEnd, state.received + Int64(data.count) > end {
+                    state.failure = .invalidResponse("the 206 went on past the end of its range (byte \(end))", state.response)
+                    return .cancel(task)
+                }
                 guard state.received + Int64(data.count) <= Int64(settings.maximumResponseSize) else {
                     state.failure = .responseTooLarge(
                         url: originalRequest.url, limit: settings.maximumResponseSize, response: state.response)
@@ -102,6 +126,8 @@ extension TransferTask: TaskDelegate {
             core.cancel(task)
             startAttempt(request)
         case .progress(let observers, let snapshot): deliver(snapshot, to: observers)
+        case .resolveDestination(let destination, let response, let partial):
+            resolveDestination(destination, response, partial)
         }
     }
 
@@ -156,6 +182,10 @@ extension TransferTask: TaskDelegate {
                 failure = problem
             } else if let error {
                 failure = classify(error, state)
+            } else if state.continuedByRange, !state.ignoresBody, let total = state.expectedToReceive, state.received != total {
+                // A body continued with Range that ended short of the length first announced.
+                failure = .invalidResponse(
+                    "the server ended the body at byte \(state.received) of the \(total) it announced", state.response)
             } else {
                 failure = nil
             }
@@ -188,15 +218,6 @@ extension TransferTask: TaskDelegate {
     }
 
     // MARK: - Response facts
-
-    /// The body length in bytes as they will arrive. Unknown when the body is encoded:
-    /// `expectedContentLength` is the compressed size but URLSession delivers decoded bytes.
-    static func bodyLength(of response: HTTPURLResponse) -> Int64? {
-        guard response.value(forHTTPHeaderField: "Content-Encoding") == nil,
-            response.expectedContentLength >= 0
-        else { return nil }
-        return response.expectedContentLength
-    }
 
     /// A validator that makes `If-Range` safe: a strong ETag, else `Last-Modified`. Nothing when
     /// the body is content-encoded (offsets would count decoded bytes).

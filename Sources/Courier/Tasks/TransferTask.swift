@@ -68,6 +68,10 @@ final class TransferTask: Sendable {
         var expectedToSend: Int64?
         /// Set when the current attempt asked for the body from this offset on.
         var rangeOffset: Int64?
+        /// Where the current attempt's 206 ends (exclusive): its `Content-Range` says no more.
+        var spanEnd: Int64?
+        /// The body held was continued with `Range` at least once.
+        var continuedByRange = false
         /// A strong validator of the body held, which makes continuing with `Range` safe.
         var validator: String?
         var ignoresBody = false
@@ -192,6 +196,13 @@ final class TransferTask: Sendable {
                     code: .uploadSourceFailed, message: "the upload file \(url.path) \(reason)", url: originalRequest.url)
             }
         }
+        if case .download(let plan) = kind, let fixed = plan.destination.fixedURL,
+            let problem = FilePublisher.existingFileProblem(
+                at: fixed, options: plan.destination.stagingOptions, requestURL: originalRequest.url)
+        {
+            // Found before anything is fetched, rather than after the whole body.
+            return problem
+        }
         if case .upload(.multipart(let form, _)) = kind {
             do {
                 _ = try form.contentLength()  // a missing or unreadable file part fails now, not mid-upload
@@ -252,12 +263,15 @@ final class TransferTask: Sendable {
     // MARK: - Public operations
 
     func resume(handle: any SessionTask) {
+        var isFirstResume = false
         let request = state.withLock { state -> URLRequest? in
             guard let transition = state.lifecycle.apply(.resume) else { return nil }
             state.retainedHandle = handle
-            return transition.from == .initialized ? initialRequest : restartRequest(&state)
+            isFirstResume = transition.from == .initialized
+            return isFirstResume ? initialRequest : restartRequest(&state)
         }
         guard let request else { return }
+        if isFirstResume { armDeadline() }
         core.unpark(self)
         startAttempt(request)
         events.taskDidResume(handle)
@@ -316,6 +330,57 @@ final class TransferTask: Sendable {
             return true
         }
         if accepted { cancel(handle: handle) } else { settings.delivery.withoutGroup.run { handler(nil) } }
+    }
+
+    /// Stops the task with `error`, once, from outside its callbacks (a write failed, the deadline
+    /// passed). A running attempt is cancelled and its completion reports the failure; between
+    /// attempts (paused for the disk, waiting to retry, suspended) the task finishes now. With
+    /// `keepingBytes`, a download keeps what it holds for resuming. Once the task is cancelling or
+    /// complete, nothing happens.
+    func stop(with error: CourierError, keepingBytes: Bool) {
+        enum Step { case none, cancel(URLSessionTask), finish(Completion) }
+        let step = state.withLock { state -> Step in
+            guard state.failure == nil else { return .none }
+            switch state.lifecycle.state {
+            case .running:
+                state.failure = error
+                state.download.keepsBytes = keepingBytes
+                if let current = state.current {
+                    // A task still being launched is not registered yet: its launcher cancels it.
+                    return current === state.launching ? .none : .cancel(current)
+                }
+            case .suspended:
+                _ = state.lifecycle.apply(.cancel)
+            case .initialized, .cancelling, .completed:
+                return .none
+            }
+            state.awaitingRetry = false
+            state.download.throttled = false
+            if keepingBytes, case .download(let plan) = kind { return .finish(finishFailedDownload(error, plan, &state)) }
+            return .finish(completeLocked(&state, error: error))
+        }
+        switch step {
+        case .none: break
+        case .cancel(let task): core.cancel(task)
+        case .finish(let completion): perform(completion)
+        }
+    }
+
+    /// Starts the deadline's clock, on the first `resume()`.
+    private func armDeadline() {
+        guard let deadline = state.withLock({ $0.options.deadline }) else { return }
+        let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
+        core.callQueue.asyncAfter(deadline: .now() + max(0, seconds)) { [weak self] in
+            guard let self else { return }
+            let error = CourierError(
+                code: .deadlineExceeded,
+                message: "the task did not finish within its deadline of \(Self.describe(seconds)) s", url: originalRequest.url)
+            stop(with: error, keepingBytes: true)
+        }
+    }
+
+    private static func describe(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.3g", seconds)
     }
 
     /// Completes the task at once with `error`, whatever state it is in (if not completed).
@@ -465,6 +530,8 @@ final class TransferTask: Sendable {
         state.memory.removeAll(keepingCapacity: true)
         state.received = 0
         state.rangeOffset = nil
+        state.spanEnd = nil
+        state.continuedByRange = false
         state.ignoresBody = false
         // Queued behind the writes already accepted, which it then drops (with their SHA-256).
         if state.download.partialFile != nil { writer?.truncate() }
@@ -524,7 +591,8 @@ final class TransferTask: Sendable {
         let outcome = TransferOutcome(
             request: state.currentRequest ?? originalRequest, response: state.response, data: data,
             stagedFile: nil, error: error?.adding(url: originalRequest.url, response: state.response, body: nil),
-            alreadyComplete: state.ignoresBody, report: state.download.report, obsoleteFiles: obsoleteFiles)
+            alreadyComplete: state.ignoresBody, report: state.download.report, obsoleteFiles: obsoleteFiles,
+            resolvedDestination: state.download.resolvedDestination)
         var finalProgress: [ProgressDirection: Progress] = [:]
         if error == nil {
             for direction in Set(state.observers.map(\.direction)) {
@@ -602,4 +670,6 @@ struct TransferOutcome: Sendable {
     let report: DownloadReport
     /// Files to remove once the download is published (its resume record).
     let obsoleteFiles: [URL]
+    /// Where an `.atResponse` destination said the file goes (its closure is not asked again).
+    var resolvedDestination: (url: URL, options: DownloadDestination.Options)?
 }
