@@ -1,0 +1,121 @@
+import XCTest
+@testable import Courier
+import CourierTestServer
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Nothing fetched is thrown away by a polite stop: cancelling the awaiting Swift `Task`, or a
+/// destination that is already taken.
+final class PoliteStopTests: CourierTestCase {
+    private let content = TestServer.deterministicBytes(count: 400_000, seed: 31)
+
+    private func partialSize(of destination: URL) -> Int64 {
+        let partial = DownloadPolicy.defaultPartialFile(for: destination)
+        return ((try? FileManager.default.attributesOfItem(atPath: partial.path)[.size]) as? NSNumber)?.int64Value ?? 0
+    }
+
+    /// Starts an async download of a slow file and cancels its Swift task once bytes are on disk.
+    private func cancelledDownload(
+        to destination: URL, cancellation: DownloadCancellation
+    ) async throws -> CourierError {
+        server.addFile("slow.bin", data: content, etag: "\"v1\"")
+        // The record names this URL: a rerun with the same URL continues from it.
+        let url = request("/files/slow.bin?chunk=65536&chunk_delay_ms=50")
+        let manager = manager!
+        let task = Task {
+            try await manager.download(for: url, to: .file(destination), cancellation: cancellation)
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while partialSize(of: destination) < 65_536, Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        task.cancel()
+        do {
+            _ = try await task.value
+            XCTFail("the download finished before it was cancelled")
+            throw CourierError(code: .cancelled, message: "not cancelled")
+        } catch let error as CourierError {
+            return error
+        }
+    }
+
+    func testCancellingTheAwaitingTaskKeepsTheBytesAndTheNextDownloadContinues() async throws {
+        let destination = directory.appendingPathComponent("kept.bin")
+        let error = try await cancelledDownload(to: destination, cancellation: .keepsBytes)
+        XCTAssertEqual(error.code, .cancelled)
+        let resume = try XCTUnwrap(error.resumeData, "the thrown error carries resume data")
+        XCTAssertGreaterThan(resume.bytesOnDisk, 0)
+        XCTAssertEqual(
+            stagingFiles(in: directory), [".kept.bin.courier-partial", ".kept.bin.courier-resume"],
+            "the partial file and its record stay, as after kill -9")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path))
+
+        server.clearRequests()
+        let (file, _) = try await manager.download(
+            for: request("/files/slow.bin?chunk=65536&chunk_delay_ms=50"), to: .file(destination))
+        XCTAssertEqual(try Data(contentsOf: file), content)
+        XCTAssertEqual(server.requests.first?.header("Range"), "bytes=\(resume.bytesOnDisk)-", "continued, not refetched")
+        XCTAssertEqual(stagingFiles(in: directory), [])
+    }
+
+    func testDiscardingOnCancellationRemovesTheBytes() async throws {
+        let destination = directory.appendingPathComponent("dropped.bin")
+        let error = try await cancelledDownload(to: destination, cancellation: .discardsBytes)
+        XCTAssertEqual(error.code, .cancelled)
+        XCTAssertNil(error.resumeData)
+        XCTAssertEqual(stagingFiles(in: directory), [])
+    }
+
+    func testAFixedDestinationThatExistsFailsBeforeAnythingIsSent() throws {
+        let destination = directory.appendingPathComponent("taken.bin")
+        try Data("mine".utf8).write(to: destination)
+        let response: DownloadResponse? = wait { finish in
+            manager.downloadTask(with: request("/bytes/1000"), to: .file(destination), completion: finish).resume()
+        }
+        XCTAssertEqual(response?.error?.code, .destinationFailed)
+        XCTAssertTrue(response?.error?.message.contains("already exists") ?? false)
+        XCTAssertEqual(server.requests.count, 0, "no byte fetched for nothing")
+        XCTAssertEqual(try Data(contentsOf: destination), Data("mine".utf8))
+    }
+
+    func testADestinationDecidedAtTheResponseStopsTheBodyWhenTheNameIsTaken() throws {
+        server.addFile("named.bin", data: content, etag: "\"v1\"")
+        let taken = directory.appendingPathComponent("report.pdf")
+        try Data("mine".utf8).write(to: taken)
+        let calls = Counter()
+        let destination = DownloadDestination(stagingDirectory: directory, timing: .atResponse) { [directory] _, response in
+            calls.increment()
+            XCTAssertEqual(response.statusCode, 200)
+            return (directory!.appendingPathComponent("report.pdf"), [])
+        }
+        var policy = DownloadPolicy()
+        policy.partialFile = directory.appendingPathComponent(".named.courier-partial")
+        let response: DownloadResponse? = wait { finish in
+            manager.downloadTask(
+                with: request("/files/named.bin?chunk=4096&chunk_delay_ms=20"), to: destination, policy: policy,
+                completion: finish
+            ).resume()
+        }
+        let error = try XCTUnwrap(response?.error)
+        XCTAssertEqual(error.code, .destinationFailed)
+        XCTAssertTrue(error.message.contains("already exists"), error.message)
+        XCTAssertEqual(calls.count, 1)
+        XCTAssertEqual(try Data(contentsOf: taken), Data("mine".utf8), "the existing file is untouched")
+        XCTAssertLessThan(response?.report.bytesReceived ?? .max, Int64(content.count / 2), "stopped early, not after the body")
+    }
+
+    func testADestinationDecidedAtTheResponseIsAskedOnceAndPublishedThere() throws {
+        server.addFile("once.bin", data: content, etag: "\"v1\"")
+        let calls = Counter()
+        let destination = DownloadDestination(stagingDirectory: directory, timing: .atResponse) { [directory] _, _ in
+            calls.increment()
+            return (directory!.appendingPathComponent("chosen.bin"), [])
+        }
+        let response: DownloadResponse? = wait { finish in
+            manager.downloadTask(with: request("/files/once.bin"), to: destination, completion: finish).resume()
+        }
+        XCTAssertNil(response?.error)
+        XCTAssertEqual(response?.fileURL?.lastPathComponent, "chosen.bin")
+        XCTAssertEqual(try Data(contentsOf: directory.appendingPathComponent("chosen.bin")), content)
+        XCTAssertEqual(calls.count, 1, "not asked again at publishing")
+    }
+}
