@@ -7,7 +7,8 @@ enum ExitCode {
     /// Anything without a class of its own.
     static let failure: Int32 = 1
     static let usage: Int32 = 2
-    /// No usable answer: connection refused or reset, DNS, TLS, timeout, a request that cannot be sent.
+    /// No usable answer: connection refused or reset, DNS, TLS, timeout, `--max-time`, a response
+    /// that is not valid HTTP, a request that cannot be sent.
     static let network: Int32 = 3
     /// The server answered with an error status (or a content type the request did not accept).
     static let http: Int32 = 4
@@ -23,7 +24,7 @@ enum ExitCode {
     /// The exit code for a download that failed with `error`.
     static func forError(_ error: CourierError) -> Int32 {
         switch error.code {
-        case .network, .timedOut, .invalidRequest, .sessionInvalidated: return network
+        case .network, .timedOut, .invalidRequest, .sessionInvalidated, .invalidResponse, .deadlineExceeded: return network
         case .unacceptableStatusCode, .unacceptableContentType: return http
         case .integrityFailed: return integrity
         case .fileSystem, .destinationFailed, .invalidResumeData: return fileSystem
@@ -46,8 +47,9 @@ enum CourierCommand {
         courier \(Courier.version): HTTP downloads that survive Linux, and the Courier test server.
 
         Usage:
-          courier get <url> [-o <file>] [--retries <n>] [--sha256 <hex>]
-                      [-H 'Name: value']... [--quiet] [--force]
+          courier get <url> [-o <file>] [--retries <n>] [--sha256 <hex>] [--max-time <s>]
+                      [-H 'Name: value']... [--location-trusted] [--accept-unverified]
+                      [--quiet] [--force]
                                                 Download <url> to a file. Stopped by Ctrl-C, kill or a
                                                 crash? Run the same command again: it continues where
                                                 it stopped (if the server sends an ETag or Last-Modified).
@@ -60,7 +62,16 @@ enum CourierCommand {
                                                 (connection lost, timeout, 408/429/5xx; default 3).
             --sha256 <hex>                      The file's expected SHA-256 (64 hex digits); on a
                                                 mismatch nothing is saved.
-            -H, --header 'Name: value'          Add a request header (repeatable).
+            --max-time <s>                      Give up after <s> seconds in all (exit 3), keeping the
+                                                bytes for the next run. Servers that trickle a byte at
+                                                a time are never "silent", so no timeout ends them.
+            -H, --header 'Name: value'          Add a request header (repeatable). Never written to
+                                                disk, and not sent to another origin a redirect leads
+                                                to, unless --location-trusted.
+            --location-trusted                  Send the -H headers across redirects to other hosts.
+            --accept-unverified                 Save a body nothing can prove complete (the server
+                                                gzips although asked not to, or gives no length),
+                                                with a warning; by default it is refused (exit 5).
             --force                             Replace an existing file (default: never overwrite).
             -q, --quiet                         No progress or summary on stderr; only errors.
           courier demo                          Download a generated 64 MiB file from an embedded
@@ -73,7 +84,7 @@ enum CourierCommand {
           courier --version                     Show the version.
 
         Exit codes: 0 success, 1 other failure, 2 usage error, 3 network error (connection,
-        timeout), 4 HTTP error status, 5 integrity check failed (--sha256, length), 6 file error
+        timeout, --max-time, invalid response), 4 HTTP error status, 5 integrity check failed (--sha256, length), 6 file error
         (output exists, cannot write), 130 interrupted by SIGINT (Ctrl-C), 143 stopped by SIGTERM
         (both keep the partial download for the next run).
         """

@@ -3,7 +3,8 @@ import Courier
 
 extension GetCommand {
     /// `courier get`'s command line:
-    /// `<url> [-o <file>] [--retries <n>] [--sha256 <hex>] [-H 'Name: value']... [--quiet] [--force]`.
+    /// `<url> [-o <file>] [--retries <n>] [--sha256 <hex>] [--max-time <s>] [-H 'Name: value']...
+    /// [--location-trusted] [--accept-unverified] [--quiet] [--force]`.
     ///
     /// Options may come before or after the URL; long options also take `--name=value`, and
     /// `--` ends the options.
@@ -15,11 +16,19 @@ extension GetCommand {
         var headers: [(name: String, value: String)] = []
         var quiet = false
         var force = false
+        /// `--max-time`: the whole download's deadline, in seconds.
+        var maxTime: Double?
+        /// `--location-trusted`: send the `-H` headers to other origins a redirect leads to too.
+        var locationTrusted = false
+        /// `--accept-unverified`: save a body nothing can prove complete, with a warning.
+        var acceptUnverified = false
 
         init(url: URL) { self.url = url }
 
-        private static let valued: Set<String> = ["-o", "--output", "--retries", "--sha256", "-H", "--header"]
-        private static let flags: Set<String> = ["-q", "--quiet", "--force", "-h", "--help"]
+        private static let valued: Set<String> = ["-o", "--output", "--retries", "--sha256", "-H", "--header", "--max-time"]
+        private static let flags: Set<String> = [
+            "-q", "--quiet", "--force", "-h", "--help", "--location-trusted", "--accept-unverified",
+        ]
 
         /// The options in `arguments` (those after `get`); `nil` when `--help` was asked for.
         static func parse(_ arguments: [String]) throws(UsageError) -> Options? {
@@ -65,6 +74,8 @@ extension GetCommand {
             var options = Options(url: try url(text))
             options.quiet = flagsSeen.contains("-q") || flagsSeen.contains("--quiet")
             options.force = flagsSeen.contains("--force")
+            options.locationTrusted = flagsSeen.contains("--location-trusted")
+            options.acceptUnverified = flagsSeen.contains("--accept-unverified")
             for (name, value) in values {
                 switch name {
                 case "-o", "--output":
@@ -75,6 +86,11 @@ extension GetCommand {
                         throw UsageError(message: "--retries takes a whole number 0 or more, not '\(value)'")
                     }
                     options.retries = count
+                case "--max-time":
+                    guard let seconds = Double(value), seconds.isFinite, seconds > 0, seconds <= 1e9 else {
+                        throw UsageError(message: "--max-time takes a number of seconds above 0, not '\(value)'")
+                    }
+                    options.maxTime = seconds
                 case "--sha256":
                     guard let digest = SHA256.parseHex(value) else {
                         throw UsageError(message: "--sha256 takes 64 hexadecimal digits, not '\(value)'")

@@ -36,6 +36,12 @@ struct GetCommand {
 
         switch response.result {
         case .success(let file):
+            if !response.report.isVerified {
+                // Printed even with --quiet: the user asked for it, but must not forget it.
+                ProgressPrinter.writeToStandardError(
+                    "courier: warning: \(file.path) was saved unverified: the server's body could not be proven complete "
+                        + "(content-encoded, or ended only by the connection closing)\n")
+            }
             // A signal that came too late to stop the download changes nothing: the file is saved.
             if printer.style != .quiet {
                 let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value
@@ -126,6 +132,13 @@ struct GetCommand {
         var policy = DownloadPolicy()
         policy.retryLimit = options.retries
         policy.expectedSHA256 = options.expectedSHA256
+        policy.publishesUnverifiedBodies = options.acceptUnverified
+        policy.deadline = options.maxTime.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }
+        // Every run gives its -H headers again: a record never needs their values, and a token
+        // must not sit in the working directory. Nor do they follow a redirect to another origin
+        // unless the user trusts it (curl's --location-trusted).
+        policy.recordsHeaders = false
+        if !options.locationTrusted { policy.sensitiveHeaders = Set(options.headers.map { $0.name.lowercased() }) }
         let publishing: DownloadDestination.Options = options.force ? [.removePreviousFile] : []
         if let output = options.output {
             // The partial file is `.<name>.courier-partial` beside the output (the library's default).
@@ -137,15 +150,21 @@ struct GetCommand {
         // wait for it, or a rerun could not find it. So it is named after the URL.
         policy.partialFile = cwd.appendingPathComponent(Self.partialFileName(for: options.url))
         let url = options.url
+        // The URL's own name is known now: a file already there stops the command before any
+        // byte is fetched, rather than after the whole body.
+        let urlNamed = cwd.appendingPathComponent(FileNameSanitizer.suggestedName(for: url, contentDisposition: nil))
+        if !options.force, Self.isExistingFile(urlNamed) { throw GetFailure(ExitCode.fileSystem, Self.existsMessage(urlNamed)) }
         let chosenFile = Guarded<URL?>(nil)
-        let destination = DownloadDestination(stagingDirectory: cwd) { _, response in
+        // Decided as soon as the headers arrive (a Content-Disposition name is known only then), so
+        // a name that is taken stops the body at once, keeping what arrived for the next run.
+        let destination = DownloadDestination(stagingDirectory: cwd, timing: .atResponse) { _, response in
             // Named after the URL given, not a redirect's target, so reruns agree on the name.
             let name = FileNameSanitizer.suggestedName(
                 for: url, contentDisposition: response.value(forHTTPHeaderField: "Content-Disposition"))
             let file = cwd.appendingPathComponent(name)
             chosenFile.set(file)
-            // Publishing never overwrites without --force (link(2), not rename(2)), so an
-            // existing file is caught here without a check-then-write race.
+            // Publishing never overwrites without --force (link(2), not rename(2)), so a file
+            // created after this check is still never replaced.
             return (file, publishing)
         }
         return Target(destination: destination, policy: policy, chosenFile: chosenFile)
@@ -195,7 +214,7 @@ struct GetCommand {
     // MARK: - Messages
 
     static func existsMessage(_ file: URL) -> String {
-        "\(file.path) already exists (use --force to replace it)"
+        "\(file.path) already exists (use --force to replace it, or -o to save under another name)"
     }
 
     /// Prints the one error line and returns the exit code for it.
@@ -226,6 +245,10 @@ struct GetCommand {
         switch error.code {
         case .network: return "network error: \(error.message) (\(url))"
         case .integrityFailed: return "integrity check failed: \(error.message) (\(url))"
+        case .invalidResponse: return "the server's response is not valid HTTP: \(error.message) (\(url))"
+        case .deadlineExceeded:
+            let kept = error.resumeData.map { "; \($0.bytesOnDisk) bytes kept: run the same command again to continue" } ?? ""
+            return "the download did not finish within --max-time\(kept) (\(url))"
         default: return "\(error.message) (\(url))"
         }
     }

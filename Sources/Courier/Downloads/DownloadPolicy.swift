@@ -43,9 +43,17 @@ public struct DownloadPolicy: Sendable {
     /// trickles a byte a second would otherwise hold a download forever. Expiry fails the download
     /// with ``CourierError/Code-swift.struct/deadlineExceeded``, keeping its bytes for resuming.
     public var deadline: Duration?
-    /// Header names (any case) never written into resume data, besides `Authorization`,
-    /// `Proxy-Authorization` and `Cookie`.
+    /// Header names (any case) treated as secrets for this download, besides `Authorization`,
+    /// `Proxy-Authorization`, `Cookie` and the manager's ``SessionManager/Configuration/sensitiveHeaders``:
+    /// stripped on cross-origin redirects and never written into resume data (only their names,
+    /// in ``ResumeData/omittedHeaders``).
     public var sensitiveHeaders: Set<String> = []
+    /// Whether resume data keeps the request's non-secret header values, so
+    /// ``SessionManager/downloadTask(resumingFrom:request:to:policy:validation:queue:progress:completion:)``
+    /// can rebuild the request without one. Default `true`; turn it off when every run supplies
+    /// its own request (as `courier get` does with its `-H` headers): then no value is written,
+    /// only the names.
+    public var recordsHeaders = true
     /// How often the resume record is brought up to date while bytes arrive. Default 1 s.
     public var recordInterval: Duration = .seconds(1)
     /// The most bytes of a download kept in memory waiting for the disk. Default 32 MiB; values

@@ -31,6 +31,10 @@ public struct ResumeData: Sendable, Equatable {
     public var validator: String?
     /// The complete length of the resource, when known.
     public var totalLength: Int64?
+    /// The names (never the values) of request headers left out as secrets — credentials,
+    /// caller-marked sensitive headers, or every header when ``DownloadPolicy/recordsHeaders`` is
+    /// off — so a caller knows what to supply again in the request it resumes with.
+    public var omittedHeaders: [String] = []
 
     /// Creates resume data; Courier makes these for you.
     public init(
@@ -51,10 +55,16 @@ public struct ResumeData: Sendable, Equatable {
     /// Headers Courier sets itself on a resumed request.
     static let resumeHeaders: Set<String> = ["range", "if-range", "accept-encoding"]
 
-    /// The request's headers minus credentials, caller-marked secrets and Courier's own.
-    static func storableHeaders(of request: URLRequest, sensitive: Set<String>) -> [String: String] {
-        let dropped = secretHeaders.union(resumeHeaders).union(sensitive.map { $0.lowercased() })
-        return (request.allHTTPHeaderFields ?? [:]).filter { !dropped.contains($0.key.lowercased()) }
+    /// The request's headers minus credentials, caller-marked secrets and Courier's own (all of
+    /// them unless `recordingValues`), and the names of the secrets left out.
+    static func storableHeaders(of request: URLRequest, sensitive: Set<String>, recordingValues: Bool = true)
+        -> (headers: [String: String], omitted: [String])
+    {
+        let fields = (request.allHTTPHeaderFields ?? [:]).filter { !resumeHeaders.contains($0.key.lowercased()) }
+        let secret = secretHeaders.union(sensitive.map { $0.lowercased() })
+        let kept = recordingValues ? fields.filter { !secret.contains($0.key.lowercased()) } : [:]
+        let omitted = fields.keys.filter { kept[$0] == nil }.sorted()
+        return (kept, omitted)
     }
 
     /// `url` without user and password.
@@ -78,6 +88,8 @@ extension ResumeData {
         var bytesOnDisk: Int64
         var validator: String?
         var totalLength: Int64?
+        /// Absent in records written before it existed (same format version: readers ignore it).
+        var omittedHeaders: [String]?
     }
 
     private static let magic = "courier-resume"
@@ -92,7 +104,8 @@ extension ResumeData {
     public func encoded() -> Data {
         let payload = Payload(
             url: url.absoluteString, method: method, headers: headers, partialFile: partialFile.path,
-            bytesOnDisk: bytesOnDisk, validator: validator, totalLength: totalLength)
+            bytesOnDisk: bytesOnDisk, validator: validator, totalLength: totalLength,
+            omittedHeaders: omittedHeaders.isEmpty ? nil : omittedHeaders)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         // Encoding a struct of strings and integers cannot fail.
@@ -137,5 +150,6 @@ extension ResumeData {
             url: url, method: payload.method, headers: payload.headers,
             partialFile: URL(fileURLWithPath: payload.partialFile), bytesOnDisk: payload.bytesOnDisk,
             validator: payload.validator, totalLength: payload.totalLength)
+        self.omittedHeaders = payload.omittedHeaders ?? []
     }
 }

@@ -418,11 +418,14 @@ extension TransferTask {
             && (state.validator != nil || plan.policy.resumesWithoutValidator)
             && (state.received > 0 || allowEmpty)
         guard resumable else { return nil }
-        return ResumeData(
-            url: ResumeData.withoutCredentials(url), method: method,
-            headers: ResumeData.storableHeaders(of: originalRequest, sensitive: plan.policy.sensitiveHeaders),
+        let (headers, omitted) = ResumeData.storableHeaders(
+            of: originalRequest, sensitive: state.options.sensitiveHeaders, recordingValues: plan.policy.recordsHeaders)
+        var resume = ResumeData(
+            url: ResumeData.withoutCredentials(url), method: method, headers: headers,
             partialFile: partial, bytesOnDisk: state.received, validator: state.validator,
             totalLength: state.expectedToReceive)
+        resume.omittedHeaders = omitted
+        return resume
     }
 
     /// Brings the crash-safe record up to date (when the partial file has a fixed place): the

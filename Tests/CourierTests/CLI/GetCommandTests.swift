@@ -5,45 +5,8 @@ import CourierTestServer
 import FoundationNetworking
 #endif
 
-/// Runs `courier get` as a subprocess, the way people run it: in a fresh working directory,
-/// against an in-process server, with stdout and stderr captured in files kept outside that
-/// directory (so "no side files" can be checked with a plain listing).
-final class GetCommandTests: XCTestCase {
-    private var server: TestServer!
-    /// The child's working directory.
-    private var directory: URL!
-    /// Holds the captured output; not inside `directory`.
-    private var logs: URL!
-    private var children: [Process] = []
-    private var launches = 0
-
-    /// `swift test` builds every product next to the test bundle.
-    private var executable: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("courier")
-    }
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        server = try TestServer()
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("courier-get-\(UUID().uuidString)")
-        directory = root.appendingPathComponent("work")
-        logs = root.appendingPathComponent("logs")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        for child in children where child.isRunning {
-            kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
-        }
-        children = []
-        server?.stop()
-        server = nil
-        if let directory { try? FileManager.default.removeItem(at: directory.deletingLastPathComponent()) }
-        try super.tearDownWithError()
-    }
-
+/// `courier get` run as people run it (see ``CommandLineTestCase``).
+final class GetCommandTests: CommandLineTestCase {
     // MARK: - Saving
 
     func testGetWithOutputSavesTheExactBytesAndLeavesNoSideFiles() throws {
@@ -355,89 +318,6 @@ final class GetCommandTests: XCTestCase {
         XCTAssertEqual(SHA256.hash(try Data(contentsOf: directory.appendingPathComponent("big.bin"))), SHA256.hash(contents))
         XCTAssertEqual(try listing(), ["big.bin"], "the partial file and its record are gone")
         XCTAssertTrue(server.requests.contains { $0.header("Range") != nil }, "a rerun continued with Range")
-    }
-
-    // MARK: - Running the executable
-
-    private struct Child {
-        let process: Process
-        let stdout: URL
-        let stderr: URL
-    }
-
-    private struct Outcome {
-        let status: Int32
-        let out: String
-        let err: String
-    }
-
-    private func start(_ arguments: [String]) throws -> Child {
-        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-            struct MissingExecutable: Error { let path: String }
-            throw MissingExecutable(path: executable.path)  // fail, never skip: a skip would hide a broken build
-        }
-        launches += 1
-        let stdout = logs.appendingPathComponent("\(launches).out")
-        let stderr = logs.appendingPathComponent("\(launches).err")
-        try Data().write(to: stdout)
-        try Data().write(to: stderr)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        // Proxies would route loopback traffic away (URLSession honours them).
-        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.lowercased().hasSuffix("_proxy") }
-        environment["no_proxy"] = "127.0.0.1,localhost"
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: stdout)
-        process.standardError = try FileHandle(forWritingTo: stderr)
-        try process.run()
-        children.append(process)
-        return Child(process: process, stdout: stdout, stderr: stderr)
-    }
-
-    /// Waits for the child to exit (killing it if it outlives `timeout`) and collects its output.
-    private func finish(_ child: Child, timeout: TimeInterval = 30, file: StaticString = #filePath, line: UInt = #line)
-        -> Outcome
-    {
-        let deadline = Date().addingTimeInterval(timeout)
-        while child.process.isRunning, Date() < deadline { usleep(10_000) }
-        if child.process.isRunning {
-            XCTFail("courier did not exit within \(timeout) s", file: file, line: line)
-            kill(child.process.processIdentifier, SIGKILL)
-        }
-        child.process.waitUntilExit()
-        let out = (try? String(contentsOf: child.stdout, encoding: .utf8)) ?? ""
-        return Outcome(status: child.process.terminationStatus, out: out, err: stderr(of: child))
-    }
-
-    private func run(_ arguments: [String], timeout: TimeInterval = 30) throws -> Outcome {
-        finish(try start(arguments), timeout: timeout)
-    }
-
-    private func stderr(of child: Child) -> String {
-        (try? String(contentsOf: child.stderr, encoding: .utf8)) ?? ""
-    }
-
-    /// Every name in the working directory, hidden ones included, sorted.
-    private func listing() throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
-    }
-
-    private func errorLines(_ text: String) -> [String] {
-        text.split(separator: "\n").map(String.init)
-    }
-
-    private func waitUntil(
-        _ what: String, timeout: TimeInterval, file: StaticString = #filePath, line: UInt = #line,
-        _ condition: () -> Bool
-    ) {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() {
-            if Date() > deadline { return XCTFail("timed out waiting for \(what)", file: file, line: line) }
-            usleep(10_000)
-        }
     }
 }
 

@@ -72,9 +72,24 @@ final class ResumeDataTests: XCTestCase {
         request.setValue("Basic Zm9v", forHTTPHeaderField: "Proxy-Authorization")
         request.setValue("k", forHTTPHeaderField: "X-Api-Key")
         request.setValue("keep", forHTTPHeaderField: "X-Trace")
-        let headers = ResumeData.storableHeaders(of: request, sensitive: ["x-api-key"])
-        XCTAssertEqual(headers, ["X-Trace": "keep"])
+        let stored = ResumeData.storableHeaders(of: request, sensitive: ["x-api-key"])
+        XCTAssertEqual(stored.headers, ["X-Trace": "keep"])
+        XCTAssertEqual(stored.omitted, ["Authorization", "Cookie", "Proxy-Authorization", "X-Api-Key"], "names only")
+        let namesOnly = ResumeData.storableHeaders(of: request, sensitive: [], recordingValues: false)
+        XCTAssertEqual(namesOnly.headers, [:])
+        XCTAssertEqual(namesOnly.omitted.count, 5)
         XCTAssertEqual(ResumeData.withoutCredentials(request.url!).absoluteString, "http://127.0.0.1:8/x")
+    }
+
+    func testOmittedHeaderNamesRoundTripAndOlderRecordsStillRead() throws {
+        var resume = sample
+        resume.omittedHeaders = ["Authorization", "X-Api-Key"]
+        let decoded = try ResumeData(data: resume.encoded())
+        XCTAssertEqual(decoded.omittedHeaders, ["Authorization", "X-Api-Key"])
+        XCTAssertFalse(String(decoding: resume.encoded(), as: UTF8.self).contains("t0ken"))
+        // A record written before the field existed has no such key.
+        XCTAssertFalse(String(decoding: sample.encoded(), as: UTF8.self).contains("omittedHeaders"))
+        XCTAssertEqual(try ResumeData(data: sample.encoded()).omittedHeaders, [])
     }
 
     func testRetryDelaysBackOffWithJitterAndHonourRetryAfter() {
