@@ -5,7 +5,7 @@ import FoundationNetworking
 
 /// A manager's configuration as data, so a service can keep it in its own configuration file.
 ///
-/// Encoded: the request timeout, connections per host, the running-task cap per host, cookies on or off, the in-memory limit,
+/// Encoded: the request timeout, the whole-task deadline, connections per host, the running-task cap per host, cookies on or off, the in-memory limit,
 /// the progress interval, default and sensitive headers, redirect hops, the retry policy,
 /// notifications and the label. Not encoded (they are code or secrets, set them in code): queues,
 /// the completion group, event monitors, the interceptor, the credential, a custom redirect
@@ -18,7 +18,7 @@ extension SessionManager.Configuration: Codable {
     private enum CodingKeys: String, CodingKey {
         case requestTimeout, maximumConnectionsPerHost, acceptsCookies, maximumResponseSize
         case progressIntervalMilliseconds, defaultHeaders, sensitiveHeaders, maximumRedirects, retryPolicy
-        case postsNotifications, label, maximumRunningTasksPerHost, temporaryDirectory
+        case postsNotifications, label, maximumRunningTasksPerHost, temporaryDirectory, deadline
     }
 
     public init(from decoder: any Decoder) throws {
@@ -80,6 +80,12 @@ extension SessionManager.Configuration: Codable {
             }
             maximumRunningTasksPerHost = cap
         }
+        if let seconds = try values.decodeIfPresent(Double.self, forKey: .deadline) {
+            guard seconds > 0, seconds.isFinite, seconds < 1e12 else {
+                throw DecodingError.dataCorruptedError(forKey: .deadline, in: values, debugDescription: "must be > 0 seconds")
+            }
+            deadline = .milliseconds(Int64((seconds * 1000).rounded(.up)))
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -101,5 +107,9 @@ extension SessionManager.Configuration: Codable {
         try values.encode(postsNotifications, forKey: .postsNotifications)
         try values.encode(label, forKey: .label)
         try values.encode(maximumRunningTasksPerHost, forKey: .maximumRunningTasksPerHost)
+        if let deadline {
+            let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
+            try values.encode(seconds, forKey: .deadline)
+        }
     }
 }

@@ -88,14 +88,17 @@ final class ConfigurationCodingTests: CourierTestCase {
         original.defaultHeaders["X-A"] = "1"
         original.retryPolicy = RetryPolicy()
         original.enableCookies()
+        original.deadline = .milliseconds(1500)
         let decoded = try JSONDecoder().decode(SessionManager.Configuration.self, from: JSONEncoder().encode(original))
+        XCTAssertEqual(decoded.deadline, .milliseconds(1500))
+        XCTAssertNil(try JSONDecoder().decode(SessionManager.Configuration.self, from: Data("{}".utf8)).deadline)
         XCTAssertEqual(decoded.maximumResponseSize, 12345)
         XCTAssertEqual(decoded.defaultHeaders, original.defaultHeaders)
         XCTAssertEqual(decoded.retryPolicy, original.retryPolicy)
         XCTAssertEqual(decoded.urlSessionConfiguration.httpCookieAcceptPolicy, .always)
         XCTAssertThrowsError(try JSONDecoder().decode(SessionManager.Configuration.self, from: Data(#"{"requestTimeout": -1}"#.utf8)))
         for nonsense in [#"{"maximumResponseSize": 0}"#, #"{"progressIntervalMilliseconds": -5}"#, #"{"maximumRedirects": -1}"#,
-                         #"{"maximumRunningTasksPerHost": 0}"#, #"{"temporaryDirectory": "relative"}"#,
+                         #"{"maximumRunningTasksPerHost": 0}"#, #"{"temporaryDirectory": "relative"}"#, #"{"deadline": 0}"#,
                          #"{"retryPolicy": {"initialDelayMilliseconds": -1}}"#, #"{"retryPolicy": {"retryLimit": -1}}"#] {
             XCTAssertThrowsError(try JSONDecoder().decode(SessionManager.Configuration.self, from: Data(nonsense.utf8)), nonsense)
         }
