@@ -42,7 +42,8 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
         /// Close it for publishing, after checking the SHA-256 of what it holds when one is expected.
         case publish(expectedSHA256: [UInt8]?, url: URL?)
         /// Close it and keep it for resuming: the resume data (and the record, when there is one)
-        /// get the bytes the file really holds.
+        /// get the bytes the file really holds, and the file's name if it changed
+        /// (``StagingFile/keepForResuming()``).
         case keep(ResumeData, record: URL?)
         /// Remove it: nothing worth continuing.
         case discard
@@ -52,6 +53,8 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
     struct Settled: Sendable {
         /// The closed file, ready to publish (``Ending/publish(expectedSHA256:url:)`` only).
         var stagedFile: URL?
+        /// Its descriptor, still open (and locked, for a random staging file) until it is published.
+        var stagedHandle: SideFile.Handle?
         /// The first write error, or a SHA-256 mismatch; the file and side files are then removed.
         var failure: CourierError?
         /// The resume data with the bytes on disk (``Ending/keep(_:record:)`` only).
@@ -241,9 +244,10 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
                     file = try StagingFile(creating: url)
                     hasher = hashing ? SHA256() : nil
                 case .existing(let url, let keeping):
-                    file = try StagingFile(at: url, keeping: keeping)
+                    let opened = try StagingFile(at: url, keeping: keeping)
+                    file = opened
                     // The digest covers the whole file, including what an earlier run wrote.
-                    if hashing { hasher = try Self.hashPrefix(of: url, length: keeping) }
+                    if hashing { hasher = try opened.hashPrefix(length: keeping) }
                 }
             } catch {
                 fail(error)
@@ -328,8 +332,10 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
         case .keep(var resumeData, let record):
             if failure == nil {
                 do throws(CourierError) {
-                    try file?.close()
-                    resumeData.bytesOnDisk = file?.length ?? resumeData.bytesOnDisk
+                    if let file {
+                        resumeData.partialFile = try file.keepForResuming()
+                        resumeData.bytesOnDisk = file.length
+                    }
                     if let record { try? AtomicFile.write(resumeData.encoded(), to: record) }
                     settled.resumeData = resumeData
                     return settled
@@ -340,12 +346,13 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
         case .publish(let expected, let url):
             if failure == nil {
                 do throws(CourierError) {
-                    try file?.close()
+                    let handle = try file?.handOver()
                     if let expected, let actual = hasher?.finalize(), actual != expected {
                         throw CourierError.integrity(
                             "the SHA-256 is \(SHA256.hexString(actual)), \(SHA256.hexString(expected)) was expected", url)
                     }
                     settled.stagedFile = file?.url
+                    settled.stagedHandle = handle
                     return settled
                 } catch {
                     failure = error
@@ -357,24 +364,5 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
         for url in removing { unlink(url.path) }
         settled.failure = failure
         return settled
-    }
-
-    /// The SHA-256 state after the first `length` bytes of `file` (a resumed download's checksum
-    /// covers the whole file, including what an earlier run wrote).
-    static func hashPrefix(of file: URL, length: Int64) throws(CourierError) -> SHA256 {
-        guard let handle = try? FileHandle(forReadingFrom: file) else {
-            throw CourierError.fileSystem("cannot read the partial file to check it", url: file)
-        }
-        defer { try? handle.close() }
-        var hasher = SHA256()
-        var remaining = length
-        while remaining > 0 {
-            guard let chunk = try? handle.read(upToCount: Int(min(remaining, 1 << 20))), !chunk.isEmpty else {
-                throw CourierError.fileSystem("the partial file is shorter than its record", url: file)
-            }
-            hasher.update(chunk)
-            remaining -= Int64(chunk.count)
-        }
-        return hasher
     }
 }

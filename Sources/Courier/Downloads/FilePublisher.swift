@@ -8,8 +8,10 @@ import Glibc
 /// overwrite) when it is not. Across file systems the file is first copied next to the
 /// destination, then published the same way.
 enum FilePublisher {
+    /// Publishes `staged`; `handle`, when given, is the writer's descriptor on it (see the body).
     static func publish(
-        _ staged: URL, to destination: URL, options: DownloadDestination.Options, requestURL: URL?
+        _ staged: URL, to destination: URL, options: DownloadDestination.Options, requestURL: URL?,
+        handle: SideFile.Handle? = nil
     ) throws(CourierError) {
         func failure(_ message: String, _ code: Int32? = nil) -> CourierError {
             let detail = code.map { ": " + String(cString: strerror($0)) } ?? ""
@@ -36,12 +38,19 @@ enum FilePublisher {
             throw failure("the destination \(destination.path) is a directory")
         }
 
+        // Through the writer's own descriptor, never the path: the name must still be the file
+        // written (not a link put there since), and its mode is changed on that file only.
+        if let handle, !SideFile.names(staged, handle.descriptor) {
+            throw failure("the staged file \(staged.path) was replaced before it could be published")
+        }
+        let opened = handle ?? SideFile.Handle.opening(staged)
         // The staging file is 0600 so a partial download is never readable by others; the
         // published file gets what a newly created file gets (0666 minus the umask).
-        chmod(staged.path, 0o666 & ~processUmask())
+        let mode = 0o666 & ~processUmask()
+        if let opened { fchmod(opened.descriptor, mode) }
         var source = staged
-        var copied: URL?
-        defer { if let copied { unlink(copied.path) } }
+        var copied: SideFile.Handle?
+        defer { if let copied { unlink(copied.url.path) } }
         for attempt in 0..<2 {
             let result =
                 options.contains(.removePreviousFile)
@@ -56,14 +65,17 @@ enum FilePublisher {
             case EEXIST:
                 throw failure("a file already exists at \(destination.path) (pass .removePreviousFile to replace it)")
             case EXDEV where attempt == 0:
-                // Another file system: copy next to the destination, then publish that copy.
-                let sibling = directory.appendingPathComponent(".courier-\(UUID().uuidString.lowercased()).partial")
+                // Another file system: copy next to the destination (a new private file, named and
+                // locked like a staging file: a copy cut short by a crash is swept like one), then publish it.
+                guard let opened else { throw failure("cannot read the download to copy it into \(directory.path)") }
+                let sibling = StagingFile.randomURL(in: directory)
                 do {
-                    try FileManager.default.copyItem(at: staged, to: sibling)
+                    let copy = try SideFile.copy(opened.descriptor, to: sibling)
+                    fchmod(copy.descriptor, mode)
+                    copied = copy
                 } catch {
                     throw failure("cannot copy the download into \(directory.path)")
                 }
-                copied = sibling
                 source = sibling
             default:
                 throw failure("cannot move the download to \(destination.path)", code)

@@ -57,16 +57,49 @@ extension MultipartFormData {
     /// ``CourierError/Code-swift.struct/fileSystem``, as does any failure to write. Reading parts
     /// fails as ``encoded()`` does, and then no file is left at `url`.
     public func write(to url: URL) throws(CourierError) {
+        let descriptor = try writeNewFile(at: url, locked: false)
+        guard close(descriptor) == 0 else {
+            // Some file systems (NFS) report write errors only here.
+            let code = errno
+            unlink(url.path)
+            throw CourierError.fileSystem("cannot write the multipart body file \(url.path)", url: url, errno: code)
+        }
+    }
+
+    /// ``write(to:)`` for an upload's own temporary body: the file stays locked (`flock`) for as
+    /// long as the returned handle lives, so that the sweep of abandoned side files
+    /// (``SideFile/Sweeper``), in this process or another, leaves it alone while the upload runs.
+    func writeLocked(to url: URL) throws(CourierError) -> SideFile.Handle {
+        let descriptor = try writeNewFile(at: url, locked: true)
+        // The lock belongs to the open file description, which the duplicate keeps open; closing
+        // the original still reports a late write error (NFS flushes on every close).
+        let holder = dup(descriptor)
+        guard holder >= 0, close(descriptor) == 0 else {
+            let code = errno
+            if holder >= 0 { close(holder) } else { close(descriptor) }
+            unlink(url.path)
+            throw CourierError.fileSystem("cannot write the multipart body file \(url.path)", url: url, errno: code)
+        }
+        return SideFile.Handle(url: url, descriptor: holder)
+    }
+
+    /// Creates `url` (``SideFile/create(_:access:failure:)``: never through a link, mode 0600),
+    /// optionally locks it, and encodes the body into it; returns the open descriptor.
+    private func writeNewFile(at url: URL, locked: Bool) throws(CourierError) -> Int32 {
         // Everything checkable is checked before the file exists, so that most mistakes leave
         // nothing to clean up.
         let plan = try makePlan()
-        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw CourierError.fileSystem("cannot create the multipart body file \(url.path)", url: url, errno: errno)
-        }
+        let descriptor = try SideFile.create(url, failure: "cannot create the multipart body file \(url.path)")
         do throws(CourierError) {
+            // Only a sweep could hold the lock of a file this new, and it then removes the name.
+            guard !locked || (SideFile.lock(descriptor) && SideFile.names(url, descriptor)) else {
+                throw CourierError.fileSystem("the multipart body file \(url.path) was removed while it was created", url: url)
+            }
             let output = Output(capacity: Self.fileBufferSize) { bytes throws(CourierError) in
-                try Self.writeAll(bytes, to: descriptor, url: url)
+                let code = SideFile.writeAll(bytes, to: descriptor)
+                guard code == 0 else {
+                    throw CourierError.fileSystem("cannot write the multipart body file \(url.path)", url: url, errno: code)
+                }
             }
             try encode(plan, into: output)
         } catch {
@@ -74,12 +107,7 @@ extension MultipartFormData {
             unlink(url.path)
             throw error
         }
-        guard close(descriptor) == 0 else {
-            // Some file systems (NFS) report write errors only here.
-            let code = errno
-            unlink(url.path)
-            throw CourierError.fileSystem("cannot write the multipart body file \(url.path)", url: url, errno: code)
-        }
+        return descriptor
     }
 
     // MARK: - Encoding
@@ -150,19 +178,6 @@ extension MultipartFormData {
             case "a"..."z", "A"..."Z", "0"..."9": return true
             default: return "'()+_,-./:=? ".unicodeScalars.contains(scalar)
             }
-        }
-    }
-
-    private static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, url: URL) throws(CourierError) {
-        guard let base = bytes.baseAddress else { return }
-        var offset = 0
-        while offset < bytes.count {
-            let written = Glibc.write(descriptor, base + offset, bytes.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw CourierError.fileSystem("cannot write the multipart body file \(url.path)", url: url, errno: errno)
-            }
-            offset += written
         }
     }
 }

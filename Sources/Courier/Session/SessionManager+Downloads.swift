@@ -91,10 +91,11 @@ extension SessionManager {
         guard partial.lastPathComponent.hasSuffix(".courier-partial") else {
             return invalid("\(partial.path) is not a Courier partial file")
         }
-        var info = stat()
-        guard lstat(partial.path, &info) == 0 else { return invalid("the partial file \(partial.path) is gone") }
-        guard (info.st_mode & S_IFMT) == S_IFREG else {
-            return invalid("the partial file \(partial.path) is not a regular file")
+        // Checked on an open descriptor, as the writer checks it again before appending
+        // (StagingFile.init(at:keeping:)): a link planted at the name is someone else's file.
+        guard let info = SideFile.privateStatus(of: partial) else {
+            return invalid(
+                "the partial file \(partial.path) is gone or not a private regular file (one link, owned by this user)")
         }
         guard Int64(info.st_size) >= resumeData.bytesOnDisk else {
             return invalid("the partial file holds \(info.st_size) bytes, fewer than the \(resumeData.bytesOnDisk) recorded")
@@ -104,11 +105,15 @@ extension SessionManager {
 
     /// The record beside `partialFile`, if it describes a download of `request` that can
     /// continue. A stale or damaged record (and its partial file) is removed: starting over is
-    /// always safe, appending to bytes nothing vouches for is not.
+    /// always safe, appending to bytes nothing vouches for is not. Removing only unlinks the
+    /// names: a link planted at either leaves the file it leads to untouched.
     static func usableRecord(beside partialFile: URL, for request: URLRequest) -> ResumeData? {
         let recordFile = DownloadPolicy.recordFile(for: partialFile)
-        guard let bytes = FileManager.default.contents(atPath: recordFile.path) else { return nil }
-        if let record = try? ResumeData(data: bytes),
+        var info = stat()
+        guard lstat(recordFile.path, &info) == 0 else { return nil }
+        // Read like any side file (SideFile.contents): never through a link, never blocking on a
+        // FIFO; a record is a few hundred bytes.
+        if let bytes = SideFile.contents(of: recordFile, limit: 1 << 20), let record = try? ResumeData(data: bytes),
             record.partialFile.standardizedFileURL.path == partialFile.standardizedFileURL.path,
             problem(resuming: record, with: request) == nil
         {
@@ -176,7 +181,7 @@ extension SessionManager {
                     code: .destinationFailed, message: "the destination closure failed: \(error)", url: url,
                     response: response, underlyingError: error)
             }
-            try FilePublisher.publish(staged, to: target, options: options, requestURL: url)
+            try FilePublisher.publish(staged, to: target, options: options, requestURL: url, handle: outcome.stagedHandle)
             return .success(target)
         } catch let error as CourierError {
             return .failure(error.adding(url: url, response: response, body: nil))

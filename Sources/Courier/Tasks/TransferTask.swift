@@ -102,7 +102,8 @@ final class TransferTask: Sendable {
     /// An upload body Courier encoded itself.
     enum EncodedBody: Sendable {
         case data(Data)
-        case file(URL)
+        /// A temporary file, locked against the sweep of abandoned side files for as long as the handle lives.
+        case file(URL, SideFile.Handle)
     }
 
     init(
@@ -217,7 +218,7 @@ final class TransferTask: Sendable {
         switch (kind, encoded) {
         case (.upload(.data(let data)), _), (.upload(.multipart), .data(let data)?):
             return session.uploadTask(with: request, from: data)
-        case (.upload(.file(let url)), _), (.upload(.multipart), .file(let url)?):
+        case (.upload(.file(let url)), _), (.upload(.multipart), .file(let url, _)?):
             return session.uploadTask(with: request, fromFile: url)
         case (.upload(.stream), _):
             return session.uploadTask(withStreamedRequest: request)
@@ -229,8 +230,7 @@ final class TransferTask: Sendable {
     private static func encode(_ form: MultipartFormData, threshold: Int64, into file: URL) -> Result<EncodedBody, CourierError> {
         do {
             if try form.contentLength() <= threshold { return .success(.data(try form.encoded())) }
-            try form.write(to: file)
-            return .success(.file(file))
+            return .success(.file(file, try form.writeLocked(to: file)))
         } catch {
             return .failure(error)
         }
@@ -251,7 +251,7 @@ final class TransferTask: Sendable {
                     state.encodedBody = body
                     return true
                 }
-                if !kept, case .file(let url) = body { unlink(url.path) }  // the task ended meanwhile
+                if !kept, case .file(let url, _) = body { unlink(url.path) }  // the task ended meanwhile
                 if kept { startAttempt(request) }
             case .failure(let error):
                 fail(with: error.adding(url: request.url, response: nil, body: nil))
@@ -560,7 +560,7 @@ final class TransferTask: Sendable {
         var obsoleteFiles: [URL] = []
         var resumeDataHandler: (@Sendable (ResumeData?) -> Void)?
         var ending: (DiskWriter.Ending, removing: [URL])?
-        if case .file(let url)? = state.encodedBody {
+        if case .file(let url, _)? = state.encodedBody {
             unlink(url.path)  // the encoded multipart body is removed on every path
             state.encodedBody = nil
         }
@@ -644,6 +644,7 @@ extension TransferTask.Completion {
     func settled(by settled: DiskWriter.Settled, url: URL?) -> Self {
         var completion = self
         completion.outcome.stagedFile = settled.stagedFile
+        completion.outcome.stagedHandle = settled.stagedHandle
         if let failure = settled.failure {
             if completion.outcome.error?.code != .cancelled {
                 completion.outcome.error = failure.adding(url: url, response: outcome.response, body: nil)
@@ -664,6 +665,8 @@ struct TransferOutcome: Sendable {
     let data: Data
     /// A download's complete staging file, not yet published.
     var stagedFile: URL?
+    /// Its open descriptor, released once it is published or removed (it holds the file's lock).
+    var stagedHandle: SideFile.Handle? = nil
     var error: CourierError?
     /// A resumed download found everything already on disk (the server answered 416).
     let alreadyComplete: Bool
