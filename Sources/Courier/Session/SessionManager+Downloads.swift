@@ -65,6 +65,7 @@ extension SessionManager {
         let task = DownloadTask(transfer: transfer)
         if let progress { task.addProgressHandler(.download, progress) }
         transfer.prepare(handle: task)
+        sweepSideFiles(for: plan)
         return task
     }
 

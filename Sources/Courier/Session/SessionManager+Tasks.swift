@@ -68,6 +68,7 @@ extension SessionManager {
         if let uploadProgress { task.addProgressHandler(.upload, uploadProgress) }
         if let downloadProgress { task.addProgressHandler(.download, downloadProgress) }
         transfer.prepare(handle: task)
+        sweepSideFiles(for: kind)
         return task
     }
 
