@@ -25,9 +25,10 @@ class CourierTestCase: XCTestCase {
     override func setUpWithError() throws {
         try super.setUpWithError()
         server = try TestServer()
-        manager = SessionManager(configuration: makeConfiguration())
+        // The directory first: a `makeConfiguration()` override may point the manager into it.
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        manager = SessionManager(configuration: makeConfiguration())
     }
 
     override func tearDownWithError() throws {
