@@ -103,11 +103,14 @@ enum CourierCommand {
             print("courier \(Courier.version)")
             return ExitCode.success
         case "get":
+            // The download runs in a supervised child process that a FoundationNetworking trap
+            // cannot take the command down with (GetSupervisor.swift, Docs/Platform.md).
+            let isChild = GetSupervisor.enterChildMode()
             guard let options = try GetCommand.Options.parse(rest) else {
                 print(usage)
                 return ExitCode.success
             }
-            return GetCommand(options).run()
+            return isChild ? GetCommand(options).run() : GetSupervisor(arguments: arguments, options: options).run()
         case "serve":
             return try ServeCommand(try OptionParser(rest, valued: ["--port", "--root"])).run()
         case "demo":
