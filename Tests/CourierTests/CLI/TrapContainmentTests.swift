@@ -1,0 +1,427 @@
+import XCTest
+import Courier
+import CourierTestServer
+@testable import courier
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Two responses make FoundationNetworking trap, killing the process that made the request
+/// ("Traps a server can trigger" in Docs/Platform.md). `courier get` runs the transfer in a
+/// supervised child (GetSupervisor) so that the command survives them. These tests run the built
+/// `courier`: once in child mode (the raw trap, no supervisor) and once as people run it.
+final class TrapContainmentTests: XCTestCase {
+    /// 2^63 − 1: libcurl hands it over as a Double, which rounds to 2^63, and `Int64(_:)` traps.
+    private static let hugeLength = "9223372036854775807"
+    /// A status line and then FIN: libcurl completes without error, but there is no response.
+    private static let statusLineOnly = ScriptedServer.Reply.bytes("HTTP/1.1 200 OK\r\n")
+
+    private var directory: URL!
+    private var logs: URL!
+    private var children: [Process] = []
+    private var launches = 0
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("courier-traps-\(UUID().uuidString)")
+        directory = root.appendingPathComponent("work")
+        logs = root.appendingPathComponent("logs")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        for child in children where child.isRunning {
+            kill(child.processIdentifier, SIGKILL)
+            child.waitUntilExit()
+        }
+        children = []
+        if let directory { try? FileManager.default.removeItem(at: directory.deletingLastPathComponent()) }
+        try super.tearDownWithError()
+    }
+
+    // MARK: - The two traps, raw and contained
+
+    func testAStatusLineThenCloseKillsTheTransferAndGetContainsIt() throws {
+        try assertTrapIsContained(by: Self.statusLineOnly)
+    }
+
+    func testAContentLengthJustBelow2To63KillsTheTransferAndGetContainsIt() throws {
+        try assertTrapIsContained(by: .response(status: 200, headers: [("Content-Length", Self.hugeLength)], body: Data("abc".utf8)))
+    }
+
+    private func assertTrapIsContained(by reply: ScriptedServer.Reply, file: StaticString = #filePath, line: UInt = #line) throws {
+        let server = try ScriptedServer { _, _ in reply }
+        defer { server.stop() }
+        let url = server.url("/file.bin").absoluteString
+
+        // Given the transfer itself, without a supervisor (child mode, with this process as the
+        // parent it checks for), when the server answers, then the process dies of a signal.
+        // If this starts failing, the toolchain has fixed the trap: update Docs/Platform.md
+        // ("Traps a server can trigger") and reconsider whether `courier get` still needs its child.
+        let raw = try run(["get", url, "-o", "out.bin", "--retries", "0"], childOf: getpid())
+        XCTAssertEqual(raw.reason, .uncaughtSignal, "the trap did not fire: \(raw.err)", file: file, line: line)
+        XCTAssertTrue([SIGILL, SIGTRAP].contains(raw.status), "signal \(raw.status)", file: file, line: line)
+        XCTAssertEqual(server.requests.count, 1, file: file, line: line)
+
+        // When `courier get` runs as usual with two retries, then it exits 3 after three
+        // attempts, saying why, and publishes nothing.
+        let contained = try run(["get", url, "-o", "out.bin", "--retries", "2"])
+        XCTAssertEqual(contained.reason, .exit, "courier itself crashed: \(contained.err)", file: file, line: line)
+        XCTAssertEqual(contained.status, ExitCode.network, contained.err, file: file, line: line)
+        XCTAssertEqual(server.requests.count, 1 + 3, "retries + 1 attempts", file: file, line: line)
+        let restarts = contained.err.split(separator: "\n").filter { $0.contains("retrying from the bytes kept") }
+        XCTAssertEqual(restarts.count, 2, contained.err, file: file, line: line)
+        let last = contained.err.split(separator: "\n").last.map(String.init) ?? ""
+        XCTAssertTrue(last.hasPrefix("courier: network error: the download process crashed 3 times"), last, file: file, line: line)
+        XCTAssertTrue(last.contains("FoundationNetworking") && last.contains("SIG"), last, file: file, line: line)
+        XCTAssertEqual(contained.out, "", file: file, line: line)
+        XCTAssertFalse(try listing().contains("out.bin"), "nothing is published", file: file, line: line)
+    }
+
+    // MARK: - The bytes kept before a trap
+
+    func testBytesReceivedBeforeATrapAreContinuedByTheNextAttempt() throws {
+        let contents = TestServer.deterministicBytes(count: 200_000, seed: 41)
+        let half = contents.count / 2
+        let etag = "\"v1\""
+        let server = try ScriptedServer { request, index in
+            switch index {
+            case 0:  // half of the body, then the connection ends: the library keeps it and retries
+                return .response(status: 200, headers: [("Content-Length", "\(contents.count)"), ("ETag", etag)],
+                                 body: contents, sendingOnly: half)
+            case 1:  // that retry traps, killing the first child
+                return Self.statusLineOnly
+            default:  // the second child asks for the rest
+                guard request.header("Range") == "bytes=\(half)-" else {
+                    return .response(status: 200, headers: [("Content-Length", "\(contents.count)"), ("ETag", etag)], body: contents)
+                }
+                return .response(
+                    status: 206, reason: "Partial Content",
+                    headers: [("Content-Range", "bytes \(half)-\(contents.count - 1)/\(contents.count)"),
+                              ("Content-Length", "\(contents.count - half)"), ("ETag", etag)],
+                    body: contents.suffix(from: half))
+            }
+        }
+        defer { server.stop() }
+
+        let result = try run(["get", server.url("/file.bin").absoluteString, "-o", "out.bin", "--retries", "3"])
+        XCTAssertEqual(result.reason, .exit, result.err)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertEqual(try Data(contentsOf: directory.appendingPathComponent("out.bin")), contents)
+        XCTAssertEqual(try listing(), ["out.bin"])
+        let requests = server.requests
+        XCTAssertEqual(requests.count, 3, result.err)
+        XCTAssertEqual(requests.last?.header("Range"), "bytes=\(half)-", "the third attempt asked only for the rest")
+        XCTAssertEqual(requests.last?.header("If-Range"), etag)
+        XCTAssertEqual(result.err.components(separatedBy: "crashed (").count - 1, 1, result.err)
+    }
+
+    // MARK: - The child never outlives the command
+
+    func testSIGKILLOfTheCommandEndsTheTransferAndARerunResumes() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        let contents = TestServer.deterministicBytes(count: 2 * 1024 * 1024, seed: 42)
+        server.addFile("slow.bin", data: contents)
+        // 128 writes of 16 KiB, 40 ms apart: more than five seconds.
+        let arguments = ["get", server.url("/files/slow.bin?chunk=16384&chunk_delay_ms=40").absoluteString, "-o", "out.bin"]
+        let command = try start(arguments)
+        // Killed once the record beside the partial file vouches for some bytes.
+        let record = directory.appendingPathComponent(".out.bin.courier-resume")
+        waitUntil("a resume record with bytes", timeout: 20) {
+            ((try? ResumeData(data: Data(contentsOf: record)))?.bytesOnDisk ?? 0) > 0
+        }
+        let transfer = try XCTUnwrap(Self.children(of: command.process.processIdentifier).first, "the transfer runs in a child")
+
+        kill(command.process.processIdentifier, SIGKILL)
+        command.process.waitUntilExit()
+        waitUntil("the child to die with its parent", timeout: 10) { !Self.isAlive(transfer) }
+        let names = try listing()
+        XCTAssertEqual(names, [".out.bin.courier-partial", ".out.bin.courier-resume"], "no output, bytes kept")
+
+        let resumed = try run(arguments, timeout: 60)
+        XCTAssertEqual(resumed.status, 0, resumed.err)
+        XCTAssertEqual(SHA256.hash(try Data(contentsOf: directory.appendingPathComponent("out.bin"))), SHA256.hash(contents))
+        XCTAssertEqual(try listing(), ["out.bin"])
+        let range = try XCTUnwrap(server.requests.last?.header("Range"), "the rerun continued")
+        XCTAssertNotEqual(range, "bytes=0-")
+        XCTAssertEqual(server.requests.count, 2)
+    }
+
+    // MARK: - Signals reach the child once
+
+    func testSIGTERMToTheCommandIsForwardedOnceAndTheChildStopsCleanly() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        server.addFile("slow.bin", data: TestServer.deterministicBytes(count: 1024 * 1024, seed: 43))
+        let command = try start(["get", server.url("/files/slow.bin?chunk=16384&chunk_delay_ms=40").absoluteString, "-o", "out.bin"])
+        waitUntil("a progress line", timeout: 20) { self.stderr(of: command).contains(" of 1.0 MiB") }
+
+        kill(command.process.processIdentifier, SIGTERM)
+        let stopped = finish(command, timeout: 15)
+        XCTAssertEqual(stopped.reason, .exit, stopped.err)
+        XCTAssertEqual(stopped.status, 143, stopped.err)
+        XCTAssertTrue(stopped.err.contains("courier: interrupted; run the same command again to resume ("), stopped.err)
+        XCTAssertFalse(stopped.err.contains("interrupted again"), "the child got the signal once: \(stopped.err)")
+        XCTAssertEqual(try listing(), [".out.bin.courier-partial", ".out.bin.courier-resume"])
+    }
+
+    /// A terminal's Ctrl-C signals the whole foreground process group, the child included; the
+    /// command must not pass on a second copy (the child would take it as "stop now").
+    func testCtrlCOnATerminalStopsTheChildOnce() throws {
+        let server = try TestServer()
+        defer { server.stop() }
+        server.addFile("slow.bin", data: TestServer.deterministicBytes(count: 1024 * 1024, seed: 44))
+        let terminal = try PseudoTerminal()
+        let output = directory.appendingPathComponent("out.bin").path
+        let errors = logs.appendingPathComponent("terminal.err")
+        let command = try terminal.spawnSessionLeader(
+            executable.path,
+            ["courier", "get", server.url("/files/slow.bin?chunk=16384&chunk_delay_ms=40").absoluteString, "-o", output],
+            environment: childEnvironment(), standardError: errors.path)
+        defer { command.killIfRunning() }
+        let errorText = { (try? String(contentsOf: errors, encoding: .utf8)) ?? "" }
+        waitUntil("a progress line", timeout: 20) { errorText().contains(" of 1.0 MiB") }
+
+        try terminal.type(0x03)  // ^C: the terminal sends SIGINT to its foreground process group
+        let status = command.wait(timeout: 15)
+        XCTAssertEqual(status, .exited(130), errorText())
+        XCTAssertTrue(errorText().contains("courier: interrupted; run the same command again to resume ("), errorText())
+        XCTAssertFalse(errorText().contains("interrupted again"), "the child got Ctrl-C once: \(errorText())")
+        XCTAssertEqual(try listing(), [".out.bin.courier-partial", ".out.bin.courier-resume"])
+    }
+
+    // MARK: - Pure parts
+
+    func testWaitStatusesDecode() {
+        XCTAssertEqual(GetSupervisor.Ending(waitStatus: 0), .exited(0))
+        XCTAssertEqual(GetSupervisor.Ending(waitStatus: 3 << 8), .exited(3))
+        XCTAssertEqual(GetSupervisor.Ending(waitStatus: SIGILL), .signaled(SIGILL))
+        XCTAssertEqual(GetSupervisor.Ending(waitStatus: SIGSEGV | 0x80), .signaled(SIGSEGV), "with a core dump")
+        XCTAssertNil(GetSupervisor.Ending(waitStatus: (SIGSTOP << 8) | 0x7F), "stopped, not ended")
+    }
+
+    func testMessagesNameTheSignal() {
+        XCTAssertEqual(GetSupervisor.describe(signal: SIGILL), "signal 4, SIGILL")
+        XCTAssertEqual(GetSupervisor.describe(signal: 64), "signal 64")
+        XCTAssertTrue(GetSupervisor.restartLine(signal: SIGTRAP, restart: 1, of: 3).contains("(signal 5, SIGTRAP)"))
+        XCTAssertTrue(GetSupervisor.givingUpLine(signal: SIGILL, attempts: 1).contains("crashed once"))
+    }
+
+    // MARK: - Running the executable
+
+    /// `swift test` builds every product next to the test bundle.
+    private var executable: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("courier")
+    }
+
+    private struct Child {
+        let process: Process
+        let stdout: URL
+        let stderr: URL
+    }
+
+    private struct Outcome {
+        let reason: Process.TerminationReason
+        let status: Int32
+        let out: String
+        let err: String
+    }
+
+    /// Proxies would route loopback traffic away (URLSession honours them).
+    private func childEnvironment() -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment.filter {
+            !$0.key.lowercased().hasSuffix("_proxy") && $0.key != GetSupervisor.childVariable
+        }
+        environment["no_proxy"] = "127.0.0.1,localhost"
+        return environment
+    }
+
+    /// Starts `courier` in the working directory; with `childOf`, in child mode (no supervisor).
+    private func start(_ arguments: [String], childOf parent: pid_t? = nil) throws -> Child {
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            struct MissingExecutable: Error { let path: String }
+            throw MissingExecutable(path: executable.path)  // fail, never skip: a skip would hide a broken build
+        }
+        launches += 1
+        let stdout = logs.appendingPathComponent("\(launches).out")
+        let stderr = logs.appendingPathComponent("\(launches).err")
+        try Data().write(to: stdout)
+        try Data().write(to: stderr)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.currentDirectoryURL = directory
+        var environment = childEnvironment()
+        if let parent { environment[GetSupervisor.childVariable] = String(parent) }
+        process.environment = environment
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = try FileHandle(forWritingTo: stdout)
+        process.standardError = try FileHandle(forWritingTo: stderr)
+        try process.run()
+        children.append(process)
+        return Child(process: process, stdout: stdout, stderr: stderr)
+    }
+
+    private func finish(_ child: Child, timeout: TimeInterval = 60, file: StaticString = #filePath, line: UInt = #line)
+        -> Outcome
+    {
+        let deadline = Date().addingTimeInterval(timeout)
+        while child.process.isRunning, Date() < deadline { usleep(10_000) }
+        if child.process.isRunning {
+            XCTFail("courier did not exit within \(timeout) s", file: file, line: line)
+            kill(child.process.processIdentifier, SIGKILL)
+        }
+        child.process.waitUntilExit()
+        let out = (try? String(contentsOf: child.stdout, encoding: .utf8)) ?? ""
+        return Outcome(
+            reason: child.process.terminationReason, status: child.process.terminationStatus, out: out, err: stderr(of: child))
+    }
+
+    private func run(_ arguments: [String], childOf parent: pid_t? = nil, timeout: TimeInterval = 60) throws -> Outcome {
+        finish(try start(arguments, childOf: parent), timeout: timeout)
+    }
+
+    private func stderr(of child: Child) -> String {
+        (try? String(contentsOf: child.stderr, encoding: .utf8)) ?? ""
+    }
+
+    /// Every name in the working directory, hidden ones included, sorted.
+    private func listing() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+    }
+
+    private func waitUntil(
+        _ what: String, timeout: TimeInterval, file: StaticString = #filePath, line: UInt = #line,
+        _ condition: () -> Bool
+    ) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition() {
+            if Date() > deadline { return XCTFail("timed out waiting for \(what)", file: file, line: line) }
+            usleep(10_000)
+        }
+    }
+
+    /// The processes whose parent is `pid`, from `/proc/<pid>/task/*/children`.
+    private static func children(of pid: pid_t) -> [pid_t] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.flatMap { task -> [pid_t] in
+            let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? ""
+            return text.split(separator: " ").compactMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+    }
+
+    /// Whether `pid` is still running: gone, or a zombie nobody reaped yet, counts as dead.
+    private static func isAlive(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return false }
+        let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
+        return state != "Z" && state != "X"
+    }
+}
+
+/// A pseudo-terminal whose slave becomes the controlling terminal of a new session, so that
+/// typing ^C into the master signals that session's foreground process group, as a person's
+/// terminal does. The pty functions are not in Swift's Glibc module; they are looked up by name.
+private final class PseudoTerminal {
+    let master: Int32
+    let slavePath: String
+
+    init() throws {
+        typealias OpenFunction = @convention(c) (Int32) -> Int32
+        typealias FDFunction = @convention(c) (Int32) -> Int32
+        typealias NameFunction = @convention(c) (Int32, UnsafeMutablePointer<CChar>, Int) -> Int32
+        func lookup<Function>(_ name: String, as type: Function.Type) throws -> Function {
+            guard let symbol = dlsym(nil, name) else { throw Failure(what: "dlsym(\(name))") }
+            return unsafeBitCast(symbol, to: type)
+        }
+        let master = try lookup("posix_openpt", as: OpenFunction.self)(O_RDWR | O_NOCTTY)
+        guard master >= 0 else { throw Failure(what: "posix_openpt") }
+        var name = [CChar](repeating: 0, count: 128)
+        guard try lookup("grantpt", as: FDFunction.self)(master) == 0,
+            try lookup("unlockpt", as: FDFunction.self)(master) == 0,
+            try lookup("ptsname_r", as: NameFunction.self)(master, &name, name.count) == 0
+        else {
+            close(master)
+            throw Failure(what: "grantpt/unlockpt/ptsname_r")
+        }
+        self.master = master
+        slavePath = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    deinit { close(master) }
+
+    struct Failure: Error { let what: String }
+
+    /// Writes one byte as if typed.
+    func type(_ byte: UInt8) throws {
+        var byte = byte
+        guard write(master, &byte, 1) == 1 else { throw Failure(what: "write") }
+    }
+
+    /// Spawns `path` as the leader of a new session with the slave as stdin (which makes it the
+    /// controlling terminal), stdout to /dev/null and stderr to the file `standardError`.
+    func spawnSessionLeader(_ path: String, _ argv: [String], environment: [String: String], standardError: String) throws
+        -> SpawnedProcess
+    {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, slavePath, O_RDWR, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, standardError, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        let setSession: Int16 = 0x80  // POSIX_SPAWN_SETSID (glibc ≥ 2.26), not in Swift's Glibc module
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        posix_spawnattr_setflags(&attributes, setSession | Int16(POSIX_SPAWN_SETSIGMASK))
+        let cArgv = argv.map { strdup($0) } + [nil]
+        let cEnvp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (cArgv + cEnvp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, path, &actions, &attributes, cArgv, cEnvp)
+        guard result == 0 else { throw Failure(what: "posix_spawn: \(result)") }
+        return SpawnedProcess(pid: pid)
+    }
+}
+
+/// A process started with `posix_spawn`, reaped with `waitpid`.
+private final class SpawnedProcess {
+    let pid: pid_t
+    private var ended: GetSupervisor.Ending?
+
+    init(pid: pid_t) { self.pid = pid }
+
+    /// How it ended, waiting up to `timeout` seconds (then killing it: `nil`).
+    func wait(timeout: TimeInterval) -> GetSupervisor.Ending? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while ended == nil {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                ended = GetSupervisor.Ending(waitStatus: status)
+            } else if Date() > deadline {
+                killIfRunning()
+                return nil
+            } else {
+                usleep(10_000)
+            }
+        }
+        return ended
+    }
+
+    func killIfRunning() {
+        guard ended == nil else { return }
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        ended = GetSupervisor.Ending(waitStatus: status)
+    }
+}
