@@ -64,7 +64,11 @@ struct GetSupervisor {
         }
         // The supervisor may have died before the call above: then we were reparented and the
         // signal will never come. Checked after it, so no moment is left uncovered.
-        if getppid() != supervisor { _exit(ExitCode.failure) }
+        guard getppid() == supervisor else {
+            ProgressPrinter.writeToStandardError(
+                "courier: \(childVariable)=\(value) names a process that is not this one's parent (gone?); not downloading\n")
+            exit(ExitCode.failure)
+        }
         return true
     }
 
@@ -182,10 +186,16 @@ struct GetSupervisor {
             wait = 0  // after the first, only take what is already pending
             guard signal == SIGINT || signal == SIGTERM else { continue }  // SIGCHLD: the caller reaps
             stop = stop ?? signal
-            // SI_KERNEL: from the terminal (Ctrl-C), which signalled the child's process group too.
-            // Anything else (`kill <pid>`, a service manager) was meant for us alone: pass it on.
-            if let child, info.si_code != SI_KERNEL { kill(child, signal) }
+            if let child, Self.forwards(signalCode: info.si_code) { kill(child, signal) }
         }
+    }
+
+    /// Whether a SIGINT or SIGTERM with this `si_code` is passed on to the child. `SI_KERNEL`
+    /// means the terminal sent it (Ctrl-C), to its whole foreground process group: the child,
+    /// which shares ours, has its own copy, and a second one would make it stop without
+    /// finishing its record. Anything else (`kill <pid>`, a service manager) was sent to us alone.
+    static func forwards(signalCode: Int32) -> Bool {
+        signalCode != SI_KERNEL
     }
 
     /// Starts `/proc/self/exe` with our arguments and ``childVariable`` set, on this (main)
