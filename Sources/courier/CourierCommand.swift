@@ -106,11 +106,13 @@ enum CourierCommand {
             // The download runs in a supervised child process that a FoundationNetworking trap
             // cannot take the command down with (GetSupervisor.swift, Docs/Platform.md).
             let isChild = GetSupervisor.enterChildMode()
-            guard let options = try GetCommand.Options.parse(rest) else {
+            guard var options = try GetCommand.Options.parse(rest) else {
                 print(usage)
                 return ExitCode.success
             }
-            return isChild ? GetCommand(options).run() : GetSupervisor(arguments: arguments, options: options).run()
+            guard isChild else { return GetSupervisor(arguments: arguments, options: options).run() }
+            options.maxTime = GetSupervisor.childMaxTime(options.maxTime)
+            return GetCommand(options).run()
         case "serve":
             return try ServeCommand(try OptionParser(rest, valued: ["--port", "--root"])).run()
         case "demo":

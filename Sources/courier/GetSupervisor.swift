@@ -30,6 +30,10 @@ import Glibc
 struct GetSupervisor {
     /// Set in the child's environment to the supervising process's id.
     static let childVariable = "COURIER_GET_CHILD"
+    /// With `--max-time`: set in the child's environment to the moment the whole command must
+    /// end, in `CLOCK_MONOTONIC` nanoseconds (one clock for every process on the machine), so a
+    /// restarted child gets what is left of `--max-time`, not all of it again.
+    static let deadlineVariable = "COURIER_GET_DEADLINE"
 
     /// The signals a trap or a crash ends a process with.
     static let trapSignals: Set<Int32> = [SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE]
@@ -70,6 +74,23 @@ struct GetSupervisor {
             exit(ExitCode.failure)
         }
         return true
+    }
+
+    /// The `--max-time` a child runs with: what is left until the supervisor's deadline, if that
+    /// is sooner than `given` (a child whose time is up gets 1 ms and reports the deadline).
+    static func childMaxTime(_ given: Double?) -> Double? {
+        guard let text = ProcessInfo.processInfo.environment[deadlineVariable], let deadline = UInt64(text) else {
+            return given
+        }
+        let now = monotonicNanoseconds()
+        let left = deadline > now ? Double(deadline - now) / 1e9 : 0
+        return max(min(given ?? left, left), 0.001)
+    }
+
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 
     /// `prctl(PR_SET_PDEATHSIG, signal)`. Glibc's `prctl` is variadic, which Swift does not import,
@@ -113,6 +134,8 @@ struct GetSupervisor {
         // thread (nothing here starts another), so none can be delivered behind our back.
         pthread_sigmask(SIG_BLOCK, &watched, &original)
 
+        // `--max-time` covers the whole command, restarts included.
+        let deadline = options.maxTime.map { Self.monotonicNanoseconds() + UInt64(($0 * 1e9).rounded(.up)) }
         var stop: Int32?
         var crashes = 0
         while true {
@@ -121,7 +144,7 @@ struct GetSupervisor {
             if let stop { return stoppedBetweenAttempts(stop) }
             let child: pid_t
             do {
-                child = try spawn(restoringMask: original)
+                child = try spawn(restoringMask: original, deadline: deadline)
             } catch {
                 ProgressPrinter.writeToStandardError("courier: cannot start the download process: \(error)\n")
                 return ExitCode.failure
@@ -140,6 +163,10 @@ struct GetSupervisor {
                 crashes += 1
                 if crashes > options.retries {
                     message(Self.givingUpLine(signal: number, attempts: crashes))
+                    return ExitCode.network
+                }
+                if let deadline, Self.monotonicNanoseconds() >= deadline {
+                    message(Self.givingUpLine(signal: number, attempts: crashes, outOfTime: true))
                     return ExitCode.network
                 }
                 if !options.quiet { message(Self.restartLine(signal: number, restart: crashes, of: options.retries)) }
@@ -200,9 +227,10 @@ struct GetSupervisor {
 
     /// Starts `/proc/self/exe` with our arguments and ``childVariable`` set, on this (main)
     /// thread, with the signal mask this process started with.
-    private func spawn(restoringMask original: sigset_t) throws(SpawnError) -> pid_t {
+    private func spawn(restoringMask original: sigset_t, deadline: UInt64?) throws(SpawnError) -> pid_t {
         var environment = ProcessInfo.processInfo.environment
         environment[Self.childVariable] = String(getpid())
+        environment[Self.deadlineVariable] = deadline.map(String.init)
         // A crash is an expected, reported event here: one line instead of the runtime's
         // full-page backtrace. A person who wants the backtrace sets SWIFT_BACKTRACE.
         if environment["SWIFT_BACKTRACE"] == nil { environment["SWIFT_BACKTRACE"] = "enable=no" }
@@ -249,9 +277,10 @@ struct GetSupervisor {
             + "a known trap in FoundationNetworking; retrying from the bytes kept (\(restart) of \(limit))"
     }
 
-    static func givingUpLine(signal: Int32, attempts: Int) -> String {
+    static func givingUpLine(signal: Int32, attempts: Int, outOfTime: Bool = false) -> String {
         let times = attempts == 1 ? "once" : "\(attempts) times"
-        return "courier: network error: the download process crashed \(times) (last: \(describe(signal: signal))): "
+        let lead = outOfTime ? "the download did not finish within --max-time" : "network error"
+        return "courier: \(lead): the download process crashed \(times) (last: \(describe(signal: signal))): "
             + "the server's response sets off a known trap in FoundationNetworking; the bytes received so far "
             + "are kept for the next run"
     }
