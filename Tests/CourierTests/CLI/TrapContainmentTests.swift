@@ -13,35 +13,11 @@ import Glibc
 /// ("Traps a server can trigger" in Docs/Platform.md). `courier get` runs the transfer in a
 /// supervised child (GetSupervisor) so that the command survives them. These tests run the built
 /// `courier`: once in child mode (the raw trap, no supervisor) and once as people run it.
-final class TrapContainmentTests: XCTestCase {
+final class TrapContainmentTests: CommandLineTestCase {
     /// 2^63 − 1: libcurl hands it over as a Double, which rounds to 2^63, and `Int64(_:)` traps.
     private static let hugeLength = "9223372036854775807"
     /// A status line and then FIN: libcurl completes without error, but there is no response.
     private static let statusLineOnly = ScriptedServer.Reply.bytes("HTTP/1.1 200 OK\r\n")
-
-    private var directory: URL!
-    private var logs: URL!
-    private var children: [Process] = []
-    private var launches = 0
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("courier-traps-\(UUID().uuidString)")
-        directory = root.appendingPathComponent("work")
-        logs = root.appendingPathComponent("logs")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        for child in children where child.isRunning {
-            kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
-        }
-        children = []
-        if let directory { try? FileManager.default.removeItem(at: directory.deletingLastPathComponent()) }
-        try super.tearDownWithError()
-    }
 
     // MARK: - The two traps, raw and contained
 
@@ -54,25 +30,25 @@ final class TrapContainmentTests: XCTestCase {
     }
 
     private func assertTrapIsContained(by reply: ScriptedServer.Reply, file: StaticString = #filePath, line: UInt = #line) throws {
-        let server = try ScriptedServer { _, _ in reply }
-        defer { server.stop() }
-        let url = server.url("/file.bin").absoluteString
+        let hostile = try ScriptedServer { _, _ in reply }
+        defer { hostile.stop() }
+        let url = hostile.url("/file.bin").absoluteString
 
         // Given the transfer itself, without a supervisor (child mode, with this process as the
         // parent it checks for), when the server answers, then the process dies of a signal.
         // If this starts failing, the toolchain has fixed the trap: update Docs/Platform.md
         // ("Traps a server can trigger") and reconsider whether `courier get` still needs its child.
-        let raw = try run(["get", url, "-o", "out.bin", "--retries", "0"], childOf: getpid())
+        let raw = try run(["get", url, "-o", "out.bin", "--retries", "0"], environment: childMode(of: getpid()))
         XCTAssertEqual(raw.reason, .uncaughtSignal, "the trap did not fire: \(raw.err)", file: file, line: line)
         XCTAssertTrue([SIGILL, SIGTRAP].contains(raw.status), "signal \(raw.status)", file: file, line: line)
-        XCTAssertEqual(server.requests.count, 1, file: file, line: line)
+        XCTAssertEqual(hostile.requests.count, 1, file: file, line: line)
 
         // When `courier get` runs as usual with two retries, then it exits 3 after three
         // attempts, saying why, and publishes nothing.
         let contained = try run(["get", url, "-o", "out.bin", "--retries", "2"])
         XCTAssertEqual(contained.reason, .exit, "courier itself crashed: \(contained.err)", file: file, line: line)
         XCTAssertEqual(contained.status, ExitCode.network, contained.err, file: file, line: line)
-        XCTAssertEqual(server.requests.count, 1 + 3, "retries + 1 attempts", file: file, line: line)
+        XCTAssertEqual(hostile.requests.count, 1 + 3, "retries + 1 attempts", file: file, line: line)
         let restarts = contained.err.split(separator: "\n").filter { $0.contains("retrying from the bytes kept") }
         XCTAssertEqual(restarts.count, 2, contained.err, file: file, line: line)
         let last = contained.err.split(separator: "\n").last.map(String.init) ?? ""
@@ -88,7 +64,7 @@ final class TrapContainmentTests: XCTestCase {
         let contents = TestServer.deterministicBytes(count: 200_000, seed: 41)
         let half = contents.count / 2
         let etag = "\"v1\""
-        let server = try ScriptedServer { request, index in
+        let hostile = try ScriptedServer { request, index in
             switch index {
             case 0:  // half of the body, then the connection ends: the library keeps it and retries
                 return .response(status: 200, headers: [("Content-Length", "\(contents.count)"), ("ETag", etag)],
@@ -106,25 +82,40 @@ final class TrapContainmentTests: XCTestCase {
                     body: contents.suffix(from: half))
             }
         }
-        defer { server.stop() }
+        defer { hostile.stop() }
 
-        let result = try run(["get", server.url("/file.bin").absoluteString, "-o", "out.bin", "--retries", "3"])
+        let result = try run(["get", hostile.url("/file.bin").absoluteString, "-o", "out.bin", "--retries", "3"])
         XCTAssertEqual(result.reason, .exit, result.err)
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertEqual(try Data(contentsOf: directory.appendingPathComponent("out.bin")), contents)
         XCTAssertEqual(try listing(), ["out.bin"])
-        let requests = server.requests
+        let requests = hostile.requests
         XCTAssertEqual(requests.count, 3, result.err)
         XCTAssertEqual(requests.last?.header("Range"), "bytes=\(half)-", "the third attempt asked only for the rest")
         XCTAssertEqual(requests.last?.header("If-Range"), etag)
         XCTAssertEqual(result.err.components(separatedBy: "crashed (").count - 1, 1, result.err)
     }
 
+    /// `--max-time` is the whole command's: a restarted child gets only what is left of it.
+    func testMaxTimeCoversRestartsAfterCrashes() throws {
+        // Each answer takes a second and then traps: without a shared deadline, six attempts.
+        let hostile = try ScriptedServer { _, _ in
+            ScriptedServer.Reply([.pause(milliseconds: 1000), .send(Data("HTTP/1.1 200 OK\r\n".utf8))])
+        }
+        defer { hostile.stop() }
+        let started = Date()
+        let result = try run(["get", hostile.url("/file.bin").absoluteString, "-o", "out.bin", "--retries", "5", "--max-time", "1.5"])
+        XCTAssertEqual(result.reason, .exit, result.err)
+        XCTAssertEqual(result.status, ExitCode.network, result.err)
+        XCTAssertTrue(result.err.contains("did not finish within --max-time"), result.err)
+        XCTAssertLessThanOrEqual(hostile.requests.count, 2, result.err)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "well short of six one-second attempts")
+        XCTAssertFalse(try listing().contains("out.bin"))
+    }
+
     // MARK: - The child never outlives the command
 
     func testSIGKILLOfTheCommandEndsTheTransferAndARerunResumes() throws {
-        let server = try TestServer()
-        defer { server.stop() }
         let contents = TestServer.deterministicBytes(count: 2 * 1024 * 1024, seed: 42)
         server.addFile("slow.bin", data: contents)
         // 128 writes of 16 KiB, 40 ms apart: more than five seconds.
@@ -158,8 +149,6 @@ final class TrapContainmentTests: XCTestCase {
     // MARK: - Signals reach the child once
 
     func testSIGTERMToTheCommandIsForwardedOnceAndTheChildStopsCleanly() throws {
-        let server = try TestServer()
-        defer { server.stop() }
         server.addFile("slow.bin", data: TestServer.deterministicBytes(count: 1024 * 1024, seed: 43))
         let command = try start(["get", server.url("/files/slow.bin?chunk=16384&chunk_delay_ms=40").absoluteString, "-o", "out.bin"])
         waitUntil("a progress line", timeout: 20) { self.stderr(of: command).contains(" of 1.0 MiB") }
@@ -179,8 +168,6 @@ final class TrapContainmentTests: XCTestCase {
     /// that does forward it fails this test only about one run in three;
     /// `testOnlySignalsNotFromTheTerminalAreForwarded` pins the decision itself.
     func testCtrlCOnATerminalStopsTheChildOnce() throws {
-        let server = try TestServer()
-        defer { server.stop() }
         server.addFile("slow.bin", data: TestServer.deterministicBytes(count: 1024 * 1024, seed: 44))
         let terminal = try PseudoTerminal()
         let output = directory.appendingPathComponent("out.bin").path
@@ -202,13 +189,13 @@ final class TrapContainmentTests: XCTestCase {
     }
 
     func testAChildWhoseParentIsNotTheNamedSupervisorRefusesToRun() throws {
-        let server = try ScriptedServer { _, _ in Self.statusLineOnly }
-        defer { server.stop() }
-        let result = try run(["get", server.url("/file.bin").absoluteString], childOf: getpid() == 1 ? 2 : 1)
+        let hostile = try ScriptedServer { _, _ in Self.statusLineOnly }
+        defer { hostile.stop() }
+        let result = try run(["get", hostile.url("/file.bin").absoluteString], environment: childMode(of: getpid() == 1 ? 2 : 1))
         XCTAssertEqual(result.reason, .exit)
         XCTAssertEqual(result.status, ExitCode.failure, result.err)
         XCTAssertTrue(result.err.contains("not this one's parent"), result.err)
-        XCTAssertTrue(server.requests.isEmpty, "nothing was fetched")
+        XCTAssertTrue(hostile.requests.isEmpty, "nothing was fetched")
     }
 
     // MARK: - Pure parts
@@ -235,98 +222,19 @@ final class TrapContainmentTests: XCTestCase {
         XCTAssertTrue(GetSupervisor.givingUpLine(signal: SIGILL, attempts: 1).contains("crashed once"))
     }
 
-    // MARK: - Running the executable
+    // MARK: - Helpers
 
-    /// `swift test` builds every product next to the test bundle.
-    private var executable: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("courier")
-    }
-
-    private struct Child {
-        let process: Process
-        let stdout: URL
-        let stderr: URL
-    }
-
-    private struct Outcome {
-        let reason: Process.TerminationReason
-        let status: Int32
-        let out: String
-        let err: String
-    }
-
-    /// Proxies would route loopback traffic away (URLSession honours them).
+    /// This process's environment as `CommandLineTestCase.start` passes it on, for `posix_spawn`.
     private func childEnvironment() -> [String: String] {
-        var environment = ProcessInfo.processInfo.environment.filter {
-            !$0.key.lowercased().hasSuffix("_proxy") && $0.key != GetSupervisor.childVariable
-        }
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.lowercased().hasSuffix("_proxy") }
         environment["no_proxy"] = "127.0.0.1,localhost"
         return environment
     }
 
-    /// Starts `courier` in the working directory; with `childOf`, in child mode (no supervisor).
-    private func start(_ arguments: [String], childOf parent: pid_t? = nil) throws -> Child {
-        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-            struct MissingExecutable: Error { let path: String }
-            throw MissingExecutable(path: executable.path)  // fail, never skip: a skip would hide a broken build
-        }
-        launches += 1
-        let stdout = logs.appendingPathComponent("\(launches).out")
-        let stderr = logs.appendingPathComponent("\(launches).err")
-        try Data().write(to: stdout)
-        try Data().write(to: stderr)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.currentDirectoryURL = directory
-        var environment = childEnvironment()
-        if let parent { environment[GetSupervisor.childVariable] = String(parent) }
-        process.environment = environment
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: stdout)
-        process.standardError = try FileHandle(forWritingTo: stderr)
-        try process.run()
-        children.append(process)
-        return Child(process: process, stdout: stdout, stderr: stderr)
-    }
-
-    private func finish(_ child: Child, timeout: TimeInterval = 60, file: StaticString = #filePath, line: UInt = #line)
-        -> Outcome
-    {
-        let deadline = Date().addingTimeInterval(timeout)
-        while child.process.isRunning, Date() < deadline { usleep(10_000) }
-        if child.process.isRunning {
-            XCTFail("courier did not exit within \(timeout) s", file: file, line: line)
-            kill(child.process.processIdentifier, SIGKILL)
-        }
-        child.process.waitUntilExit()
-        let out = (try? String(contentsOf: child.stdout, encoding: .utf8)) ?? ""
-        return Outcome(
-            reason: child.process.terminationReason, status: child.process.terminationStatus, out: out, err: stderr(of: child))
-    }
-
-    private func run(_ arguments: [String], childOf parent: pid_t? = nil, timeout: TimeInterval = 60) throws -> Outcome {
-        finish(try start(arguments, childOf: parent), timeout: timeout)
-    }
-
-    private func stderr(of child: Child) -> String {
-        (try? String(contentsOf: child.stderr, encoding: .utf8)) ?? ""
-    }
-
-    /// Every name in the working directory, hidden ones included, sorted.
-    private func listing() throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
-    }
-
-    private func waitUntil(
-        _ what: String, timeout: TimeInterval, file: StaticString = #filePath, line: UInt = #line,
-        _ condition: () -> Bool
-    ) {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() {
-            if Date() > deadline { return XCTFail("timed out waiting for \(what)", file: file, line: line) }
-            usleep(10_000)
-        }
+    /// The environment that makes `courier get` run as a supervisor's child, with `parent` as the
+    /// supervisor it checks for (no supervisor of its own).
+    private func childMode(of parent: pid_t) -> [String: String] {
+        [GetSupervisor.childVariable: String(parent)]
     }
 
     /// The processes whose parent is `pid`, from `/proc/<pid>/task/*/children`.
