@@ -6,8 +6,8 @@ import Glibc
 /// Runs `courier get` in a child process and outlives it when it crashes.
 ///
 /// Why: a server can make FoundationNetworking trap — a status line and then a closed
-/// connection, or a `Content-Length` just under 2^63 (see "Traps a server can trigger" in
-/// `Docs/Platform.md`). A Swift trap cannot be caught inside the process that hits it, and the
+/// connection, or a `Content-Length` just under 2^63 (`Docs/Platform.md` §7, "Traps a server
+/// can trigger"). A Swift trap cannot be caught inside the process that hits it, and the
 /// library gets no chance to run any code first; what can survive it is another process. So the
 /// `courier get` a person runs re-executes its own binary (`/proc/self/exe`) with the same
 /// arguments and ``childVariable`` set, and that child runs ``GetCommand`` unchanged, with the
@@ -16,8 +16,8 @@ import Glibc
 /// - The child exits: exit with its status.
 /// - The child dies of a trap signal (SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE): an
 ///   ordinary failed attempt. Say so on one line and start the child again, which continues from
-///   the partial file and resume record the library keeps, up to `--retries` times; then exit 3
-///   (network), as for any other server that never gives a usable answer.
+///   the partial file and resume record the library keeps, up to `--retries` times and within
+///   `--max-time`; then exit 3 (network), as for any other server that never gives a usable answer.
 /// - SIGINT or SIGTERM for this process: forwarded to the child, which stops cleanly as before;
 ///   then exit with its status (130, 143). A terminal's Ctrl-C is not forwarded: the terminal
 ///   sends it to the whole foreground process group, the child included, and a second copy would
@@ -25,8 +25,8 @@ import Glibc
 /// - This process dies, even of `kill -9`: the kernel kills the child (``enterChildMode()``
 ///   asks for that), so nothing keeps downloading unseen; the next run resumes from its files.
 ///
-/// Signals are blocked in this (single-threaded) process and taken with `sigtimedwait`, so
-/// nothing here runs in a signal handler, and each comes with its sender (`si_code`).
+/// Signals are blocked in this (single-threaded) process and taken with `sigwaitinfo`, so
+/// nothing here runs in a signal handler, and each comes with its origin (`si_code`).
 struct GetSupervisor {
     /// Set in the child's environment to the supervising process's id.
     static let childVariable = "COURIER_GET_CHILD"
@@ -59,9 +59,9 @@ struct GetSupervisor {
             ProgressPrinter.writeToStandardError("courier: \(childVariable) must hold the supervising process's id, not '\(value)'\n")
             exit(ExitCode.failure)
         }
-        // The death signal must be asked for by the child itself (after exec: exec would keep it,
-        // but no spawn API sets it). It fires when the thread that spawned us ends; the supervisor
-        // spawns from its main thread, which lives until the process exits.
+        // Only the child can ask for its death signal (no spawn API sets it), so it is asked for
+        // here, before anything else runs. It fires when the thread that spawned us ends: the
+        // supervisor spawns from its main thread, which lives until the process exits.
         guard setParentDeathSignal(SIGKILL) else {
             ProgressPrinter.writeToStandardError("courier: cannot tie the download to its supervising process (prctl failed)\n")
             exit(ExitCode.failure)
@@ -130,7 +130,7 @@ struct GetSupervisor {
         sigemptyset(&watched)
         for signal in [SIGINT, SIGTERM, SIGCHLD] { sigaddset(&watched, signal) }
         var original = sigset_t()
-        // From here on these signals wait to be taken by `sigtimedwait`. This process has one
+        // From here on these signals wait to be taken by `sigwaitinfo`. This process has one
         // thread (nothing here starts another), so none can be delivered behind our back.
         pthread_sigmask(SIG_BLOCK, &watched, &original)
 
