@@ -103,10 +103,15 @@ enum CourierCommand {
             print("courier \(Courier.version)")
             return ExitCode.success
         case "get":
-            guard let options = try GetCommand.Options.parse(rest) else {
+            // The download runs in a supervised child process that a FoundationNetworking trap
+            // cannot take the command down with (GetSupervisor.swift, Docs/Platform.md).
+            let isChild = GetSupervisor.enterChildMode()
+            guard var options = try GetCommand.Options.parse(rest) else {
                 print(usage)
                 return ExitCode.success
             }
+            guard isChild else { return GetSupervisor(arguments: arguments, options: options).run() }
+            options.maxTime = GetSupervisor.childMaxTime(options.maxTime)
             return GetCommand(options).run()
         case "serve":
             return try ServeCommand(try OptionParser(rest, valued: ["--port", "--root"])).run()

@@ -53,12 +53,15 @@ class CommandLineTestCase: XCTestCase {
     }
 
     struct Outcome {
+        /// `.exit`, or `.uncaughtSignal` when `status` is a signal number.
+        let reason: Process.TerminationReason
         let status: Int32
         let out: String
         let err: String
     }
 
-    func start(_ arguments: [String]) throws -> Child {
+    /// Starts `courier` with `arguments`; `environment` is added to (and wins over) this process's.
+    func start(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Child {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             struct MissingExecutable: Error { let path: String }
             throw MissingExecutable(path: executable.path)  // fail, never skip: a skip would hide a broken build
@@ -75,6 +78,7 @@ class CommandLineTestCase: XCTestCase {
         // Proxies would route loopback traffic away (URLSession honours them).
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.lowercased().hasSuffix("_proxy") }
         environment["no_proxy"] = "127.0.0.1,localhost"
+        environment.merge(extra) { _, new in new }
         process.environment = environment
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: stdout)
@@ -96,11 +100,12 @@ class CommandLineTestCase: XCTestCase {
         }
         child.process.waitUntilExit()
         let out = (try? String(contentsOf: child.stdout, encoding: .utf8)) ?? ""
-        return Outcome(status: child.process.terminationStatus, out: out, err: stderr(of: child))
+        return Outcome(
+            reason: child.process.terminationReason, status: child.process.terminationStatus, out: out, err: stderr(of: child))
     }
 
-    func run(_ arguments: [String], timeout: TimeInterval = 30) throws -> Outcome {
-        finish(try start(arguments), timeout: timeout)
+    func run(_ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 30) throws -> Outcome {
+        finish(try start(arguments, environment: environment), timeout: timeout)
     }
 
     func stderr(of child: Child) -> String {

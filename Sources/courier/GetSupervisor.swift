@@ -1,0 +1,297 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs `courier get` in a child process and outlives it when it crashes.
+///
+/// Why: a server can make FoundationNetworking trap — a status line and then a closed
+/// connection, or a `Content-Length` just under 2^63 (`Docs/Platform.md` §7, "Traps a server
+/// can trigger"). A Swift trap cannot be caught inside the process that hits it, and the
+/// library gets no chance to run any code first; what can survive it is another process. So the
+/// `courier get` a person runs re-executes its own binary (`/proc/self/exe`) with the same
+/// arguments and ``childVariable`` set, and that child runs ``GetCommand`` unchanged, with the
+/// same stdin, stdout and stderr. This process only watches it:
+///
+/// - The child exits: exit with its status.
+/// - The child dies of a trap signal (SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE): an
+///   ordinary failed attempt. Say so on one line and start the child again, which continues from
+///   the partial file and resume record the library keeps, up to `--retries` times and within
+///   `--max-time`; then exit 3 (network), as for any other server that never gives a usable answer.
+/// - SIGINT or SIGTERM for this process: forwarded to the child, which stops cleanly as before;
+///   then exit with its status (130, 143). A terminal's Ctrl-C is not forwarded: the terminal
+///   sends it to the whole foreground process group, the child included, and a second copy would
+///   make the child take its "interrupted again: exit now" path.
+/// - This process dies, even of `kill -9`: the kernel kills the child (``enterChildMode()``
+///   asks for that), so nothing keeps downloading unseen; the next run resumes from its files.
+///
+/// Signals are blocked in this (single-threaded) process and taken with `sigwaitinfo`, so
+/// nothing here runs in a signal handler, and each comes with its origin (`si_code`).
+struct GetSupervisor {
+    /// Set in the child's environment to the supervising process's id.
+    static let childVariable = "COURIER_GET_CHILD"
+    /// With `--max-time`: set in the child's environment to the moment the whole command must
+    /// end, in `CLOCK_MONOTONIC` nanoseconds (one clock for every process on the machine), so a
+    /// restarted child gets what is left of `--max-time`, not all of it again.
+    static let deadlineVariable = "COURIER_GET_DEADLINE"
+
+    /// The signals a trap or a crash ends a process with.
+    static let trapSignals: Set<Int32> = [SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE]
+
+    /// The command line after the program name, starting with `get`; passed to the child as is.
+    let arguments: [String]
+    /// `arguments` parsed, for `--retries` and `--quiet`.
+    let options: GetCommand.Options
+
+    init(arguments: [String], options: GetCommand.Options) {
+        self.arguments = arguments
+        self.options = options
+    }
+
+    // MARK: - Child side
+
+    /// In a child started by a supervisor (``childVariable`` set): arranges to be killed when the
+    /// supervisor dies and returns `true`; if the supervisor is already gone, exits. Returns
+    /// `false` in a process started any other way.
+    static func enterChildMode() -> Bool {
+        guard let value = ProcessInfo.processInfo.environment[childVariable] else { return false }
+        guard let supervisor = pid_t(value), supervisor > 0 else {
+            ProgressPrinter.writeToStandardError("courier: \(childVariable) must hold the supervising process's id, not '\(value)'\n")
+            exit(ExitCode.failure)
+        }
+        // Only the child can ask for its death signal (no spawn API sets it), so it is asked for
+        // here, before anything else runs. It fires when the thread that spawned us ends: the
+        // supervisor spawns from its main thread, which lives until the process exits.
+        guard setParentDeathSignal(SIGKILL) else {
+            ProgressPrinter.writeToStandardError("courier: cannot tie the download to its supervising process (prctl failed)\n")
+            exit(ExitCode.failure)
+        }
+        // The supervisor may have died before the call above: then we were reparented and the
+        // signal will never come. Checked after it, so no moment is left uncovered.
+        guard getppid() == supervisor else {
+            ProgressPrinter.writeToStandardError(
+                "courier: \(childVariable)=\(value) names a process that is not this one's parent (gone?); not downloading\n")
+            exit(ExitCode.failure)
+        }
+        return true
+    }
+
+    /// The `--max-time` a child runs with: what is left until the supervisor's deadline, if that
+    /// is sooner than `given` (a child whose time is up gets 1 ms and reports the deadline).
+    static func childMaxTime(_ given: Double?) -> Double? {
+        guard let text = ProcessInfo.processInfo.environment[deadlineVariable], let deadline = UInt64(text) else {
+            return given
+        }
+        let now = monotonicNanoseconds()
+        let left = deadline > now ? Double(deadline - now) / 1e9 : 0
+        return max(min(given ?? left, left), 0.001)
+    }
+
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
+    /// `prctl(PR_SET_PDEATHSIG, signal)`. Glibc's `prctl` is variadic, which Swift does not import,
+    /// so it is called through a pointer with the fixed five-argument form its implementation
+    /// reads (integer arguments are passed the same way either way on Linux's ABIs).
+    private static func setParentDeathSignal(_ signal: Int32) -> Bool {
+        typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
+        guard let symbol = dlsym(nil, "prctl") else { return false }
+        let prctl = unsafeBitCast(symbol, to: Prctl.self)
+        let setParentDeathSignal: Int32 = 1  // PR_SET_PDEATHSIG, <linux/prctl.h>
+        return prctl(setParentDeathSignal, UInt(signal), 0, 0, 0) == 0
+    }
+
+    // MARK: - Supervisor side
+
+    /// How a child ended.
+    enum Ending: Equatable {
+        case exited(Int32)
+        case signaled(Int32)
+
+        /// Decodes a `waitpid` status (the `WIFEXITED`/`WTERMSIG` macros are not imported).
+        init?(waitStatus status: Int32) {
+            let low = status & 0x7F
+            if low == 0 {
+                self = .exited((status >> 8) & 0xFF)
+            } else if low != 0x7F {
+                self = .signaled(low)
+            } else {
+                return nil  // stopped, not ended
+            }
+        }
+    }
+
+    /// Runs the download in children until one ends it; returns the exit code.
+    func run() -> Int32 {
+        var watched = sigset_t()
+        sigemptyset(&watched)
+        for signal in [SIGINT, SIGTERM, SIGCHLD] { sigaddset(&watched, signal) }
+        var original = sigset_t()
+        // From here on these signals wait to be taken by `sigwaitinfo`. This process has one
+        // thread (nothing here starts another), so none can be delivered behind our back.
+        pthread_sigmask(SIG_BLOCK, &watched, &original)
+
+        // `--max-time` covers the whole command, restarts included.
+        let deadline = options.maxTime.map { Self.monotonicNanoseconds() + UInt64(($0 * 1e9).rounded(.up)) }
+        var stop: Int32?
+        var crashes = 0
+        while true {
+            // A signal between two children: there is no child to stop, so stop here.
+            stop = stop ?? takeSignals(&watched, child: nil, timeout: 0)
+            if let stop { return stoppedBetweenAttempts(stop) }
+            let child: pid_t
+            do {
+                child = try spawn(restoringMask: original, deadline: deadline)
+            } catch {
+                ProgressPrinter.writeToStandardError("courier: cannot start the download process: \(error)\n")
+                return ExitCode.failure
+            }
+            let (ending, signal) = wait(for: child, watching: &watched)
+            stop = stop ?? signal
+            switch ending {
+            case .exited(let status):
+                return status
+            case .signaled(let number) where Self.trapSignals.contains(number):
+                if let stop {
+                    // Crashed while stopping: nothing more to do than to stop.
+                    message("courier: the download process crashed (\(Self.describe(signal: number))) while stopping")
+                    return ExitCode.forSignal(stop)
+                }
+                crashes += 1
+                if crashes > options.retries {
+                    message(Self.givingUpLine(signal: number, attempts: crashes))
+                    return ExitCode.network
+                }
+                if let deadline, Self.monotonicNanoseconds() >= deadline {
+                    message(Self.givingUpLine(signal: number, attempts: crashes, outOfTime: true))
+                    return ExitCode.network
+                }
+                if !options.quiet { message(Self.restartLine(signal: number, restart: crashes, of: options.retries)) }
+            case .signaled(let number):
+                if let stop, number == stop { return ExitCode.forSignal(number) }
+                message("courier: the download process was killed by \(Self.describe(signal: number))")
+                return 128 + number
+            }
+        }
+    }
+
+    /// Waits until `child` ends, forwarding SIGINT and SIGTERM to it. Returns how it ended and
+    /// the first stop signal that came meanwhile.
+    private func wait(for child: pid_t, watching watched: inout sigset_t) -> (Ending, Int32?) {
+        var stop: Int32?
+        while true {
+            if let signal = takeSignals(&watched, child: child, timeout: nil) { stop = stop ?? signal }
+            var status: Int32 = 0
+            let reaped = waitpid(child, &status, WNOHANG)
+            if reaped == child, let ending = Ending(waitStatus: status) { return (ending, stop) }
+            if reaped == -1 && errno != EINTR { return (.exited(ExitCode.failure), stop) }  // cannot happen: it is our child
+        }
+    }
+
+    /// Takes the pending watched signals, waiting up to `timeout` seconds (`nil`: until one comes)
+    /// for the first. Forwards SIGINT and SIGTERM to `child` unless the terminal sent them (then
+    /// the child has its own copy). Returns the first stop signal taken.
+    private func takeSignals(_ watched: inout sigset_t, child: pid_t?, timeout: Int?) -> Int32? {
+        var stop: Int32?
+        var wait = timeout
+        while true {
+            var info = siginfo_t()
+            let signal: Int32
+            if let seconds = wait {
+                var limit = timespec(tv_sec: seconds, tv_nsec: 0)
+                signal = sigtimedwait(&watched, &info, &limit)
+            } else {
+                signal = sigwaitinfo(&watched, &info)
+            }
+            if signal == -1 {
+                if errno == EINTR { continue }
+                return stop  // EAGAIN: nothing (more) pending
+            }
+            wait = 0  // after the first, only take what is already pending
+            guard signal == SIGINT || signal == SIGTERM else { continue }  // SIGCHLD: the caller reaps
+            stop = stop ?? signal
+            if let child, Self.forwards(signalCode: info.si_code) { kill(child, signal) }
+        }
+    }
+
+    /// Whether a SIGINT or SIGTERM with this `si_code` is passed on to the child. `SI_KERNEL`
+    /// means the terminal sent it (Ctrl-C), to its whole foreground process group: the child,
+    /// which shares ours, has its own copy, and a second one would make it stop without
+    /// finishing its record. Anything else (`kill <pid>`, a service manager) was sent to us alone.
+    static func forwards(signalCode: Int32) -> Bool {
+        signalCode != SI_KERNEL
+    }
+
+    /// Starts `/proc/self/exe` with our arguments and ``childVariable`` set, on this (main)
+    /// thread, with the signal mask this process started with.
+    private func spawn(restoringMask original: sigset_t, deadline: UInt64?) throws(SpawnError) -> pid_t {
+        var environment = ProcessInfo.processInfo.environment
+        environment[Self.childVariable] = String(getpid())
+        environment[Self.deadlineVariable] = deadline.map(String.init)
+        // A crash is an expected, reported event here: one line instead of the runtime's
+        // full-page backtrace. A person who wants the backtrace sets SWIFT_BACKTRACE.
+        if environment["SWIFT_BACKTRACE"] == nil { environment["SWIFT_BACKTRACE"] = "enable=no" }
+        let argv = [CommandLine.arguments.first ?? "courier"] + arguments
+        let envp = environment.map { "\($0.key)=\($0.value)" }
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var mask = original
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+
+        let cArgv = argv.map { strdup($0) } + [nil]
+        let cEnvp = envp.map { strdup($0) } + [nil]
+        defer { (cArgv + cEnvp).forEach { free($0) } }
+        var child: pid_t = 0
+        let result = posix_spawn(&child, "/proc/self/exe", nil, &attributes, cArgv, cEnvp)
+        guard result == 0 else { throw SpawnError(code: result) }
+        return child
+    }
+
+    struct SpawnError: Error, CustomStringConvertible {
+        let code: Int32
+        var description: String { String(cString: strerror(code)) }
+    }
+
+    /// Stopped by `signal` while no child ran.
+    private func stoppedBetweenAttempts(_ signal: Int32) -> Int32 {
+        message("courier: interrupted; run the same command again to resume")
+        return ExitCode.forSignal(signal)
+    }
+
+    /// One line on stderr; on a terminal it first clears a progress line the child left behind.
+    private func message(_ line: String) {
+        let clear = isatty(STDERR_FILENO) != 0 ? "\r\u{1B}[K" : ""
+        ProgressPrinter.writeToStandardError(clear + line + "\n")
+    }
+
+    // MARK: - Messages
+
+    static func restartLine(signal: Int32, restart: Int, of limit: Int) -> String {
+        "courier: the download process crashed (\(describe(signal: signal))): the server's response set off "
+            + "a known trap in FoundationNetworking; retrying from the bytes kept (\(restart) of \(limit))"
+    }
+
+    static func givingUpLine(signal: Int32, attempts: Int, outOfTime: Bool = false) -> String {
+        let times = attempts == 1 ? "once" : "\(attempts) times"
+        let lead = outOfTime ? "the download did not finish within --max-time" : "network error"
+        return "courier: \(lead): the download process crashed \(times) (last: \(describe(signal: signal))): "
+            + "the server's response sets off a known trap in FoundationNetworking; the bytes received so far "
+            + "are kept for the next run"
+    }
+
+    /// `signal 4, SIGILL`.
+    static func describe(signal: Int32) -> String {
+        let names: [Int32: String] = [
+            SIGILL: "SIGILL", SIGTRAP: "SIGTRAP", SIGABRT: "SIGABRT", SIGSEGV: "SIGSEGV", SIGBUS: "SIGBUS",
+            SIGFPE: "SIGFPE", SIGKILL: "SIGKILL", SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP",
+            SIGQUIT: "SIGQUIT", SIGPIPE: "SIGPIPE",
+        ]
+        return names[signal].map { "signal \(signal), \($0)" } ?? "signal \(signal)"
+    }
+}
