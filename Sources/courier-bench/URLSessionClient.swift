@@ -16,7 +16,7 @@ final class URLSessionClient: BenchClient {
         let configuration = URLSessionConfiguration.default
         configuration.timeoutIntervalForRequest = options.timeout
         if let limit = options.maxConnections { configuration.httpMaximumConnectionsPerHost = limit }
-        // Serial: one task's callbacks must never overlap (PLATFORM §2.9: a wider queue runs them at once).
+        // Serial: one task's callbacks must never overlap (Docs/Platform.md §2.9: a wider queue runs them at once).
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = "courier-bench.urlsession"
@@ -89,7 +89,7 @@ final class RawTransfer: @unchecked Sendable {  // `body`/`problem` change only 
 ///
 /// Every method is declared in the class that declares the conformances: the delegate protocols
 /// have default implementations, and FoundationNetworking calls only what this class declares
-/// (PLATFORM §5.3).
+/// (Docs/Platform.md §5.3).
 final class RawSessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloadDelegate, Sendable {
     private let transfers = Protected<[Int: RawTransfer]>([:])
 

@@ -5,7 +5,7 @@ import FoundationNetworking
 
 /// A `WWW-Authenticate` challenge Courier can answer itself: URLSession on Linux answers neither
 /// reliably (a Basic challenge with no credential hangs forever; Digest is never offered to the
-/// delegate at all — PLATFORM §2.4).
+/// delegate at all — Docs/Platform.md §2.4).
 enum AuthenticationChallenge: Equatable {
     case basic
     case digest(parameters: [String: String])

@@ -8,7 +8,7 @@ import Glibc
 /// URLSession's callbacks only hand chunks over; the writes happen here, on a serial queue of the
 /// writer's own. A slow disk then no longer holds up the manager's
 /// delegate queue, whose falling behind is what made URLSession queue the socket's bytes in memory
-/// without bound (PLATFORM §2.9). The bytes handed over and not yet written — the backlog — are
+/// without bound (Docs/Platform.md §2.9). The bytes handed over and not yet written — the backlog — are
 /// counted, so the transfer can stop reading the network when it grows (``DownloadPolicy/maximumBufferedBytes``).
 ///
 /// Every operation on the partial file (open, append, truncate, flush, close, discard), the
@@ -65,7 +65,7 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
     struct Statistics: Sendable {
         var backlog: Int64
         var peakBacklog: Int64
-        /// The largest chunk handed over (URLSession's are at most 16 KiB, PLATFORM §2.1).
+        /// The largest chunk handed over (URLSession's are at most 16 KiB, Docs/Platform.md §2.1).
         var largestChunk: Int
     }
 
@@ -111,7 +111,7 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
     private let queue: DispatchQueue
     private let state = Locked(State())
     /// Appends wake the queue once this many bytes are waiting (any other operation wakes it at
-    /// once): one thread hand-off per batch instead of per 16 KiB chunk (PLATFORM §6).
+    /// once): one thread hand-off per batch instead of per 16 KiB chunk (Docs/Platform.md §6).
     private let batchBytes: Int
     private let simulation: Simulation?
 

@@ -112,7 +112,7 @@ public struct DownloadPolicy: Sendable {
             underlying.domain == NSURLErrorDomain
         else { return false }
         switch underlying.code {
-        case -1,  // libcurl "transfer closed with N bytes remaining", "Recv failure" (PLATFORM §2.12)
+        case -1,  // libcurl "transfer closed with N bytes remaining", "Recv failure" (Docs/Platform.md §2.12)
             NSURLErrorNetworkConnectionLost, NSURLErrorCannotConnectToHost, NSURLErrorBadServerResponse,
             NSURLErrorTimedOut, NSURLErrorNotConnectedToInternet, NSURLErrorCannotParseResponse:
             return true

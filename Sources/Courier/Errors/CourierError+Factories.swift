@@ -29,7 +29,7 @@ extension CourierError {
     }
 
     /// Maps what URLSession reported into Courier's codes. Timeouts on Linux carry no failing URL,
-    /// so the request URL is always attached here (PLATFORM §2.11).
+    /// so the request URL is always attached here (Docs/Platform.md §2.11).
     static func transport(_ error: any Error, url: URL?, response: HTTPURLResponse?) -> CourierError {
         let nsError = error as NSError
         let code: Code

@@ -113,7 +113,7 @@ extension MultipartFormData {
 
     private static func streamFailure(_ stream: InputStream, name: String, _ problem: String) -> CourierError {
         // Only ask for `streamError` when the status says there is one: on Linux the getter traps
-        // when there is none (PLATFORM §6), and a `read` of -1 does not guarantee one.
+        // when there is none (Docs/Platform.md §6), and a `read` of -1 does not guarantee one.
         let underlying = stream.streamStatus == .error ? stream.streamError : nil
         let detail = underlying.map { ": \($0.localizedDescription)" } ?? ""
         return CourierError(

@@ -5,7 +5,7 @@ import FoundationNetworking
 
 /// Owns the one `URLSession` of a manager and guards every use of it.
 ///
-/// Creating a task on an invalidated URLSession is a `fatalError` on Linux (PLATFORM §4.3), so
+/// Creating a task on an invalidated URLSession is a `fatalError` on Linux (Docs/Platform.md §4.3), so
 /// creation and start are checked against `isInvalidated`, which only the call queue sets, on
 /// the call queue. Transfers paused by Courier have no URLSession task (and so no table entry); they are
 /// parked here so that invalidation can finish them too.
@@ -42,7 +42,7 @@ final class SessionCore: Sendable {
         callQueue: DispatchQueue
     ) {
         self.callQueue = callQueue
-        // A serial delegate queue: callbacks for one task must never overlap (PLATFORM §2.9).
+        // A serial delegate queue: callbacks for one task must never overlap (Docs/Platform.md §2.9).
         // A completion queue the caller chose may be concurrent, so it never runs them.
         let serial = callbackQueue ?? DispatchQueue(label: "\(label).delegate", target: .global())
         let delegateQueue = DelegateQueue(target: serial, name: "\(label).delegate")

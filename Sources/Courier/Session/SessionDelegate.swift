@@ -7,7 +7,7 @@ import FoundationNetworking
 /// `taskIdentifier` and forwards; no transfer logic lives here.
 ///
 /// All delegate methods are implemented in this one final class because FoundationNetworking
-/// only calls methods declared by the class that conforms (PLATFORM §5.3). It holds the table,
+/// only calls methods declared by the class that conforms (Docs/Platform.md §5.3). It holds the table,
 /// never the manager, so URLSession → router → table has no cycle back to the manager.
 final class SessionDelegate: NSObject, Sendable {
     let table: TaskDelegateTable
@@ -33,7 +33,7 @@ extension SessionDelegate: URLSessionTaskDelegate {
         _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64,
         totalBytesSent: Int64, totalBytesExpectedToSend: Int64
     ) {
-        // `bytesSent` is exact per call; the totals are read late and can repeat (PLATFORM §2.1).
+        // `bytesSent` is exact per call; the totals are read late and can repeat (Docs/Platform.md §2.1).
         table.delegate(for: task.taskIdentifier)?.urlTask(task, didSendBodyData: bytesSent)
     }
 
@@ -41,7 +41,7 @@ extension SessionDelegate: URLSessionTaskDelegate {
         _ session: URLSession, task: URLSessionTask,
         needNewBodyStream completionHandler: @escaping (InputStream?) -> Void
     ) {
-        // Arrives on an arbitrary thread, not the delegate queue (PLATFORM §2.1).
+        // Arrives on an arbitrary thread, not the delegate queue (Docs/Platform.md §2.1).
         completionHandler(table.delegate(for: task.taskIdentifier)?.urlTaskNeedsNewBodyStream(task))
     }
 
@@ -50,7 +50,7 @@ extension SessionDelegate: URLSessionTaskDelegate {
         newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
     ) {
         // The handler must be called exactly once: never answering hangs the task, answering
-        // twice crashes (PLATFORM §4.4).
+        // twice crashes (Docs/Platform.md §4.4).
         guard let delegate = table.delegate(for: task.taskIdentifier) else { return completionHandler(request) }
         completionHandler(delegate.urlTask(task, willRedirectTo: request, response: response))
     }
@@ -60,7 +60,7 @@ extension SessionDelegate: URLSessionTaskDelegate {
         completionHandler: @escaping (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
         // `.performDefaultHandling` with no credential hangs forever on Linux and a nil
-        // credential with `.useCredential` crashes (PLATFORM §2.4). Cancel the challenge and let
+        // credential with `.useCredential` crashes (Docs/Platform.md §2.4). Cancel the challenge and let
         // the task report the 401 it already received as an HTTP status.
         table.delegate(for: task.taskIdentifier)?.urlTaskDidRejectChallenge(task)
         completionHandler(.cancelAuthenticationChallenge, nil)
@@ -68,7 +68,7 @@ extension SessionDelegate: URLSessionTaskDelegate {
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let (delegate, next) = table.remove(task.taskIdentifier)
-        // A slot of this host is free: the next waiting task starts (PLATFORM §6, the per-host
+        // A slot of this host is free: the next waiting task starts (Docs/Platform.md §6, the per-host
         // cap). `resume()` waits for URLSession's busy work queue: not on this thread.
         if let next { callQueue.async { next.resume() } }
         delegate?.urlTask(task, didCompleteWithError: error)
@@ -80,7 +80,7 @@ extension SessionDelegate: URLSessionDataDelegate {
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
-        // The disposition is ignored on Linux (PLATFORM §2.2); answer anyway for other platforms.
+        // The disposition is ignored on Linux (Docs/Platform.md §2.2); answer anyway for other platforms.
         table.delegate(for: dataTask.taskIdentifier)?.urlTask(dataTask, didReceive: response)
         completionHandler(.allow)
     }

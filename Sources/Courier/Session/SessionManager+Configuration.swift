@@ -9,7 +9,7 @@ extension SessionManager {
         /// The URLSession configuration; copied when the manager is created. See
         /// ``serverDefaults()`` for what the default changes and why. Whatever you pass, the
         /// manager sets `urlCache = nil`: nothing is ever cached on Linux, and with a cache a
-        /// `cancel()` racing completion crashes FoundationNetworking (PLATFORM §4.1).
+        /// `cancel()` racing completion crashes FoundationNetworking (Docs/Platform.md §4.1).
         public var urlSessionConfiguration: URLSessionConfiguration = Configuration.serverDefaults()
         /// Where completions and progress run; `nil` means a serial queue owned by the manager
         /// (never the main queue, which a Linux service usually never runs).
@@ -63,7 +63,7 @@ extension SessionManager {
         /// The most tasks running at once per host (scheme, host and port); the rest wait inside
         /// the manager, in the order they were started, and begin as running ones finish. Default
         /// 4: libcurl inside URLSession closes and reopens connections once five or more transfers
-        /// are in flight (PLATFORM §6), so at 16 in flight a run of 5,200 requests opened 32–474
+        /// are in flight (Docs/Platform.md §6), so at 16 in flight a run of 5,200 requests opened 32–474
         /// connections; with at most 4 running it reuses 4. `nil` for no limit (URLSession's own
         /// `httpMaximumConnectionsPerHost` then applies).
         public var maximumRunningTasksPerHost: Int? = 4
@@ -74,7 +74,7 @@ extension SessionManager {
         /// `URLSessionConfiguration.ephemeral` made server-friendly:
         /// - no cookies: `httpCookieAcceptPolicy = .never` and `httpShouldSetCookies = false`.
         ///   The default shared jar persists to a file every process of the same name shares
-        ///   (PLATFORM §2.11), and parsing every header for cookies costs CPU per request
+        ///   (Docs/Platform.md §2.11), and parsing every header for cookies costs CPU per request
         ///   (a nil storage alone does not stop that). Opt in with ``enableCookies(storage:)``.
         /// - `urlCache = nil`: URLSession on Linux never stores delegate-task responses anyway.
         public static func serverDefaults() -> URLSessionConfiguration {
@@ -119,7 +119,7 @@ extension SessionManager {
         }
 
         /// URLSession on Linux truncates timeouts to whole seconds, so 0.5 s fails at once
-        /// (PLATFORM §2.11): round up, at least 1 s.
+        /// (Docs/Platform.md §2.11): round up, at least 1 s.
         static func wholeSeconds(_ interval: TimeInterval) -> TimeInterval {
             guard interval.isFinite, interval > 0 else { return 60 }
             return max(1, interval.rounded(.up))

@@ -7,13 +7,13 @@ import FoundationNetworking
 /// transfer, plus the per-host admission queue. One lock around one state value; the router
 /// only looks things up here.
 ///
-/// Identifiers restart at 1 in every URLSession (PLATFORM §2.8), so a table belongs to exactly
+/// Identifiers restart at 1 in every URLSession (Docs/Platform.md §2.8), so a table belongs to exactly
 /// one session. Entries are added just before a task is resumed (or queued) and removed when
 /// URLSession reports the task complete, so the table is empty whenever nothing is running.
 ///
 /// **The per-host cap.** With five or more transfers in flight, libcurl inside URLSession closes
 /// and reopens connections because FoundationNetworking never sizes libcurl's connection cache
-/// (PLATFORM §6: 32 to 474 new connections per 5,200 requests at 16 in flight). With at most
+/// (Docs/Platform.md §6: 32 to 474 new connections per 5,200 requests at 16 in flight). With at most
 /// `cap` tasks running per host, the rest wait here in order and start as running ones finish,
 /// and connections are reused.
 final class TaskDelegateTable: Sendable {

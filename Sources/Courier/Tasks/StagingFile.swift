@@ -10,7 +10,7 @@ import Glibc
 /// is also locked (`flock`) from its creation until it is published or removed, which keeps the
 /// sweep of abandoned side files (``SideFile/Sweeper``) away from it. Writes are buffered:
 /// URLSession hands over ≤ 16 KiB per callback, and one `write(2)` per chunk is what makes
-/// Foundation's own download task slow (PLATFORM §6). Not thread-safe: a download's staging file
+/// Foundation's own download task slow (Docs/Platform.md §6). Not thread-safe: a download's staging file
 /// is created, written and closed only on its ``DiskWriter``'s queue.
 final class StagingFile {
     let url: URL

@@ -6,7 +6,7 @@ import FoundationNetworking
 /// Back-pressure: a download whose disk is slower than its network pauses itself.
 ///
 /// URLSession on Linux cannot slow a transfer down: its `suspend()`/`resume()` sends the request
-/// again from byte 0 (PLATFORM §2.8), and a delegate that falls behind only makes it queue the
+/// again from byte 0 (Docs/Platform.md §2.8), and a delegate that falls behind only makes it queue the
 /// data in memory (§2.9). So when the writer's backlog passes ``DownloadPolicy/maximumBufferedBytes``,
 /// Courier stops the attempt (its late callbacks are ignored, as for any stopped attempt) and,
 /// once the backlog is down to half, asks for the rest with `Range`/`If-Range` — the machinery of

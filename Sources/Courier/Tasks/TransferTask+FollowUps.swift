@@ -159,7 +159,7 @@ extension TransferTask {
             let policy = state.options.redirectPolicy
             if case .refuse = policy.action { return .stop }
             // The raw Location: URLSession on Linux rewrites `file://…` into a same-origin http
-            // URL, so the proposed request cannot show what the server asked for (PLATFORM §2.3).
+            // URL, so the proposed request cannot show what the server asked for (Docs/Platform.md §2.3).
             let location = response.value(forHTTPHeaderField: "Location")
             guard let location, let target = URL(string: location, relativeTo: response.url)?.absoluteURL,
                 let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
@@ -227,7 +227,7 @@ extension TransferTask {
     }
 
     /// Removes credentials and secret headers when `next` goes to another origin than `current`:
-    /// URLSession on Linux forwards them all (PLATFORM §2.3).
+    /// URLSession on Linux forwards them all (Docs/Platform.md §2.3).
     private func stripCredentials(from next: inout URLRequest, leaving current: URLRequest, _ policy: RedirectPolicy, _ state: State) {
         guard RedirectPolicy.origin(of: current.url) != RedirectPolicy.origin(of: next.url) else { return }
         let secret = RedirectPolicy.credentialHeaders.union(policy.sensitiveHeaders.map { $0.lowercased() })

@@ -17,7 +17,7 @@ struct ProgressObserver: Sendable {
 
 extension TransferTask {
     /// A fresh `Progress` describing `direction` now. A new object every time: resetting a
-    /// `Progress` total to 0 traps on Linux (PLATFORM §6), and a snapshot can be read from any
+    /// `Progress` total to 0 traps on Linux (Docs/Platform.md §6), and a snapshot can be read from any
     /// thread while the transfer goes on. Unknown totals stay unknown; never above 1.
     func progress(_ direction: ProgressDirection) -> Progress {
         state.withLock { progressSnapshot(direction, $0) }

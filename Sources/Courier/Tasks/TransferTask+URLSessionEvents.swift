@@ -22,7 +22,7 @@ extension TransferTask: TaskDelegate {
     func urlTask(_ task: URLSessionTask, didReceive response: URLResponse) {
         guard let http = response as? HTTPURLResponse else { return }
         // Interim responses (`100 Continue` of a streamed upload) reach this callback on Linux
-        // (PLATFORM §2.1); only a final response starts a body.
+        // (Docs/Platform.md §2.1); only a final response starts a body.
         if (100..<200).contains(http.statusCode) { return }
         let action = state.withLock { state -> TransferAction in
             guard state.current === task, state.lifecycle.state == .running else { return .none }
@@ -66,7 +66,7 @@ extension TransferTask: TaskDelegate {
                 return .restart(task, originalRequest)
             case .replace:
                 // A new final response on the same task (a 401 answered, a redirect) starts a
-                // new body: keeping the old bytes would mix bodies (PLATFORM §5.4).
+                // new body: keeping the old bytes would mix bodies (Docs/Platform.md §5.4).
                 resetBody(&state)
                 state.response = http
                 // Only a successful body can be continued: an error page's validator must never
@@ -145,7 +145,7 @@ extension TransferTask: TaskDelegate {
         do {
             return try makeStream()
         } catch {
-            // Answering nil makes URLSession send an empty body without any error (PLATFORM
+            // Answering nil makes URLSession send an empty body without any error (Docs/Platform.md
             // §2.1), so fail the task ourselves.
             let problem = CourierError(
                 code: .uploadSourceFailed, message: "the upload stream could not be created: \(error)",
@@ -176,7 +176,7 @@ extension TransferTask: TaskDelegate {
             if case .download(let plan) = kind { return downloadCompletion(error, plan, &state) }
             let failure: CourierError?
             if state.lifecycle.state == .cancelling {
-                // Manager-side flag: a cancelled task can still finish with no error (PLATFORM §2.8).
+                // Manager-side flag: a cancelled task can still finish with no error (Docs/Platform.md §2.8).
                 failure = .cancelled(url: originalRequest.url)
             } else if let problem = state.failure {
                 failure = problem

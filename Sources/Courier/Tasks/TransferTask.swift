@@ -7,10 +7,10 @@ import FoundationNetworking
 /// its single completion.
 ///
 /// It accumulates the body (in memory, or in a private staging file for downloads), computes
-/// progress from byte counts (URLSession's own `Progress` is unusable on Linux, PLATFORM §2.8),
+/// progress from byte counts (URLSession's own `Progress` is unusable on Linux, Docs/Platform.md §2.8),
 /// and implements pause and resume itself: `suspend()` cancels the current URLSession task and
 /// `resume()` asks for the rest with `Range`/`If-Range`, because URLSession's `suspend()` re-sends
-/// the request from byte 0 and appends duplicate bytes (PLATFORM §2.8). Every mutable field is in
+/// the request from byte 0 and appends duplicate bytes (Docs/Platform.md §2.8). Every mutable field is in
 /// one `State` behind one lock; decisions are made under it and acted on after it is released.
 final class TransferTask: Sendable {
     enum Kind: Sendable {
@@ -124,7 +124,7 @@ final class TransferTask: Sendable {
         }
         if case .download = kind {
             // The file must hold the representation's own bytes: offsets and checksums mean
-            // nothing over a body libcurl decoded (PLATFORM §2.7).
+            // nothing over a body libcurl decoded (Docs/Platform.md §2.7).
             if request.value(forHTTPHeaderField: "Accept-Encoding") == nil {
                 request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
             }
@@ -160,7 +160,7 @@ final class TransferTask: Sendable {
         var request = request
         request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
         if let validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
-        // Offsets count decoded bytes; a compressed answer would make them meaningless (PLATFORM §2.7).
+        // Offsets count decoded bytes; a compressed answer would make them meaningless (Docs/Platform.md §2.7).
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         state.rangeOffset = offset
         return request

@@ -11,7 +11,7 @@ import FoundationNetworking
 final class BackPressureTests: CourierTestCase {
     private let size = 4 * 1024 * 1024
     private let limit = 256 * 1024
-    /// URLSession hands over at most 16 KiB per callback (libcurl's write size, PLATFORM §2.1);
+    /// URLSession hands over at most 16 KiB per callback (libcurl's write size, Docs/Platform.md §2.1);
     /// the chunk that takes the backlog over the limit is accepted before the attempt stops.
     private let chunkAllowance = 16 * 1024
     private lazy var content = TestServer.deterministicBytes(count: size, seed: 57)

@@ -54,7 +54,7 @@ final class RedirectTests: CourierTestCase {
     }
 
     func testPlatformURLSessionForwardsAuthorizationAcrossOrigins() {
-        // The measurement behind the stripping (PLATFORM §2.3): raw URLSession sends the header on.
+        // The measurement behind the stripping (Docs/Platform.md §2.3): raw URLSession sends the header on.
         let done = expectation(description: "raw URLSession")
         URLSession(configuration: .ephemeral).dataTask(with: secretRequest("/redirect-to?url=\(escaped(other.url("/headers")))")) {
             _, _, _ in done.fulfill()

@@ -50,7 +50,7 @@ final class ScriptedInputStream: InputStream {
 }
 
 /// A stream whose reads return -1 while Foundation's own status stays `.open`: asking it for
-/// `streamError` then traps on Linux (PLATFORM §6), so only code that checks the status first
+/// `streamError` then traps on Linux (Docs/Platform.md §6), so only code that checks the status first
 /// survives it.
 final class SilentlyFailingInputStream: InputStream {
     override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) -> Int {

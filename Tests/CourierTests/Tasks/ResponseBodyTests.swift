@@ -55,7 +55,7 @@ final class ResponseBodyTests: CourierTestCase {
     }
 
     func testUnauthorizedWithoutCredentialCompletesPromptlyAsHTTP401() {
-        // URLSession on Linux hangs forever here by default (PLATFORM §2.4).
+        // URLSession on Linux hangs forever here by default (Docs/Platform.md §2.4).
         let started = Date()
         let response = data(request("/basic-auth/user/secret"))
         XCTAssertLessThan(Date().timeIntervalSince(started), 5)
