@@ -96,6 +96,10 @@ enum ContentLength: Equatable, Sendable {
     /// repeated header becomes once joined) is that value, as RFC 9110 §8.6 allows.
     static func parse(_ value: String?) -> ContentLength {
         guard let value else { return .absent }
+        // The common case, without splitting: one plain number.
+        if value.utf8.count <= 19, !value.isEmpty, value.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let length = Int64(value) {
+            return .length(length)
+        }
         let parts = value.split(separator: ",", omittingEmptySubsequences: false)
             .map { $0.trimmingCharacters(in: .whitespaces) }
         guard let first = parts.first, parts.allSatisfy({ $0 == first }), !first.isEmpty, first.count <= 19,
