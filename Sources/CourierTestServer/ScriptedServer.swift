@@ -137,29 +137,12 @@ public final class ScriptedServer: Sendable {
     }
 
     private func acceptLoop() {
-        defer { listener.close() }
-        while stopSignal.waitReadable(listener.fd, timeoutMilliseconds: -1) == .readable {
-            switch listener.accept() {
-            case .accepted(let socket):
-                guard let id = registry.register(socket) else {
-                    socket.close()
-                    return
-                }
-                socket.setNoDelay()
-                threads.enter()
-                let thread = Thread { [self] in
-                    serve(socket, id: id)
-                    registry.unregister(id)
-                    socket.close()
-                    threads.leave()
-                }
-                thread.name = "ScriptedServer connection \(id)"
-                thread.start()
-            case .retry:
-                _ = stopSignal.sleep(milliseconds: 5)
-            case .failed:
-                return
-            }
+        AcceptLoop.run(
+            listener: listener, stopSignal: stopSignal, registry: registry, threads: threads, name: "ScriptedServer"
+        ) { [self] socket, id in
+            serve(socket, id: id)
+            registry.unregister(id)
+            socket.close()
         }
     }
 

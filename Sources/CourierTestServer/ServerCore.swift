@@ -50,31 +50,12 @@ final class ServerCore: Sendable {
 
     /// Accepts connections until stopped, starting one thread per connection.
     private func acceptLoop() {
-        defer {
-            listener.close()
-            acceptorFinished.signal()
-        }
-        while stopSignal.waitReadable(listener.fd, timeoutMilliseconds: -1) == .readable {
-            switch listener.accept() {
-            case .accepted(let socket):
-                guard let id = registry.register(socket) else {
-                    socket.close()
-                    return
-                }
-                socket.setNoDelay()
-                connectionThreads.enter()
-                let thread = Thread { [self] in
-                    Connection(socket: socket, id: id, core: self).run()
-                    connectionThreads.leave()
-                }
-                thread.name = "CourierTestServer connection \(id)"
-                thread.start()
-            case .retry:
-                // Out of descriptors or a handshake aborted: back off briefly instead of spinning.
-                _ = stopSignal.sleep(milliseconds: 5)
-            case .failed:
-                return
-            }
+        defer { acceptorFinished.signal() }
+        AcceptLoop.run(
+            listener: listener, stopSignal: stopSignal, registry: registry, threads: connectionThreads,
+            name: "CourierTestServer"
+        ) { [self] socket, id in
+            Connection(socket: socket, id: id, core: self).run()
         }
     }
 

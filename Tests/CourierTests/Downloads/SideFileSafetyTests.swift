@@ -197,36 +197,31 @@ final class SideFileSafetyTests: CourierTestCase {
     // MARK: - The resume record
 
     func testHardLinkAtTheRecordIsNotTrusted() throws {
-        // Given an interrupted download whose record is replaced by a hard link to a valid
-        // record kept elsewhere
-        _ = try XCTUnwrap(interruptedDownload())
-        let elsewhere = directory.appendingPathComponent("record-elsewhere")
-        try FileManager.default.copyItem(at: record, to: elsewhere)
-        let saved = try Data(contentsOf: elsewhere)
-        plantHardLink(at: record, to: elsewhere)
-        server.clearRequests()
-        // When it runs again
-        let response = download()
-        // Then the download starts over, and the other file is left as it was
-        XCTAssertNil(response?.error)
-        XCTAssertNil(sentRange, "a linked record is not trusted")
-        XCTAssertEqual(try Data(contentsOf: elsewhere), saved)
-        assertPublishedExactly()
-        XCTAssertEqual(stagingFiles(in: downloads), [])
+        try assertALinkedRecordIsNotTrusted(plant: { plantHardLink(at: $0, to: $1) }, "a linked record is not trusted")
     }
 
     func testSymlinkAtTheRecordIsNotFollowed() throws {
-        _ = try XCTUnwrap(interruptedDownload())
+        try assertALinkedRecordIsNotTrusted(plant: { plantSymlink(at: $0, to: $1) }, "a record behind a symlink is not trusted")
+    }
+
+    /// Given an interrupted download whose record is replaced by a link (planted by `plant`) to a
+    /// valid record kept elsewhere, when it runs again, then the download starts over and the
+    /// other file is left as it was.
+    private func assertALinkedRecordIsNotTrusted(
+        plant: (URL, URL) -> Void, _ message: String, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
+        _ = try XCTUnwrap(interruptedDownload(), file: file, line: line)
         let elsewhere = directory.appendingPathComponent("record-elsewhere")
         try FileManager.default.copyItem(at: record, to: elsewhere)
         let saved = try Data(contentsOf: elsewhere)
-        plantSymlink(at: record, to: elsewhere)
+        plant(record, elsewhere)
         server.clearRequests()
         let response = download()
-        XCTAssertNil(response?.error)
-        XCTAssertNil(sentRange, "a record behind a symlink is not trusted")
-        XCTAssertEqual(try Data(contentsOf: elsewhere), saved)
+        XCTAssertNil(response?.error, file: file, line: line)
+        XCTAssertNil(sentRange, message, file: file, line: line)
+        XCTAssertEqual(try Data(contentsOf: elsewhere), saved, file: file, line: line)
         assertPublishedExactly()
+        XCTAssertEqual(stagingFiles(in: downloads), [], file: file, line: line)
     }
 
     func testFIFOsAtThePartialFileAndRecordDoNotBlock() throws {
