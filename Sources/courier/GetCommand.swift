@@ -89,12 +89,22 @@ struct GetCommand {
             })
 
         let stop = Guarded<Int32?>(nil)
+        let firstSignalAt = Guarded<UInt64>(0)
+        // Under the supervisor, a signal sent to the whole process group (`timeout`, `kill -<pgid>`,
+        // systemd) arrives twice: directly, and passed on by the supervisor a moment later. That
+        // copy is not a second request to stop.
+        let supervised = ProcessInfo.processInfo.environment[GetSupervisor.childVariable] != nil
         let watcher = SignalWatcher(signals: [SIGINT, SIGTERM]) { signal in
-            let first = stop.withLock { stop -> Bool in
-                guard stop == nil else { return false }
-                stop = signal
-                return true
+            let now = DispatchTime.now().uptimeNanoseconds
+            let (first, duplicate) = stop.withLock { stop -> (Bool, Bool) in
+                guard let earlier = stop else {
+                    stop = signal
+                    firstSignalAt.set(now)
+                    return (true, false)
+                }
+                return (false, supervised && earlier == signal && now - firstSignalAt.current < 1_000_000_000)
             }
+            if duplicate { return }
             if first {
                 // Keeps the partial file and brings its record up to date; the task then
                 // completes with `cancelled` and the resume data.

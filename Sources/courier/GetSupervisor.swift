@@ -149,8 +149,12 @@ struct GetSupervisor {
                 ProgressPrinter.writeToStandardError("courier: cannot start the download process: \(error)\n")
                 return ExitCode.failure
             }
-            let (ending, signal) = wait(for: child, watching: &watched)
+            let (ending, signal, overdue) = wait(for: child, watching: &watched, deadline: deadline)
             stop = stop ?? signal
+            if overdue {
+                message("courier: the download did not stop at --max-time; its process was killed (the bytes on disk stay for the next run)")
+                return ExitCode.network
+            }
             switch ending {
             case .exited(let status):
                 return status
@@ -178,16 +182,32 @@ struct GetSupervisor {
         }
     }
 
-    /// Waits until `child` ends, forwarding SIGINT and SIGTERM to it. Returns how it ended and
-    /// the first stop signal that came meanwhile.
-    private func wait(for child: pid_t, watching watched: inout sigset_t) -> (Ending, Int32?) {
+    /// How long past `--max-time` a child may take to stop by itself (its own deadline fires
+    /// then and it writes its record) before it is killed.
+    static let overdueGraceSeconds = 5
+
+    /// Waits until `child` ends, forwarding SIGINT and SIGTERM to it. Returns how it ended, the
+    /// first stop signal that came meanwhile, and whether it was killed for outliving `deadline`
+    /// (plus ``overdueGraceSeconds``): `--max-time` is a bound even on a child that is stuck.
+    private func wait(for child: pid_t, watching watched: inout sigset_t, deadline: UInt64?) -> (Ending, Int32?, Bool) {
+        let hardLimit = deadline.map { $0 + UInt64(Self.overdueGraceSeconds) * 1_000_000_000 }
         var stop: Int32?
         while true {
-            if let signal = takeSignals(&watched, child: child, timeout: nil) { stop = stop ?? signal }
+            var timeout: Int?
+            if let hardLimit {
+                let now = Self.monotonicNanoseconds()
+                timeout = now >= hardLimit ? 0 : Int((hardLimit - now) / 1_000_000_000) + 1
+            }
+            if let signal = takeSignals(&watched, child: child, timeout: timeout) { stop = stop ?? signal }
             var status: Int32 = 0
             let reaped = waitpid(child, &status, WNOHANG)
-            if reaped == child, let ending = Ending(waitStatus: status) { return (ending, stop) }
-            if reaped == -1 && errno != EINTR { return (.exited(ExitCode.failure), stop) }  // cannot happen: it is our child
+            if reaped == child, let ending = Ending(waitStatus: status) { return (ending, stop, false) }
+            if reaped == -1 && errno != EINTR { return (.exited(ExitCode.failure), stop, false) }  // cannot happen: it is our child
+            if let hardLimit, Self.monotonicNanoseconds() >= hardLimit {
+                kill(child, SIGKILL)
+                while waitpid(child, &status, 0) == -1 && errno == EINTR {}
+                return (.signaled(SIGKILL), stop, true)
+            }
         }
     }
 

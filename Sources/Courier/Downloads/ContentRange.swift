@@ -34,8 +34,9 @@ public struct ContentRange: Sendable, Equatable {
             return
         }
         let bounds = rangePart.split(separator: "-", omittingEmptySubsequences: false)
+        // `last` below Int64.max, so the range's end (last + 1) and length are representable.
         guard bounds.count == 2, let first = Self.parseNumber(bounds[0]), let last = Self.parseNumber(bounds[1]),
-            first <= last
+            first <= last, last < Int64.max
         else { return nil }
         if let completeLength, last >= completeLength { return nil }
         self.first = first
@@ -46,7 +47,9 @@ public struct ContentRange: Sendable, Equatable {
     public var length: Int64? {
         guard let first, let last else { return nil }
         let (difference, overflow) = last.subtractingReportingOverflow(first)
-        return overflow ? nil : difference + 1
+        guard !overflow else { return nil }
+        let (length, tooLong) = difference.addingReportingOverflow(1)
+        return tooLong ? nil : length
     }
 
     /// Digits only (no sign, no spaces): `Int64(_:)` alone accepts a leading `+`.

@@ -43,8 +43,8 @@ struct DownloadState {
     var producesResumeData = false
     /// The current failure leaves the bytes held resumable (they were proven before it).
     var keepsBytes = false
-    /// The bytes held when this attempt's body began: a continuation that adds none is a stall.
-    var attemptStart: Int64 = 0
+    /// The most bytes held at any continuation so far: a continuation that adds none is a stall.
+    var continuationMark: Int64 = 0
     /// Continuations in a row that added no byte.
     var stalls = 0
     /// Starts from zero in a row because an answer to `Range` did not continue the bytes held.

@@ -6,7 +6,7 @@ import Foundation
 /// The rule is never to splice two versions of a resource, and never to take a server's word
 /// for more than its own headers prove: bytes are appended only when a 206 starts exactly at the
 /// bytes already held, describes the same total length, carries the validator that was sent (when
-/// it carries one), and is framed by a `Content-Length` that matches its `Content-Range`.
+/// it carries one), and whose `Content-Length`, when it has one, is its range's length.
 enum RangeContinuation: Equatable, Sendable {
     /// 206 at the right offset: append the new bytes to those already held, up to `end`
     /// (exclusive) — the range's own end; anything past it is not part of the answer.

@@ -52,11 +52,15 @@ extension TransferTask {
             state.current = nil
             return .restart(task, originalRequest)
         case .alreadyComplete:
-            guard let offset else { return .none }
-            // 416 for exactly the length on disk, as every response said: the file is complete.
+            // 416 for exactly the length on disk, as every response said: the file is complete
+            // (`decide` only runs for a request with an offset).
+            let held = offset ?? 0
+            if let expected = plan.policy.expectedLength, held != expected {
+                return fail(.integrity("the file holds \(held) bytes, \(expected) were expected", originalRequest.url), task, &state)
+            }
             state.ignoresBody = true
             state.response = http
-            if let problem = openPartial(keeping: offset, plan, &state) { return fail(problem, task, &state) }
+            if let problem = openPartial(keeping: held, plan, &state) { return fail(problem, task, &state) }
             return resolveDestinationIfDue(http, plan, &state)
         case .append, .replace:
             break
@@ -66,7 +70,13 @@ extension TransferTask {
             state.download.rejected = http
             return .none
         }
-        if let problem = checkVerifiable(http, contentLength: contentLength, isRange: offset != nil, plan, &state) {
+        var appends = false
+        if case .append = decision { appends = true }
+        let totalKnown = state.expectedToReceive != nil
+            || http.value(forHTTPHeaderField: "Content-Range").flatMap(ContentRange.init)?.completeLength != nil
+        if let problem = checkVerifiable(
+            http, contentLength: contentLength, appendsRange: appends, totalKnown: totalKnown, plan, &state)
+        {
             return failAttempt(problem, task, &state)
         }
         switch decision {
@@ -90,7 +100,6 @@ extension TransferTask {
             if let problem = openPartial(keeping: 0, plan, &state) { return fail(problem, task, &state) }
         }
         state.download.restarts = 0
-        state.download.attemptStart = state.received
         if let expected = plan.policy.expectedLength, let total = state.expectedToReceive, total != expected {
             return fail(.integrity("the server announces \(total) bytes, \(expected) were expected", originalRequest.url),
                         task, &state)
@@ -117,14 +126,22 @@ extension TransferTask {
     /// Why the body `http` announces cannot be proven complete, if it cannot: a content-encoded
     /// body has no length to check (libcurl decodes it, and a stream cut inside the compressed
     /// data ends without an error), nor has one that only the connection closing ends.
-    static func unverifiableReason(_ http: HTTPURLResponse, contentLength: Int64?, isRange: Bool, method: String) -> String? {
+    /// A 206 that continues the bytes held proves its own span, but the file's end only with a
+    /// complete length (its own, or an earlier response's): `bytes N-M/*` alone cannot say
+    /// whether more follows.
+    static func unverifiableReason(
+        _ http: HTTPURLResponse, contentLength: Int64?, appendsRange: Bool, totalKnown: Bool, method: String
+    ) -> String? {
         // No body by definition: nothing to prove.
         if http.statusCode == 204 || http.statusCode == 304 || method == "HEAD" { return nil }
         if isEncoded(http) {
             let encoding = http.value(forHTTPHeaderField: "Content-Encoding") ?? ""
             return "the server sent a \(encoding)-encoded body although identity was asked, so its length cannot be checked"
         }
-        if contentLength == nil, !isRange, !isChunked(http) {
+        if appendsRange {
+            return totalKnown ? nil : "no response announced the file's complete length (the 206 says bytes …/*)"
+        }
+        if contentLength == nil, !isChunked(http) {
             return "the server announced no length (no Content-Length, not chunked): only the connection closing ends the body"
         }
         return nil
@@ -134,10 +151,14 @@ extension TransferTask {
     /// it (an expected SHA-256 or length), published but marked unverified when the policy allows
     /// it, refused otherwise — before any of it is fetched.
     private func checkVerifiable(
-        _ http: HTTPURLResponse, contentLength: Int64?, isRange: Bool, _ plan: DownloadPlan, _ state: inout State
+        _ http: HTTPURLResponse, contentLength: Int64?, appendsRange: Bool, totalKnown: Bool, _ plan: DownloadPlan,
+        _ state: inout State
     ) -> CourierError? {
+        state.download.unverified = false
         let method = (originalRequest.httpMethod ?? "GET").uppercased()
-        guard let why = Self.unverifiableReason(http, contentLength: contentLength, isRange: isRange, method: method)
+        guard
+            let why = Self.unverifiableReason(
+                http, contentLength: contentLength, appendsRange: appendsRange, totalKnown: totalKnown, method: method)
         else { return nil }
         let policy = plan.policy
         if policy.expectedSHA256 != nil || policy.expectedLength != nil { return nil }
@@ -346,7 +367,10 @@ extension TransferTask {
     /// a retry; but continuations that add nothing are bounded, and a body that cannot be
     /// continued fails, keeping what it holds.
     private func continueShortBody(_ goal: Int64, _ plan: DownloadPlan, _ state: inout State) -> FollowUp {
-        state.download.stalls = state.received > state.download.attemptStart ? 0 : state.download.stalls + 1
+        // Progress is measured against the most ever held at a continuation, not this attempt's
+        // start: a server that answers each continuation with a new, equally short 200 adds nothing.
+        state.download.stalls = state.received > state.download.continuationMark ? 0 : state.download.stalls + 1
+        state.download.continuationMark = max(state.download.continuationMark, state.received)
         let problem = CourierError.invalidResponse(
             "the server ended the body at byte \(state.received) of the \(goal) it announced", state.response)
         guard state.download.stalls < Self.stallLimit, canContinueByRange(state), !core.isInvalidated else {
@@ -413,8 +437,9 @@ extension TransferTask {
             let partial = state.download.partialFile ?? plan.partialFile ?? plan.resumeFrom?.partialFile
         else { return nil }
         let method = (originalRequest.httpMethod ?? "GET").uppercased()
+        // A body a 416 proved complete is resumable too: its bytes are all there.
         let resumable =
-            method == "GET" && !state.ignoresBody
+            method == "GET"
             && (state.validator != nil || plan.policy.resumesWithoutValidator)
             && (state.received > 0 || allowEmpty)
         guard resumable else { return nil }

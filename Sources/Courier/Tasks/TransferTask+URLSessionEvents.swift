@@ -25,7 +25,8 @@ extension TransferTask: TaskDelegate {
         // (Docs/Platform.md §2.1); only a final response starts a body.
         if (100..<200).contains(http.statusCode) { return }
         let action = state.withLock { state -> TransferAction in
-            guard state.current === task, state.lifecycle.state == .running else { return .none }
+            // A failure already recorded (a write error, the deadline) stands: the attempt is ending.
+            guard state.current === task, state.lifecycle.state == .running, state.failure == nil else { return .none }
             if case .download(let plan) = kind { return downloadResponse(http, task, plan, &state) }
             // Lengths are Courier's to read: libcurl takes `0x5` for 0 and would end the body there.
             let contentLength: Int64?
@@ -49,6 +50,17 @@ extension TransferTask: TaskDelegate {
                 state.response = http
                 state.spanEnd = end
                 state.continuedByRange = true
+                state.download.restarts = 0
+                if state.expectedToReceive == nil {
+                    state.expectedToReceive = http.value(forHTTPHeaderField: "Content-Range")
+                        .flatMap(ContentRange.init)?.completeLength
+                }
+                guard state.expectedToReceive != nil else {
+                    // `bytes N-M/*` after a body of unknown length: nothing could prove the whole complete.
+                    state.failure = .invalidResponse(
+                        "a 206 without a complete length continues a body of unknown length", http)
+                    return .cancel(task)
+                }
             case .alreadyComplete:
                 state.ignoresBody = true
             case .invalid(let why):
@@ -68,6 +80,7 @@ extension TransferTask: TaskDelegate {
                 // A new final response on the same task (a 401 answered, a redirect) starts a
                 // new body: keeping the old bytes would mix bodies (Docs/Platform.md §5.4).
                 resetBody(&state)
+                state.download.restarts = 0
                 state.response = http
                 // Only a successful body can be continued: an error page's validator must never
                 // back a `Range` request for the resource.

@@ -95,6 +95,8 @@ final class TransferTask: Sendable {
         var authenticationAttempted = false
         /// The failure the retriers are deciding about (`nil` when only validation failed).
         var pendingFailure: CourierError?
+        /// The whole-task deadline's timer, cancelled on completion.
+        var deadlineTimer: (any DispatchSourceTimer)?
         /// A multipart body once encoded (in memory or in a private temporary file).
         var encodedBody: EncodedBody?
     }
@@ -179,7 +181,8 @@ final class TransferTask: Sendable {
             $0.currentRequest = initialRequest
         }
         if let problem = preflightProblem() {
-            return fail(with: problem, handle: handle)
+            // Nothing was touched: an earlier run's partial file and record stay for the next.
+            return fail(with: problem, handle: handle, keepingBytes: true)
         }
         if core.isInvalidated { fail(with: .sessionInvalidated(url: originalRequest.url), handle: handle) }
     }
@@ -370,21 +373,32 @@ final class TransferTask: Sendable {
     private func armDeadline() {
         guard let deadline = state.withLock({ $0.options.deadline }) else { return }
         let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
-        core.callQueue.asyncAfter(deadline: .now() + max(0, seconds)) { [weak self] in
+        // A timer source, cancelled when the task completes: an `asyncAfter` would stay queued
+        // (closure and all) until its deadline, however long after the task that is.
+        let timer = DispatchSource.makeTimerSource(queue: core.callQueue)
+        timer.schedule(deadline: .now() + max(0, seconds))
+        timer.setEventHandler { [weak self] in
             guard let self else { return }
             let error = CourierError(
                 code: .deadlineExceeded,
                 message: "the task did not finish within its deadline of \(Self.describe(seconds)) s", url: originalRequest.url)
             stop(with: error, keepingBytes: true)
         }
+        let armed = state.withLock { state -> Bool in
+            guard state.lifecycle.state != .completed else { return false }
+            state.deadlineTimer = timer
+            return true
+        }
+        if armed { timer.resume() }
     }
 
     private static func describe(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? String(Int(seconds)) : String(format: "%.3g", seconds)
     }
 
-    /// Completes the task at once with `error`, whatever state it is in (if not completed).
-    func fail(with error: CourierError, handle: (any SessionTask)? = nil) {
+    /// Completes the task at once with `error`, whatever state it is in (if not completed). With
+    /// `keepingBytes`, a download keeps what it holds (an earlier run's bytes) for resuming.
+    func fail(with error: CourierError, handle: (any SessionTask)? = nil, keepingBytes: Bool = false) {
         let completion = state.withLock { state -> Completion? in
             if handle != nil, state.retainedHandle == nil { state.retainedHandle = handle }
             switch state.lifecycle.state {
@@ -392,6 +406,7 @@ final class TransferTask: Sendable {
             case .initialized, .suspended: _ = state.lifecycle.apply(.cancel)
             case .running, .cancelling: break
             }
+            if keepingBytes, case .download(let plan) = kind { return finishFailedDownload(error, plan, &state) }
             return completeLocked(&state, error: error)
         }
         if let completion { perform(completion) }
@@ -557,6 +572,8 @@ final class TransferTask: Sendable {
     /// with the bytes the writer really wrote; otherwise they are removed.
     func completeLocked(_ state: inout State, error: CourierError?, keeping resume: ResumeData? = nil) -> Completion {
         _ = state.lifecycle.apply(.complete)
+        state.deadlineTimer?.cancel()
+        state.deadlineTimer = nil
         var obsoleteFiles: [URL] = []
         var resumeDataHandler: (@Sendable (ResumeData?) -> Void)?
         var ending: (DiskWriter.Ending, removing: [URL])?

@@ -162,6 +162,43 @@ final class TrapContainmentTests: CommandLineTestCase {
         XCTAssertEqual(try listing(), [".out.bin.courier-partial", ".out.bin.courier-resume"])
     }
 
+    /// A child that cannot stop by itself (here: stopped with SIGSTOP, so its own deadline never
+    /// fires) is killed once `--max-time` and a grace period have passed.
+    func testMaxTimeIsAHardBoundEvenOnAStuckChild() throws {
+        let hanging = try ScriptedServer { _, _ in
+            ScriptedServer.Reply([.send(ScriptedServer.Reply.head(status: 200, headers: [("Content-Length", "1000")]))],
+                                 ending: .hang)
+        }
+        defer { hanging.stop() }
+        let started = Date()
+        let command = try start(["get", "--max-time", "1", "-o", "stuck.bin", hanging.url("/stuck.bin").absoluteString])
+        waitUntil("the child started", timeout: 10) { !Self.children(of: command.process.processIdentifier).isEmpty }
+        let child = try XCTUnwrap(Self.children(of: command.process.processIdentifier).first)
+        kill(child, SIGSTOP)
+        let ended = finish(command, timeout: 30)
+        XCTAssertEqual(ended.status, 3, ended.err)
+        XCTAssertTrue(ended.err.contains("did not stop at --max-time"), ended.err)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1 + Double(GetSupervisor.overdueGraceSeconds) + 10)
+        XCTAssertFalse(Self.isAlive(child), "the stuck child is gone")
+    }
+
+    /// `timeout`, `kill -TERM -<pgid>` and systemd signal every process of the group: the child
+    /// gets SIGTERM directly and again from the supervisor. It must still stop cleanly, once.
+    func testSIGTERMToTheWholeGroupStopsTheChildCleanlyOnce() throws {
+        server.addFile("slow.bin", data: TestServer.deterministicBytes(count: 1024 * 1024, seed: 44))
+        let command = try start(["get", server.url("/files/slow.bin?chunk=16384&chunk_delay_ms=40").absoluteString, "-o", "out.bin"])
+        waitUntil("a progress line", timeout: 20) { self.stderr(of: command).contains(" of 1.0 MiB") }
+        let child = try XCTUnwrap(Self.children(of: command.process.processIdentifier).first)
+
+        kill(child, SIGTERM)
+        kill(command.process.processIdentifier, SIGTERM)
+        let stopped = finish(command, timeout: 15)
+        XCTAssertEqual(stopped.status, 143, stopped.err)
+        XCTAssertTrue(stopped.err.contains("courier: interrupted; run the same command again to resume ("), stopped.err)
+        XCTAssertFalse(stopped.err.contains("interrupted again"), "the forwarded copy is not a second stop: \(stopped.err)")
+        XCTAssertEqual(try listing(), [".out.bin.courier-partial", ".out.bin.courier-resume"])
+    }
+
     /// A terminal's Ctrl-C signals the whole foreground process group, the child included; the
     /// command must not pass on a second copy (the child would take it as "stop now"). When the
     /// second copy comes while the first is still pending the kernel merges them, so a supervisor

@@ -102,6 +102,78 @@ final class PoliteStopTests: CourierTestCase {
         XCTAssertLessThan(response?.report.bytesReceived ?? .max, Int64(content.count / 2), "stopped early, not after the body")
     }
 
+    func testAFixedDestinationThatExistsLeavesAnEarlierRunsBytesInPlace() throws {
+        server.addFile("earlier.bin", data: content, etag: "\"v1\"")
+        let destination = directory.appendingPathComponent("earlier.bin")
+        var policy = DownloadPolicy()
+        policy.retryLimit = 0
+        let broken: DownloadResponse? = wait { finish in
+            manager.downloadTask(with: request("/files/earlier.bin?close_after=100000"), to: .file(destination),
+                                 policy: policy, completion: finish).resume()
+        }
+        XCTAssertNotNil(broken?.error?.resumeData)
+        try Data("mine".utf8).write(to: destination)
+        let refused: DownloadResponse? = wait { finish in
+            manager.downloadTask(with: request("/files/earlier.bin?close_after=100000"), to: .file(destination),
+                                 completion: finish).resume()
+        }
+        XCTAssertEqual(refused?.error?.code, .destinationFailed)
+        XCTAssertEqual(refused?.error?.resumeData?.bytesOnDisk, 100_000, "the earlier run's bytes are still resumable")
+        XCTAssertEqual(stagingFiles(in: directory), [".earlier.bin.courier-partial", ".earlier.bin.courier-resume"])
+    }
+
+    /// A partial file holding the whole body, with its record, as a run stopped just before
+    /// publishing would leave it.
+    private func completePartial(for url: URL, destination: URL) throws {
+        let partial = DownloadPolicy.defaultPartialFile(for: destination)
+        try content.write(to: partial)
+        let record = ResumeData(
+            url: url, partialFile: partial, bytesOnDisk: Int64(content.count), validator: "\"v1\"",
+            totalLength: Int64(content.count))
+        try record.encoded().write(to: DownloadPolicy.recordFile(for: partial))
+    }
+
+    func testABodyA416ProvedCompleteIsKeptWhenTheDownloadStillFails() throws {
+        let server = try ScriptedServer { [content] _, _ in
+            .response(status: 416, reason: "Range Not Satisfiable",
+                      headers: [("Content-Range", "bytes */\(content.count)"), ("Content-Length", "0")])
+        }
+        defer { server.stop() }
+        let url = server.url("/whole.bin")
+        let destination = directory.appendingPathComponent("whole.bin")
+        try completePartial(for: url, destination: destination)
+        var policy = DownloadPolicy()
+        policy.partialFile = DownloadPolicy.defaultPartialFile(for: destination)
+        try Data("mine".utf8).write(to: directory.appendingPathComponent("taken.bin"))
+        let named = DownloadDestination(stagingDirectory: directory, timing: .atResponse) { [directory] _, _ in
+            (directory!.appendingPathComponent("taken.bin"), [])
+        }
+        let response: DownloadResponse? = wait { finish in
+            manager.downloadTask(with: URLRequest(url: url), to: named, policy: policy, completion: finish).resume()
+        }
+        XCTAssertEqual(response?.error?.code, .destinationFailed)
+        XCTAssertEqual(response?.error?.resumeData?.bytesOnDisk, Int64(content.count), "all of it, still on disk")
+        XCTAssertEqual(try Data(contentsOf: DownloadPolicy.defaultPartialFile(for: destination)), content)
+    }
+
+    func testA416CompletionStillChecksTheExpectedLength() throws {
+        let server = try ScriptedServer { [content] _, _ in
+            .response(status: 416, reason: "Range Not Satisfiable",
+                      headers: [("Content-Range", "bytes */\(content.count)"), ("Content-Length", "0")])
+        }
+        defer { server.stop() }
+        let url = server.url("/short.bin")
+        let destination = directory.appendingPathComponent("short.bin")
+        try completePartial(for: url, destination: destination)
+        var policy = DownloadPolicy()
+        policy.expectedLength = 500
+        let response: DownloadResponse? = wait { finish in
+            manager.downloadTask(with: URLRequest(url: url), to: .file(destination), policy: policy, completion: finish).resume()
+        }
+        XCTAssertEqual(response?.error?.code, .integrityFailed)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path))
+    }
+
     func testADestinationDecidedAtTheResponseIsAskedOnceAndPublishedThere() throws {
         server.addFile("once.bin", data: content, etag: "\"v1\"")
         let calls = Counter()
