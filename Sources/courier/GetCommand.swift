@@ -162,8 +162,15 @@ struct GetCommand {
         let url = options.url
         // The URL's own name is known now: a file already there stops the command before any
         // byte is fetched, rather than after the whole body.
-        let urlNamed = cwd.appendingPathComponent(FileNameSanitizer.suggestedName(for: url, contentDisposition: nil))
-        if !options.force, Self.isExistingFile(urlNamed) { throw GetFailure(ExitCode.fileSystem, Self.existsMessage(urlNamed)) }
+        // (A URL without a name of its own, `https://host/`, is left to the headers: the fallback
+        // name is a guess, and the server's Content-Disposition may well give another.)
+        let urlName = FileNameSanitizer.suggestedName(for: url, contentDisposition: nil, fallback: "a")
+        // Two fallbacks give two names only when the URL has none of its own.
+        let urlHasName = urlName == FileNameSanitizer.suggestedName(for: url, contentDisposition: nil, fallback: "b")
+        let urlNamed = cwd.appendingPathComponent(urlName)
+        if !options.force, urlHasName, Self.isExistingFile(urlNamed) {
+            throw GetFailure(ExitCode.fileSystem, Self.existsMessage(urlNamed))
+        }
         let chosenFile = Guarded<URL?>(nil)
         // Decided as soon as the headers arrive (a Content-Disposition name is known only then), so
         // a name that is taken stops the body at once, keeping what arrived for the next run.

@@ -32,6 +32,19 @@ final class GetSafetyTests: CommandLineTestCase {
         XCTAssertEqual(try Data(contentsOf: directory.appendingPathComponent("taken.bin")), Data("mine".utf8))
     }
 
+    func testAURLWithoutANameIsLeftToTheHeaders() throws {
+        let server = try ScriptedServer { _, _ in
+            .response(status: 200, headers: [("Content-Length", "5"), ("ETag", "\"n\""),
+                                             ("Content-Disposition", "attachment; filename=\"report.txt\"")],
+                      body: Data("hello".utf8))
+        }
+        defer { server.stop() }
+        try Data("mine".utf8).write(to: directory.appendingPathComponent("download"))  // the fallback name
+        let result = try run(["get", server.url("/").absoluteString])
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertEqual(try Data(contentsOf: directory.appendingPathComponent("report.txt")), Data("hello".utf8))
+    }
+
     func testAnExistingContentDispositionNameStopsTheBodyAtTheHeadersAndForceContinuesTheBytesKept() throws {
         let disposition = ("Content-Disposition", "attachment; filename=\"named.bin\"")
         let server = try ScriptedServer { request, index in
