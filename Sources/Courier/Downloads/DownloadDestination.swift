@@ -44,7 +44,7 @@ public struct DownloadDestination: Sendable {
     var stagingOptions: Options
     /// The destination, when it is known before the body arrives (``file(_:options:)``).
     var fixedURL: URL?
-    /// When ``resolve`` is called.
+    /// When the destination closure (the ``Resolver``) is called.
     public let timing: Timing
     let resolve: Resolver
 
