@@ -9,7 +9,7 @@ import Foundation
 /// Whole 64-byte blocks are hashed straight from the caller's buffer; only a partial block at
 /// the end of an update is copied, into fixed inline storage. Nothing is allocated per block,
 /// which keeps unoptimized (debug) builds fast enough for 64 MiB downloads.
-public struct SHA256: Sendable {
+package struct SHA256: Sendable {
     private typealias State = (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32)
 
     /// The initial hash value H(0) (§5.3.3): the first 32 bits of the fractional parts of the
@@ -44,15 +44,15 @@ public struct SHA256: Sendable {
     private var messageLength: UInt64 = 0
 
     /// A hasher that has seen no input.
-    public init() {}
+    package init() {}
 
     /// Adds `data` to the message.
-    public mutating func update(_ data: Data) {
+    package mutating func update(_ data: Data) {
         data.withUnsafeBytes { update(bytes: $0) }
     }
 
     /// Adds the bytes in `bytes` to the message.
-    public mutating func update(bytes: UnsafeRawBufferPointer) {
+    package mutating func update(bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
         messageLength &+= UInt64(bytes.count)
         bytes.withMemoryRebound(to: UInt8.self) { input in
@@ -94,7 +94,7 @@ public struct SHA256: Sendable {
 
     /// The 32-byte digest of everything added so far. The hasher itself is left as it was, so
     /// it can keep taking input.
-    public func finalize() -> [UInt8] {
+    package func finalize() -> [UInt8] {
         // Padding (§5.1.1): a 1 bit, zeros up to 56 bytes into a block, then the length in bits
         // as a big-endian 64-bit number.
         let bitLength = messageLength &<< 3
@@ -123,14 +123,14 @@ public struct SHA256: Sendable {
     }
 
     /// The 32-byte digest of `data`.
-    public static func hash(_ data: Data) -> [UInt8] {
+    package static func hash(_ data: Data) -> [UInt8] {
         var hasher = SHA256()
         hasher.update(data)
         return hasher.finalize()
     }
 
     /// `digest` as lower-case hexadecimal, two characters per byte.
-    public static func hexString(_ digest: [UInt8]) -> String {
+    package static func hexString(_ digest: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
         text.reserveCapacity(digest.count * 2)
@@ -143,7 +143,7 @@ public struct SHA256: Sendable {
 
     /// The 32 bytes written as `text`: exactly 64 hexadecimal digits in either case, with no
     /// prefix or whitespace. Returns `nil` for anything else.
-    public static func parseHex(_ text: String) -> [UInt8]? {
+    package static func parseHex(_ text: String) -> [UInt8]? {
         let characters = Array(text.utf8)
         guard characters.count == 64 else { return nil }
         var digest: [UInt8] = []

@@ -105,7 +105,7 @@ extension SessionManager {
             }
             if languages.isEmpty { languages = ["en"] }
             return [
-                "User-Agent": "Courier/\(Courier.version) (\(process); Linux)",
+                "User-Agent": "Courier/\(CourierInfo.version) (\(process); Linux)",
                 "Accept-Language": languages.joined(separator: ", "),
             ]
         }

@@ -119,7 +119,7 @@ final class ConfigurationCodingTests: CourierTestCase {
     func testDefaultHeadersNameCourierAndLanguagesButNeverOverrideTheRequest() {
         _ = data(request("/get"))
         let userAgent = server.requests.last?.header("User-Agent") ?? ""
-        XCTAssertTrue(userAgent.hasPrefix("Courier/\(Courier.version) ("), userAgent)
+        XCTAssertTrue(userAgent.hasPrefix("Courier/\(CourierInfo.version) ("), userAgent)
         XCTAssertNotNil(server.requests.last?.header("Accept-Language"))
         var custom = request("/get")
         custom.setValue("mine/1", forHTTPHeaderField: "User-Agent")
