@@ -5,16 +5,27 @@ import FoundationNetworking
 
 /// Checks that a request can be sent as given, before it reaches the network: a header with a
 /// line break in it would otherwise split the request head (header injection), and a URL
-/// without a host fails late with a vaguer error.
+/// without a host, or a GET with a body, fails late with a vaguer error.
 public enum RequestValidation {
     /// Throws .invalidRequest for: no URL; a URL that is not absolute http/https with a host; a header
-    /// name that is empty or not an RFC 9110 token; a header name or value containing CR, LF or NUL.
+    /// name that is empty or not an RFC 9110 token; a header name or value containing CR, LF or NUL;
+    /// a `GET` or `HEAD` request that carries a body.
     ///
     /// Also rejects a method that is not a token (RFC 9110 §9.1), since it is written on the
     /// request line like a header. A URL relative to a base URL is judged by what it resolves
     /// to. Other control characters in values are allowed (RFC 9110 §5.5 lets recipients keep
     /// them). Headers are checked in sorted order, so the error is deterministic.
-    public static func validate(_ request: URLRequest) throws {
+    ///
+    /// A body is a non-empty `httpBody` or any `httpBodyStream`; the method is compared in any
+    /// case. FoundationNetworking fails a GET with a body late and misleadingly (-1103, "resource
+    /// exceeds maximum size"), and a HEAD's body has no meaning (RFC 9110 §9.3.2).
+    public static func validate(_ request: URLRequest) throws(CourierError) {
+        try validate(request, sendingUploadBody: false)
+    }
+
+    /// ``validate(_:)`` for an attempt about to be made; `sendingUploadBody` is true for an upload
+    /// task, whose body is not in the request but is sent all the same.
+    static func validate(_ request: URLRequest, sendingUploadBody: Bool) throws(CourierError) {
         guard let url = request.url else {
             throw CourierError(code: .invalidRequest, message: "the request has no URL")
         }
@@ -29,6 +40,12 @@ public enum RequestValidation {
         if let method = request.httpMethod, !isToken(method) {
             throw CourierError(
                 code: .invalidRequest, message: "the method \(method.debugDescription) is not an RFC 9110 token", url: url)
+        }
+        let method = (request.httpMethod ?? "GET").uppercased()
+        if method == "GET" || method == "HEAD",
+            sendingUploadBody || request.httpBody?.isEmpty == false || request.httpBodyStream != nil
+        {
+            throw CourierError(code: .invalidRequest, message: bodyRefusal(method: method), url: url)
         }
         for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) {
             if name.isEmpty {
@@ -50,6 +67,14 @@ public enum RequestValidation {
                     message: "the value of header \(name) contains CR, LF or NUL: \(value.debugDescription)", url: url)
             }
         }
+    }
+
+    /// Why a `GET` or `HEAD` request with a body is refused, and what to do instead.
+    private static func bodyRefusal(method: String) -> String {
+        if method == "HEAD" {
+            return "a HEAD request cannot carry a body (it has no meaning there, and FoundationNetworking refuses a GET's); send the parameters in the query or use POST"
+        }
+        return "a GET request cannot carry a body on Linux (FoundationNetworking refuses it); send the parameters in the query or use POST"
     }
 
     /// Whether `text` is an RFC 9110 token: one or more `tchar`s.

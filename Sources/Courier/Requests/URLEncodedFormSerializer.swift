@@ -188,6 +188,12 @@ public struct URLEncodedFormSerializer: RequestSerializer {
             var container = encoder.singleValueContainer()
             try container.encode(dateEncoding.string(from: date))
         }
+        return try tree(of: value, encoder: encoder)
+    }
+
+    /// The classified tree of an `Encodable` value written by `encoder` (its key and date
+    /// strategies apply), read back with `JSONSerialization`.
+    static func tree<Value: Encodable>(of value: Value, encoder: JSONEncoder) throws -> ParameterValue {
         let object: Any
         do {
             object = try JSONSerialization.jsonObject(with: encoder.encode(value), options: [.fragmentsAllowed])
@@ -206,7 +212,9 @@ public struct URLEncodedFormSerializer: RequestSerializer {
 
     // MARK: - Placing
 
-    private func apply(_ encoded: String, to request: URLRequest) throws -> URLRequest {
+    /// `request` with `encoded` (already percent-encoded pairs) in its query or body, as
+    /// ``destination`` says.
+    func apply(_ encoded: String, to request: URLRequest) throws -> URLRequest {
         var request = request
         if usesQuery(for: request) {
             guard !encoded.isEmpty else { return request }
@@ -225,10 +233,16 @@ public struct URLEncodedFormSerializer: RequestSerializer {
         switch destination {
         case .queryString: return true
         case .httpBody: return false
-        case .methodDependent:
-            let method = HTTPMethod(rawValue: (request.httpMethod ?? "GET").uppercased())
-            return [HTTPMethod.get, .head, .delete].contains(method)
+        case .methodDependent: return Self.encodesParametersInQuery(request)
         }
+    }
+
+    /// Whether `request`'s method is `GET`, `HEAD` or `DELETE` (any case; no method means `GET`):
+    /// the methods whose parameters go into the URL query, as AFNetworking's
+    /// `HTTPMethodsEncodingParametersInURI`. Shared with ``JSONRequestSerializer``.
+    static func encodesParametersInQuery(_ request: URLRequest) -> Bool {
+        let method = HTTPMethod(rawValue: (request.httpMethod ?? "GET").uppercased())
+        return [HTTPMethod.get, .head, .delete].contains(method)
     }
 
     /// `url` with `query` (already percent-encoded) after whatever query it has.

@@ -450,12 +450,13 @@ final class TransferTask: Sendable {
 
     private func createAttempt(_ request: URLRequest) {
         do {
-            // CR/LF in a header, a bad name, a non-http URL: refused before anything is sent.
-            try RequestValidation.validate(request)
-        } catch let error as CourierError {
-            return fail(with: error)
+            // CR/LF in a header, a bad name, a non-http URL, a GET with a body: refused before
+            // anything is sent.
+            var uploads = false
+            if case .upload = kind { uploads = true }
+            try RequestValidation.validate(request, sendingUploadBody: uploads)
         } catch {
-            return fail(with: CourierError(code: .invalidRequest, message: "\(error)", url: request.url))
+            return fail(with: error)
         }
         // Made and resumed on the call queue: both wait for URLSession's work queue.
         let number = state.withLock { state -> Int in

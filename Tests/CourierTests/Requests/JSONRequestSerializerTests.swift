@@ -89,4 +89,68 @@ final class JSONRequestSerializerTests: XCTestCase {
             try JSONRequestSerializer.default.serialize(RequestFixtures.request(method: "POST"), encoding: Reading(value: .infinity)),
             mentioning: ["Reading"])
     }
+    // MARK: - GET, HEAD and DELETE: the query
+
+    func testParametersOfGetHeadAndDeleteGoIntoTheQueryWithNoBody() throws {
+        // Given the methods AFJSONRequestSerializer encodes in the URI, in any case
+        for method in ["GET", "HEAD", "DELETE", "get", "Delete"] {
+            // When parameters are serialized
+            let serialized = try JSONRequestSerializer.default.serialize(
+                RequestFixtures.request("http://127.0.0.1/path?keep=1", method: method),
+                with: ["q": "a b", "tags": ["x", "y"], "on": true])
+            // Then they are in the query, the form serializer's way, and nothing else changed
+            XCTAssertEqual(
+                serialized.url?.absoluteString, "http://127.0.0.1/path?keep=1&on=1&q=a%20b&tags%5B%5D=x&tags%5B%5D=y", method)
+            XCTAssertNil(serialized.httpBody, method)
+            XCTAssertNil(serialized.value(forHTTPHeaderField: "Content-Type"), method)
+        }
+    }
+
+    func testARequestWithoutAMethodCountsAsGet() throws {
+        var request = RequestFixtures.request()
+        request.httpMethod = nil
+        let serialized = try JSONRequestSerializer.default.serialize(request, with: ["a": 1])
+        XCTAssertEqual(serialized.url?.absoluteString, "http://127.0.0.1/path?a=1")
+        XCTAssertNil(serialized.httpBody)
+    }
+
+    func testOtherMethodsStillGetAJSONBody() throws {
+        for method in ["POST", "PUT", "PATCH", "OPTIONS", "PROPFIND"] {
+            let serialized = try JSONRequestSerializer.default.serialize(RequestFixtures.request(method: method), with: ["a": 1])
+            XCTAssertEqual(RequestFixtures.body(serialized), #"{"a":1}"#, method)
+            XCTAssertEqual(serialized.url?.absoluteString, "http://127.0.0.1/path", method)
+        }
+    }
+
+    func testTheQueryEncodingIsConfigurableAndItsDestinationIgnored() throws {
+        let serializer = JSONRequestSerializer(
+            queryEncoding: URLEncodedFormSerializer(destination: .httpBody, arrayEncoding: .noBrackets, boolEncoding: .literal))
+        let serialized = try serializer.serialize(RequestFixtures.request(method: "GET"), with: ["a": [1, 2], "b": false])
+        XCTAssertEqual(serialized.url?.absoluteString, "http://127.0.0.1/path?a=1&a=2&b=false")
+        XCTAssertNil(serialized.httpBody)
+    }
+
+    func testQueryValuesFollowTheFormRulesSoDatesAreAccepted() throws {
+        // A Date is refused in a JSON body but is a plain value in a query.
+        let serialized = try JSONRequestSerializer.default.serialize(
+            RequestFixtures.request(method: "GET"), with: ["since": Date(timeIntervalSince1970: 1_700_000_000)])
+        XCTAssertEqual(serialized.url?.query, "since=2023-11-14T22%3A13%3A20Z")
+        RequestFixtures.assertInvalidRequest(
+            try JSONRequestSerializer.default.serialize(RequestFixtures.request(method: "GET"), with: ["u": URL(string: "http://x/")!]),
+            mentioning: ["u"])
+    }
+
+    func testEncodableValuesOfGetGoIntoTheQueryThroughTheGivenEncoder() throws {
+        struct Filter: Encodable { let pageSize: Int; let owner: String? }
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        let serialized = try JSONRequestSerializer.default.serialize(
+            RequestFixtures.request(method: "GET"), encoding: Filter(pageSize: 20, owner: nil), encoder: encoder)
+        XCTAssertEqual(serialized.url?.absoluteString, "http://127.0.0.1/path?page_size=20")
+        XCTAssertNil(serialized.httpBody)
+        // A top level without keys has nothing to name the pairs by.
+        RequestFixtures.assertInvalidRequest(
+            try JSONRequestSerializer.default.serialize(RequestFixtures.request(method: "DELETE"), encoding: [1, 2]),
+            mentioning: ["keyed"])
+    }
 }

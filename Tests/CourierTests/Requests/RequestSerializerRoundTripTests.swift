@@ -120,4 +120,43 @@ final class RequestSerializerRoundTripTests: CourierTestCase {
         XCTAssertEqual(json?["json"]?["newsletter"]?.bool, true)
         XCTAssertEqual(json?["json"]?["interests"]?.array as? [String], ["a b", "c&d"])
     }
+    // MARK: - JSON parameters of GET, HEAD and DELETE travel in the query
+
+    func testJSONParametersOfAGetArriveAsQueryArguments() throws {
+        // Given a GET serialized by the JSON serializer
+        let request = try JSONRequestSerializer.default.serialize(request("/get?keep=1"), with: awkward)
+        // When it is sent over a real socket
+        let echoed = echo(request)
+        // Then `/get` saw every parameter as a query argument, and no body
+        XCTAssertEqual(strings(echoed?["args"]), awkwardDecoded.merging(["keep": "1"]) { $1 })
+        XCTAssertEqual(server.requests.last?.method, "GET")
+        XCTAssertEqual(server.requests.last?.bodyLength, 0)
+        XCTAssertNil(server.requests.last?.header("Content-Type"))
+    }
+
+    func testJSONParametersOfHeadAndDeleteArriveAsQueryArguments() throws {
+        for method in ["HEAD", "DELETE"] {
+            let request = try JSONRequestSerializer.default.serialize(request("/anything", method: method), with: ["a": "1 2"])
+            let response = data(request)
+            XCTAssertNil(response.error, method)
+            XCTAssertEqual(server.requests.last?.query, ["a": "1 2"], method)
+            XCTAssertEqual(server.requests.last?.bodyLength, 0, method)
+        }
+    }
+
+    func testAGetWithABodyIsRefusedBeforeAnythingIsSent() {
+        // Given GET requests carrying a body, in a data task and in an upload task
+        var withBody = request("/get")
+        withBody.httpBody = Data(#"{"a":1}"#.utf8)
+        let dataTask = data(withBody)
+        let upload = wait { finish in
+            manager.uploadTask(with: request("/get"), from: .data(Data("x".utf8)), completion: finish).resume()
+        }
+        // Then both fail with the reason, and the server saw nothing
+        for (name, error) in [("data task", dataTask.error), ("upload task", upload?.error)] {
+            XCTAssertEqual(error?.code, .invalidRequest, name)
+            XCTAssertTrue(error?.message.contains("a GET request cannot carry a body on Linux") ?? false, "\(name): \(String(describing: error))")
+        }
+        XCTAssertTrue(server.requests.isEmpty)
+    }
 }

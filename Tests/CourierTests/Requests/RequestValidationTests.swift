@@ -78,6 +78,45 @@ final class RequestValidationTests: XCTestCase {
         }
     }
 
+    func testRejectsGetAndHeadWithABodyOrABodyStream() {
+        for method in ["GET", "HEAD", "get", "Head"] {
+            var withBody = request(method: method)
+            withBody.httpBody = Data("{}".utf8)
+            var withStream = request(method: method)
+            withStream.httpBodyStream = InputStream(data: Data())
+            for (what, request) in [("body", withBody), ("stream", withStream)] {
+                RequestFixtures.assertInvalidRequest(
+                    try RequestValidation.validate(request),
+                    mentioning: ["\(method.uppercased()) request cannot carry a body", "query", "POST"], "\(method), \(what)")
+            }
+        }
+        var noMethod = request()
+        noMethod.httpMethod = nil
+        noMethod.httpBody = Data("x".utf8)
+        RequestFixtures.assertInvalidRequest(try RequestValidation.validate(noMethod), mentioning: ["GET"], "no method")
+    }
+
+    func testTheGetBodyMessageSaysWhyAndWhatToDo() throws {
+        var get = request()
+        get.httpBody = Data("x".utf8)
+        XCTAssertThrowsError(try RequestValidation.validate(get)) { error in
+            XCTAssertEqual(
+                (error as? CourierError)?.message,
+                "a GET request cannot carry a body on Linux (FoundationNetworking refuses it); send the parameters in the query or use POST")
+        }
+    }
+
+    func testAcceptsAnEmptyGetBodyAndBodiesOfOtherMethods() {
+        var empty = request()
+        empty.httpBody = Data()
+        XCTAssertNoThrow(try RequestValidation.validate(empty))
+        for method in ["POST", "PUT", "PATCH", "DELETE", "OPTIONS"] {
+            var request = request(method: method)
+            request.httpBody = Data("x".utf8)
+            XCTAssertNoThrow(try RequestValidation.validate(request), method)
+        }
+    }
+
     func testArbitraryInputNeverTrapsAndIsJudgedByTheRules() {
         var generator = SplitMix(seed: 9110)
         let alphabet: [UInt8] = Array(0...127) + [0xC3, 0xA9]
@@ -90,11 +129,10 @@ final class RequestValidationTests: XCTestCase {
             do {
                 try RequestValidation.validate(request(headers: [name: value]))
                 XCTAssertTrue(expectedValid, "accepted \(name.debugDescription): \(value.debugDescription)")
-            } catch let error as CourierError {
+            } catch {
+                // `validate` throws CourierError only, so `error` is one: no cast.
                 XCTAssertFalse(expectedValid, "rejected \(name.debugDescription): \(value.debugDescription): \(error)")
                 XCTAssertEqual(error.code, .invalidRequest)
-            } catch {
-                XCTFail("unexpected error \(error)")
             }
         }
     }
