@@ -69,12 +69,12 @@ extension HTTPClient {
     /// GET `path` and decode the body as `type`.
     public func get<Value: Decodable & Sendable>(
         _ path: String, parameters: Parameters? = nil, headers: [String: String] = [:], as type: Value.Type = Value.self
-    ) async throws -> Value {
+    ) async throws(CourierError) -> Value {
         try await send(.get, path, parameters: parameters, headers: headers, serializer: .decodable(type)).value
     }
 
     /// HEAD `path` and return the response.
-    public func head(_ path: String, parameters: Parameters? = nil, headers: [String: String] = [:]) async throws
+    public func head(_ path: String, parameters: Parameters? = nil, headers: [String: String] = [:]) async throws(CourierError)
         -> HTTPURLResponse
     {
         try await send(.head, path, parameters: parameters, headers: headers, serializer: .data).http
@@ -83,28 +83,28 @@ extension HTTPClient {
     /// POST `path` and decode the reply as `type`.
     public func post<Value: Decodable & Sendable>(
         _ path: String, parameters: Parameters? = nil, headers: [String: String] = [:], as type: Value.Type = Value.self
-    ) async throws -> Value {
+    ) async throws(CourierError) -> Value {
         try await send(.post, path, parameters: parameters, headers: headers, serializer: .decodable(type)).value
     }
 
     /// PUT `path` and decode the reply as `type`.
     public func put<Value: Decodable & Sendable>(
         _ path: String, parameters: Parameters? = nil, headers: [String: String] = [:], as type: Value.Type = Value.self
-    ) async throws -> Value {
+    ) async throws(CourierError) -> Value {
         try await send(.put, path, parameters: parameters, headers: headers, serializer: .decodable(type)).value
     }
 
     /// PATCH `path` and decode the reply as `type`.
     public func patch<Value: Decodable & Sendable>(
         _ path: String, parameters: Parameters? = nil, headers: [String: String] = [:], as type: Value.Type = Value.self
-    ) async throws -> Value {
+    ) async throws(CourierError) -> Value {
         try await send(.patch, path, parameters: parameters, headers: headers, serializer: .decodable(type)).value
     }
 
     /// DELETE `path` and decode the reply as `type` (use ``Empty`` for 204).
     public func delete<Value: Decodable & Sendable>(
         _ path: String, parameters: Parameters? = nil, headers: [String: String] = [:], as type: Value.Type = Value.self
-    ) async throws -> Value {
+    ) async throws(CourierError) -> Value {
         try await send(.delete, path, parameters: parameters, headers: headers, serializer: .decodable(type)).value
     }
 }

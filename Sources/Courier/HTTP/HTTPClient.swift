@@ -53,8 +53,9 @@ public final class HTTPClient: Sendable {
         self.parameterEncoding = parameterEncoding
     }
 
-    /// `path` resolved against ``baseURL`` (RFC 3986 §5.2).
-    public func url(for path: String) throws -> URL {
+    /// `path` resolved against ``baseURL`` (RFC 3986 §5.2); ``CourierError/Code-swift.struct/invalidRequest``
+    /// when the result has no scheme or host.
+    public func url(for path: String) throws(CourierError) -> URL {
         guard let url = URL(string: path, relativeTo: baseURL)?.absoluteURL, url.scheme != nil, url.host != nil else {
             throw CourierError(
                 code: .invalidRequest,
@@ -64,11 +65,13 @@ public final class HTTPClient: Sendable {
     }
 
     /// The request a call would send: URL resolved, headers merged, parameters encoded, checked
-    /// (a header with CR or LF, or a URL that is not http or https, is refused here).
+    /// (a header with CR or LF, a URL that is not http or https, or a GET with a body is refused
+    /// here). A serializer of your own that throws another error is reported as
+    /// ``CourierError/Code-swift.struct/invalidRequest`` wrapping it.
     public func request(
         _ method: HTTPMethod, _ path: String, parameters: Parameters? = nil, headers: [String: String] = [:],
         parameterEncoding: (any RequestSerializer)? = nil
-    ) throws -> URLRequest {
+    ) throws(CourierError) -> URLRequest {
         var request = URLRequest(url: try url(for: path))
         request.httpMethod = method.rawValue
         var fields = request.allHTTPHeaderFields ?? [:]
@@ -78,7 +81,15 @@ public final class HTTPClient: Sendable {
             fields[name] = value
         }
         request.allHTTPHeaderFields = fields
-        request = try (parameterEncoding ?? self.parameterEncoding).serialize(request, with: parameters)
+        do {
+            request = try (parameterEncoding ?? self.parameterEncoding).serialize(request, with: parameters)
+        } catch let error as CourierError {
+            throw error
+        } catch {
+            throw CourierError(
+                code: .invalidRequest, message: "the parameters could not be encoded: \(error)", url: request.url,
+                underlyingError: error)
+        }
         try RequestValidation.validate(request)
         return request
     }
@@ -100,7 +111,7 @@ public final class HTTPClient: Sendable {
         do {
             built = try request(method, path, parameters: parameters, headers: headers, parameterEncoding: parameterEncoding)
         } catch {
-            problem = (error as? CourierError) ?? CourierError(code: .invalidRequest, message: "\(error)")
+            problem = error
             // A placeholder the task never sends: it completes at once with the error.
             built = URLRequest(url: baseURL ?? URL(fileURLWithPath: "/"))
         }
@@ -136,7 +147,7 @@ public final class HTTPClient: Sendable {
     public func send<Serializer: ResponseSerializer>(
         _ method: HTTPMethod, _ path: String, parameters: Parameters? = nil, headers: [String: String] = [:],
         parameterEncoding: (any RequestSerializer)? = nil, serializer: Serializer, validation: Validation = .default
-    ) async throws -> (value: Serializer.Value, http: HTTPURLResponse) {
+    ) async throws(CourierError) -> (value: Serializer.Value, http: HTTPURLResponse) {
         let request = try request(method, path, parameters: parameters, headers: headers, parameterEncoding: parameterEncoding)
         if let (upload, body) = Self.asUpload(request) {
             return try await manager.upload(for: upload, from: .data(body), serializer: serializer, validation: validation)

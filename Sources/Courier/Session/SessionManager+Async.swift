@@ -4,15 +4,16 @@ import FoundationNetworking
 #endif
 
 extension SessionManager {
-    /// Fetches `request` and returns the body and response. Throws ``CourierError``; cancelling
-    /// the Swift `Task` cancels the transfer (the error's code is then `cancelled`).
-    public func data(for request: URLRequest, validation: Validation = .default) async throws -> (Data, HTTPURLResponse) {
+    /// Fetches `request` and returns the body and response. Throws ``CourierError`` only (typed
+    /// throws: `catch { error.code }` needs no cast); cancelling the Swift `Task` cancels the
+    /// transfer (the error's code is then `cancelled`).
+    public func data(for request: URLRequest, validation: Validation = .default) async throws(CourierError) -> (Data, HTTPURLResponse) {
         let response = try await response(for: request, serializer: .data, validation: validation)
         return (response.value, response.http)
     }
 
     /// Fetches `url` with GET and returns the body and response.
-    public func data(from url: URL, validation: Validation = .default) async throws -> (Data, HTTPURLResponse) {
+    public func data(from url: URL, validation: Validation = .default) async throws(CourierError) -> (Data, HTTPURLResponse) {
         try await data(for: URLRequest(url: url), validation: validation)
     }
 
@@ -20,7 +21,7 @@ extension SessionManager {
     public func decodable<Value: Decodable & Sendable>(
         _ type: Value.Type, for request: URLRequest, decoder: JSONDecoder = JSONDecoder(),
         validation: Validation = .default
-    ) async throws -> Value {
+    ) async throws(CourierError) -> Value {
         try await response(for: request, serializer: .decodable(type, decoder: decoder), validation: validation).value
     }
 
@@ -28,7 +29,7 @@ extension SessionManager {
     public func response<Serializer: ResponseSerializer>(
         for request: URLRequest, serializer: Serializer, validation: Validation = .default,
         downloadProgress: (@Sendable (Progress) -> Void)? = nil
-    ) async throws -> (value: Serializer.Value, http: HTTPURLResponse) {
+    ) async throws(CourierError) -> (value: Serializer.Value, http: HTTPURLResponse) {
         try await run { finish in
             self.dataTask(
                 with: request, serializer: serializer, validation: validation, queue: .immediate,
@@ -41,7 +42,7 @@ extension SessionManager {
     public func upload(
         for request: URLRequest, from body: UploadBody, validation: Validation = .default,
         uploadProgress: (@Sendable (Progress) -> Void)? = nil
-    ) async throws -> (Data, HTTPURLResponse) {
+    ) async throws(CourierError) -> (Data, HTTPURLResponse) {
         let response = try await upload(
             for: request, from: body, serializer: .data, validation: validation, uploadProgress: uploadProgress)
         return (response.value, response.http)
@@ -51,7 +52,7 @@ extension SessionManager {
     public func upload<Serializer: ResponseSerializer>(
         for request: URLRequest, from body: UploadBody, serializer: Serializer, validation: Validation = .default,
         uploadProgress: (@Sendable (Progress) -> Void)? = nil
-    ) async throws -> (value: Serializer.Value, http: HTTPURLResponse) {
+    ) async throws(CourierError) -> (value: Serializer.Value, http: HTTPURLResponse) {
         try await run { finish in
             self.uploadTask(
                 with: request, from: body, serializer: serializer, validation: validation, queue: .immediate,
@@ -72,7 +73,7 @@ extension SessionManager {
         for request: URLRequest, to destination: DownloadDestination, policy: DownloadPolicy = .default,
         validation: Validation = .default, cancellation: DownloadCancellation = .keepsBytes,
         progress: (@Sendable (Progress) -> Void)? = nil
-    ) async throws -> (URL, HTTPURLResponse) {
+    ) async throws(CourierError) -> (URL, HTTPURLResponse) {
         try await run(cancel: cancellation.action) { finish in
             self.downloadTask(
                 with: request, to: destination, policy: policy, validation: validation, queue: .immediate,
@@ -88,7 +89,7 @@ extension SessionManager {
         resumingFrom resumeData: ResumeData, request: URLRequest? = nil, to destination: DownloadDestination,
         policy: DownloadPolicy = .default, validation: Validation = .default,
         cancellation: DownloadCancellation = .keepsBytes, progress: (@Sendable (Progress) -> Void)? = nil
-    ) async throws -> (URL, HTTPURLResponse) {
+    ) async throws(CourierError) -> (URL, HTTPURLResponse) {
         try await run(cancel: cancellation.action) { finish in
             self.downloadTask(
                 resumingFrom: resumeData, request: request, to: destination, policy: policy, validation: validation,
@@ -110,20 +111,24 @@ extension SessionManager {
 
     /// Creates a task with `make`, starts it, and suspends until its completion; cancelling the
     /// Swift task cancels the Courier task, whenever the cancellation arrives.
+    ///
+    /// The continuation carries the task's `Result` and never throws, so the error keeps its type
+    /// (`throws(CourierError)`) without a cast: Courier tasks complete with a `CourierError` only.
     private func run<Value: Sendable>(
         cancel: @escaping @Sendable (any SessionTask) -> Void = { $0.cancel() },
         _ make: (@escaping @Sendable (Result<Value, CourierError>) -> Void) -> any SessionTask
-    ) async throws -> Value {
+    ) async throws(CourierError) -> Value {
         let link = CancellationLink(cancel: cancel)
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
-                let task = make { continuation.resume(with: $0) }
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, CourierError>, Never>) in
+                let task = make { continuation.resume(returning: $0) }
                 task.resume()
                 link.attach(task)
             }
         } onCancel: {
             link.cancel()
         }
+        return try result.get()
     }
 }
 

@@ -127,9 +127,26 @@ final class HTTPClientTests: CourierTestCase {
         do {
             _ = try await client.get("x", headers: ["Bad Name": "v"], as: Echo.self)
             XCTFail("expected a refusal")
-        } catch let error as CourierError {
+        } catch {
             XCTAssertEqual(error.code, .invalidRequest)
         }
+    }
+
+    private struct Refusal: Error {}
+
+    private struct RefusingSerializer: RequestSerializer {
+        func serialize(_ request: URLRequest, with parameters: Parameters?) throws -> URLRequest { throw Refusal() }
+    }
+
+    func testAnotherErrorFromASerializerOfYourOwnIsWrappedAsAnInvalidRequest() async {
+        do {
+            _ = try await client.send(.post, "x", parameters: ["a": 1], parameterEncoding: RefusingSerializer(), serializer: .data)
+            XCTFail("expected a refusal")
+        } catch {
+            XCTAssertEqual(error.code, .invalidRequest)
+            XCTAssertTrue(error.underlyingError is Refusal, "\(error)")
+        }
+        XCTAssertTrue(server.requests.isEmpty)
     }
 
     func testUploadProgressForAPOSTBody() {

@@ -30,11 +30,40 @@ final class AsyncTests: CourierTestCase {
         do {
             _ = try await manager.data(for: request("/status/503"))
             XCTFail("expected an error")
-        } catch let error as CourierError {
+        } catch {
             XCTAssertEqual(error.code, .unacceptableStatusCode)
             XCTAssertEqual(error.statusCode, 503)
-        } catch {
-            XCTFail("unexpected \(error)")
+        }
+    }
+
+    /// `throws(CourierError)`: a plain `catch` binds a `CourierError`, with no cast, for every
+    /// async call of the manager and of `HTTPClient`.
+    func testEveryAsyncCallThrowsCourierErrorSoATypedCatchNeedsNoCast() async {
+        let missing = request("/status/404")
+        let missingPost = request("/status/404", method: "POST")
+        let destination = directory.appendingPathComponent("never.bin")
+        let client = HTTPClient(baseURL: server.url("/status/"), manager: manager)
+        let calls: [(String, @Sendable () async throws(CourierError) -> Void)] = [
+            ("data(for:)", { [manager] () async throws(CourierError) in _ = try await manager!.data(for: missing) }),
+            ("data(from:)", { [manager] () async throws(CourierError) in _ = try await manager!.data(from: missing.url!) }),
+            ("decodable", { [manager] () async throws(CourierError) in _ = try await manager!.decodable(Empty.self, for: missing) }),
+            ("response", { [manager] () async throws(CourierError) in _ = try await manager!.response(for: missing, serializer: .string) }),
+            ("upload", { [manager] () async throws(CourierError) in _ = try await manager!.upload(for: missingPost, from: .data(Data("x".utf8))) }),
+            ("download", { [manager] () async throws(CourierError) in _ = try await manager!.download(for: missing, to: .file(destination)) }),
+            ("client.get", { () async throws(CourierError) in _ = try await client.get("404", as: Empty.self) }),
+            ("client.head", { () async throws(CourierError) in _ = try await client.head("404") }),
+            ("client.post", { () async throws(CourierError) in _ = try await client.post("404", as: Empty.self) }),
+            ("client.send", { () async throws(CourierError) in _ = try await client.send(.put, "404", serializer: .data) }),
+        ]
+        for (name, call) in calls {
+            do {
+                try await call()
+                XCTFail("\(name): expected a 404")
+            } catch {
+                let typed: CourierError = error
+                XCTAssertEqual(typed.code, .unacceptableStatusCode, name)
+                XCTAssertEqual(typed.statusCode, 404, name)
+            }
         }
     }
 
