@@ -105,17 +105,26 @@ public struct DownloadPolicy: Sendable {
             .delay(attempt: attempt, retryAfter: retryAfter, now: now)
     }
 
-    /// Whether a transport error is worth continuing after: the connection broke or went quiet.
+    /// Whether a transport error is worth continuing after: the connection broke, went quiet,
+    /// closed without an answer, or could not be made. Not a failed DNS lookup or TLS handshake
+    /// (``CourierError/Code-swift.struct/dnsFailed``, ``CourierError/Code-swift.struct/tlsFailed``),
+    /// which would only fail the same way again.
     static func isTransient(_ error: CourierError) -> Bool {
-        if error.code == .timedOut { return true }
-        guard error.code == .network, let underlying = error.underlyingError.map({ $0 as NSError }),
-            underlying.domain == NSURLErrorDomain
-        else { return false }
-        switch underlying.code {
-        case -1,  // libcurl "transfer closed with N bytes remaining", "Recv failure" (Docs/Platform.md §2.12)
-            NSURLErrorNetworkConnectionLost, NSURLErrorCannotConnectToHost, NSURLErrorBadServerResponse,
-            NSURLErrorTimedOut, NSURLErrorNotConnectedToInternet, NSURLErrorCannotParseResponse:
+        switch error.code {
+        case .timedOut, .connectionLost, .noResponse, .connectionRefused:
             return true
+        case .network:
+            guard let underlying = error.underlyingError.map({ $0 as NSError }), underlying.domain == NSURLErrorDomain
+            else { return false }
+            switch underlying.code {
+            // -1: a libcurl text not classified more precisely (Docs/Platform.md §2.12). The codes
+            // that now have codes of their own stay, for `.network` errors made by hand.
+            case -1, NSURLErrorNetworkConnectionLost, NSURLErrorCannotConnectToHost, NSURLErrorBadServerResponse,
+                NSURLErrorTimedOut, NSURLErrorNotConnectedToInternet, NSURLErrorCannotParseResponse:
+                return true
+            default:
+                return false
+            }
         default:
             return false
         }

@@ -32,31 +32,105 @@ extension CourierError {
     /// so the request URL is always attached here (Docs/Platform.md §2.11).
     static func transport(_ error: any Error, url: URL?, response: HTTPURLResponse?) -> CourierError {
         let nsError = error as NSError
-        let code: Code
-        let message: String
-        switch nsError.domain == NSURLErrorDomain ? nsError.code : 0 {
+        let (code, message) = classifyTransport(
+            code: nsError.domain == NSURLErrorDomain ? nsError.code : 0, text: nsError.localizedDescription,
+            hasResponse: response != nil)
+        return CourierError(code: code, message: message, url: url, response: response, underlyingError: error)
+    }
+
+    /// The code and message for a URLSession error code and its text: a pure function, so the
+    /// table of what FoundationNetworking and libcurl say can be tested without sockets.
+    ///
+    /// FoundationNetworking gives the usual `URLError` codes for some libcurl failures and `-1`
+    /// with libcurl's own text for the rest (Docs/Platform.md §2.12), so `-1` is read by its text.
+    /// The messages below were seen with libcurl 7.88.1 and OpenSSL 3.0.
+    static func classifyTransport(code urlErrorCode: Int, text: String, hasResponse: Bool) -> (Code, String) {
+        switch urlErrorCode {
         case NSURLErrorTimedOut:
-            code = .timedOut
-            message = "the server did not answer within the request timeout"
+            return (.timedOut, "the server did not answer within the request timeout")
         case NSURLErrorCancelled:
-            code = .cancelled
-            message = "the task was cancelled"
+            return (.cancelled, "the task was cancelled")
         case NSURLErrorUnsupportedURL, NSURLErrorBadURL:
-            code = .invalidRequest
-            message = "the URL is not one Courier can request: \(nsError.localizedDescription)"
+            return (.invalidRequest, "the URL is not one Courier can request: \(text)")
         case NSURLErrorFileDoesNotExist, NSURLErrorCannotOpenFile, NSURLErrorNoPermissionsToReadFile,
             NSURLErrorFileIsDirectory, -1100 /* URLSession on Linux: "File system error" */:
-            code = .uploadSourceFailed
-            message = "the upload body could not be read: \(nsError.localizedDescription)"
-        case -1 where nsError.localizedDescription.hasPrefix("Invalid Content-Length"):
+            return (.uploadSourceFailed, "the upload body could not be read: \(text)")
+        case NSURLErrorCannotFindHost, NSURLErrorDNSLookupFailed:
+            // -1003 "Could not resolve host: …"
+            return (.dnsFailed, Self.dnsMessage(text))
+        case NSURLErrorCannotConnectToHost:
+            // -1004 "Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server"
+            return (.connectionRefused, Self.refusedMessage(text))
+        case NSURLErrorNetworkConnectionLost:
+            // -1005 "Recv failure: Connection reset by peer"
+            return (.connectionLost, Self.lostMessage(text))
+        case NSURLErrorBadServerResponse where text.contains("Empty reply from server") || !hasResponse:
+            // -1011 "Empty reply from server": the connection closed before any response byte.
+            return (.noResponse, Self.noResponseMessage(text))
+        case -1207 ... -1200:
+            // The secure-connection series, by number: swift-corelibs-foundation's constants are
+            // one off from Apple's (its `NSURLErrorSecureConnectionFailed` is -1201, not -1200, and
+            // its `NSURLErrorClientCertificateRequired` -1207), so the names would miss -1200.
+            return (.tlsFailed, Self.tlsMessage(text))
+        case -1:
+            return classifyCurlText(text)
+        default:
+            return (.network, text)
+        }
+    }
+
+    /// `-1`: libcurl's text is all there is to go on.
+    private static func classifyCurlText(_ text: String) -> (Code, String) {
+        func has(_ fragment: String) -> Bool { text.range(of: fragment, options: .caseInsensitive) != nil }
+        if text.hasPrefix("Invalid Content-Length") {
             // libcurl refuses a negative or oversized length itself; the server is at fault, and
             // trying again would only get the same answer.
-            code = .invalidResponse
-            message = "a malformed Content-Length (\(nsError.localizedDescription))"
-        default:
-            code = .network
-            message = nsError.localizedDescription
+            return (.invalidResponse, "a malformed Content-Length (\(text))")
         }
-        return CourierError(code: code, message: message, url: url, response: response, underlyingError: error)
+        if has("Could not resolve") {
+            // "Could not resolve host: …", "Could not resolve proxy: …"
+            return (.dnsFailed, dnsMessage(text))
+        }
+        if has("Failed to connect") || has("Couldn't connect") {
+            return (.connectionRefused, refusedMessage(text))
+        }
+        if has("Empty reply from server") {
+            return (.noResponse, noResponseMessage(text))
+        }
+        // Checked before TLS: over https a connection that breaks mid-transfer reads
+        // "OpenSSL SSL_read: …", which is a lost connection, not a failed handshake.
+        let lost = [
+            "transfer closed", "end of response with", "Recv failure", "Send failure", "Connection reset",
+            "Connection died", "SSL_read", "SSL_write",
+        ]
+        if lost.contains(where: has) {
+            // "transfer closed with 95000 bytes remaining to read"
+            return (.connectionLost, lostMessage(text))
+        }
+        if text.contains("SSL") || text.contains("TLS") || has("certificate") {
+            // "SSL certificate problem: self-signed certificate",
+            // "SSL certificate problem: certificate has expired",
+            // "SSL: certificate subject name 'localhost' does not match target host name '127.0.0.1'",
+            // "OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number"
+            return (.tlsFailed, tlsMessage(text))
+        }
+        return (.network, text)
+    }
+
+    private static func dnsMessage(_ text: String) -> String { "the host name could not be resolved (\(text))" }
+    private static func refusedMessage(_ text: String) -> String {
+        "could not connect: the server refused the connection or cannot be reached (\(text))"
+    }
+    private static func lostMessage(_ text: String) -> String {
+        "the connection was lost before the transfer was complete (\(text))"
+    }
+    private static func noResponseMessage(_ text: String) -> String {
+        "the server closed the connection without sending a response (\(text))"
+    }
+    private static func tlsMessage(_ text: String) -> String { "the TLS connection could not be set up (\(text))" }
+
+    /// A transfer that ended, without an error from URLSession, but with no HTTP response.
+    static func noResponse(url: URL?) -> CourierError {
+        CourierError(code: .noResponse, message: "no HTTP response was received", url: url)
     }
 }

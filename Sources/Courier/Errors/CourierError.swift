@@ -18,6 +18,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             case emptyResponse, decodingFailed, destinationFailed, fileSystem, uploadSourceFailed
             case integrityFailed, invalidResumeData, adaptationFailed, redirectRefused
             case invalidResponse, deadlineExceeded
+            case dnsFailed, connectionRefused, connectionLost, tlsFailed, noResponse
         }
         private let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
@@ -26,8 +27,32 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         public static let sessionInvalidated = Code(.sessionInvalidated)
         /// The task was cancelled by the caller (`cancel()`, or cancelling the Swift `Task`).
         public static let cancelled = Code(.cancelled)
-        /// A transport failure: connection refused or reset, body cut short, DNS, TLS…
+        /// A transport failure none of the more precise transport codes describes (``isTransport``
+        /// lists them all). Before they existed, every transport failure was `network`: code that
+        /// checked `code == .network` now checks ``CourierError/isTransport``.
         public static let network = Code(.network)
+        /// The host name could not be resolved (URLSession's -1003 "cannot find host", or libcurl's
+        /// "Could not resolve host"). Nothing was sent. Usually a typo or a configuration problem,
+        /// so it is not retried by default.
+        public static let dnsFailed = Code(.dnsFailed)
+        /// No connection could be made: the server refused it (nothing listens on the port), or
+        /// the host could not be reached (URLSession's -1004 "cannot connect to host"). Nothing
+        /// was sent, so trying again is safe for any method.
+        public static let connectionRefused = Code(.connectionRefused)
+        /// The connection broke after the request was sent: reset by the peer, or closed before
+        /// the body announced was complete (URLSession's -1005, libcurl's "transfer closed with N
+        /// bytes remaining", "Recv failure: Connection reset by peer"). The server may have acted
+        /// on the request. ``CourierError/response`` is set when the head had arrived.
+        public static let connectionLost = Code(.connectionLost)
+        /// The TLS connection could not be set up or verified (URLSession's -1200 series, or
+        /// libcurl's SSL and certificate errors). The message keeps OpenSSL's reason — "self-signed
+        /// certificate", "certificate has expired", a host name mismatch, "wrong version number"
+        /// (a plain-HTTP server on an https URL). Not retried by default.
+        public static let tlsFailed = Code(.tlsFailed)
+        /// The server closed the connection without sending any response (URLSession's -1011
+        /// "Empty reply from server"), or a transfer ended with no HTTP response at all. The
+        /// server may have acted on the request.
+        public static let noResponse = Code(.noResponse)
         /// The server did not answer within the request timeout.
         public static let timedOut = Code(.timedOut)
         /// The request could not be sent as given (bad URL, unsupported scheme…).
@@ -71,6 +96,14 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
 
         /// The code's name, e.g. `timedOut`.
         public var description: String { kind.rawValue }
+
+        /// Whether the code is one of the transport codes (see ``CourierError/isTransport``).
+        public var isTransport: Bool {
+            switch kind {
+            case .network, .dnsFailed, .connectionRefused, .connectionLost, .tlsFailed, .noResponse: return true
+            default: return false
+            }
+        }
     }
 
     /// What kind of failure this is.
@@ -107,6 +140,13 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
 
     /// Whether this error means the caller cancelled the task.
     public var isCancellation: Bool { code == .cancelled }
+
+    /// Whether this is a transport failure: ``Code-swift.struct/network``,
+    /// ``Code-swift.struct/dnsFailed``, ``Code-swift.struct/connectionRefused``,
+    /// ``Code-swift.struct/connectionLost``, ``Code-swift.struct/tlsFailed`` or
+    /// ``Code-swift.struct/noResponse`` — everything that used to be `network` alone. Not
+    /// ``Code-swift.struct/timedOut``, which never was.
+    public var isTransport: Bool { code.isTransport }
 
     /// `"<code>: <message> (<url>)"`, plus the underlying error.
     public var description: String {

@@ -28,7 +28,7 @@ public struct Validation: Sendable {
     public func validate(request: URLRequest?, response: HTTPURLResponse?, data: Data?) throws(CourierError) {
         guard let response else {
             if acceptableStatusCodes == nil && acceptableContentTypes == nil { return }
-            throw CourierError(code: .network, message: "no HTTP response was received", url: request?.url)
+            throw CourierError.noResponse(url: request?.url)
         }
         if let codes = acceptableStatusCodes, !codes.contains(response.statusCode) {
             throw CourierError(

@@ -103,7 +103,7 @@ extension SessionManager {
     ) -> Result<(value: Value, http: HTTPURLResponse), CourierError> {
         result.flatMap { value in
             guard let response else {
-                return .failure(CourierError(code: .network, message: "no HTTP response was received", url: url))
+                return .failure(.noResponse(url: url))
             }
             return .success((value, response))
         }

@@ -158,7 +158,7 @@ extension SessionManager {
         if let error = outcome.error { return .failure(error) }
         let url = outcome.request.url
         guard let staged = outcome.stagedFile, let response = outcome.response else {
-            return .failure(CourierError(code: .network, message: "no HTTP response was received", url: url))
+            return .failure(.noResponse(url: url))
         }
         do {
             // A 416 that proved the file complete is not an error status to validate.

@@ -89,7 +89,8 @@ extension TransferTask {
                 candidate = error.adding(url: originalRequest.url, response: state.response, body: state.memory)
             }
         }
-        guard let candidate, [.network, .timedOut, .unacceptableStatusCode, .unacceptableContentType].contains(candidate.code)
+        guard let candidate,
+            candidate.isTransport || [.timedOut, .unacceptableStatusCode, .unacceptableContentType].contains(candidate.code)
         else { return nil }
         state.awaitingRetry = true
         state.pendingFailure = failure

@@ -113,7 +113,7 @@ final class DownloadTaskTests: CourierTestCase {
                 completion: finish
             ).resume()
         }
-        XCTAssertEqual(response?.error?.code, .network)
+        XCTAssertEqual(response?.error?.code, .connectionLost)
         XCTAssertNil(response?.error?.resumeData, "no validator: nothing proves the bytes could be continued")
         XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path))
         XCTAssertEqual(stagingFiles(in: directory), [])

@@ -40,7 +40,7 @@ final class ResumableDownloadTests: CourierTestCase {
     ) throws -> ResumeData {
         server.addFile(name, data: content, etag: "\"v1\"")
         let failed = download("/files/\(name)?close_after=\(cut)", to: destination, policy: noRetries)
-        XCTAssertEqual(failed?.error?.code, .network)
+        XCTAssertEqual(failed?.error?.code, .connectionLost)
         XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path), "nothing published")
         var resumeData = try XCTUnwrap(failed?.error?.resumeData)
         XCTAssertTrue(resumeData.url.query?.contains("close_after") ?? false, "resume data names the URL as requested")
@@ -139,7 +139,7 @@ final class ResumableDownloadTests: CourierTestCase {
         let destination = directory.appendingPathComponent("novalidator.bin")
         server.addFile("novalidator.bin", data: content, etag: "\"v1\"")
         let refused = download("/files/novalidator.bin?close_after=100000&no_validators=1", to: destination, policy: noRetries)
-        XCTAssertEqual(refused?.error?.code, .network)
+        XCTAssertEqual(refused?.error?.code, .connectionLost)
         XCTAssertNil(refused?.error?.resumeData)
 
         var optIn = noRetries
@@ -159,7 +159,7 @@ final class ResumableDownloadTests: CourierTestCase {
         server.addFile("weak.bin", data: content, etag: "W/\"v1\"")
         let destination = directory.appendingPathComponent("weak.bin")
         let response = download("/files/weak.bin?close_after=100000", to: destination, policy: noRetries)
-        XCTAssertEqual(response?.error?.code, .network)
+        XCTAssertEqual(response?.error?.code, .connectionLost)
         XCTAssertNil(response?.error?.resumeData, "a weak ETag cannot back If-Range")
         XCTAssertEqual(stagingFiles(in: directory), [])
     }

@@ -79,7 +79,7 @@ final class InterceptorTests: CourierTestCase {
             manager.dataTask(with: request("/bytes/10000?close_after=100&no_validators=1"), completion: finish)
                 .intercept(with: Interceptor(retriers: [policy])).resume()
         }
-        XCTAssertEqual(response?.error?.code, .network)
+        XCTAssertEqual(response?.error?.code, .connectionLost)
         XCTAssertEqual(server.requests.count, 3)
     }
 
@@ -129,7 +129,7 @@ final class InterceptorTests: CourierTestCase {
             manager.dataTask(with: request("/bytes/50000?seed=9&close_after=20000"), completion: finish)
                 .intercept(with: Interceptor(retriers: [policy])).resume()
         }
-        XCTAssertEqual(response?.error?.code, .network)
+        XCTAssertEqual(response?.error?.code, .connectionLost)
         XCTAssertEqual(server.requests.count, 2)
         XCTAssertNil(server.requests.last?.header("Range"), "a retry fetches the whole body again")
     }

@@ -111,12 +111,12 @@ final class SessionManagerTests: CourierTestCase {
         XCTAssertEqual(response.error?.url, request.url, "Linux timeouts carry no URL; Courier adds it")
     }
 
-    func testConnectionRefusedIsANetworkError() throws {
+    func testConnectionRefusedIsAConnectionRefusedTransportError() throws {
         let closed = try TestServer()
         let url = closed.url("/get")
         closed.stop()
         let response = data(URLRequest(url: url))
-        XCTAssertEqual(response.error?.code, .network)
+        XCTAssertEqual(response.error?.code, .connectionRefused)
         XCTAssertNil(response.response)
     }
 

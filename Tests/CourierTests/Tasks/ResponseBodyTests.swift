@@ -40,18 +40,19 @@ final class ResponseBodyTests: CourierTestCase {
         XCTAssertEqual(response?.value?["gzipped"]?.bool, true)
     }
 
-    func testBodyCutShortIsANetworkErrorWithTheResponse() {
+    func testBodyCutShortIsAConnectionLostErrorWithTheResponse() {
         let response = data(request("/bytes/100000?close_after=5000"))
-        XCTAssertEqual(response.error?.code, .network)
+        XCTAssertEqual(response.error?.code, .connectionLost)
+        XCTAssertEqual(response.error?.isTransport, true)
         XCTAssertEqual(response.error?.statusCode, 200, "the head had arrived")
     }
 
-    func testLyingContentLengthIsANetworkError() {
-        XCTAssertEqual(data(request("/bytes/1000?lie_length=5000")).error?.code, .network)
+    func testLyingContentLengthIsAConnectionLostError() {
+        XCTAssertEqual(data(request("/bytes/1000?lie_length=5000")).error?.code, .connectionLost)
     }
 
-    func testConnectionClosedBeforeAnswerIsANetworkError() {
-        XCTAssertEqual(data(request("/close-immediately")).error?.code, .network)
+    func testConnectionClosedBeforeAnswerIsANoResponseError() {
+        XCTAssertEqual(data(request("/close-immediately")).error?.code, .noResponse)
     }
 
     func testUnauthorizedWithoutCredentialCompletesPromptlyAsHTTP401() {
