@@ -4,8 +4,8 @@ import FoundationNetworking
 #endif
 
 /// The built-in retrier: exponential backoff with jitter, a retry limit, idempotent methods only
-/// by default, statuses 408/429/500/502/503/504 and transient network errors, `Retry-After`
-/// honoured up to a cap.
+/// by default, statuses 408/429/500/502/503/504 and transient transport failures (refused, lost,
+/// no response, timed out; not DNS or TLS), `Retry-After` honoured up to a cap.
 public struct RetryPolicy: RequestRetrier, Codable, Equatable {
     /// Retries after the first attempt. Default 2.
     public var retryLimit: Int = 2
@@ -14,7 +14,11 @@ public struct RetryPolicy: RequestRetrier, Codable, Equatable {
     public var retryableMethods: Set<String> = ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"]
     /// Statuses that are retried.
     public var retryableStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504]
-    /// Whether connection resets, early closes and timeouts are retried.
+    /// Whether transient transport failures are retried: ``CourierError/Code-swift.struct/timedOut``,
+    /// ``CourierError/Code-swift.struct/connectionRefused``, ``CourierError/Code-swift.struct/connectionLost``,
+    /// ``CourierError/Code-swift.struct/noResponse``, and ``CourierError/Code-swift.struct/network``
+    /// errors of the kinds that used to be retried. Never ``CourierError/Code-swift.struct/dnsFailed``
+    /// or ``CourierError/Code-swift.struct/tlsFailed``, which would fail the same way again.
     public var retriesTransientErrors = true
     /// The first delay; doubled for each retry, with jitter. Default 250 ms.
     public var initialDelay: Duration = .milliseconds(250)
