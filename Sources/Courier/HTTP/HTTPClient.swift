@@ -72,15 +72,7 @@ public final class HTTPClient: Sendable {
         _ method: HTTPMethod, _ path: String, parameters: Parameters? = nil, headers: [String: String] = [:],
         parameterEncoding: (any RequestSerializer)? = nil
     ) throws(CourierError) -> URLRequest {
-        var request = URLRequest(url: try url(for: path))
-        request.httpMethod = method.rawValue
-        var fields = request.allHTTPHeaderFields ?? [:]
-        for (name, value) in self.headers.merging(headers, uniquingKeysWith: { _, call in call }) {
-            // Set through the dictionary: `setValue` silently drops values with CR/LF on Linux,
-            // which would hide the mistake instead of reporting it.
-            fields[name] = value
-        }
-        request.allHTTPHeaderFields = fields
+        var request = try prepared(method, path, headers: headers)
         do {
             request = try (parameterEncoding ?? self.parameterEncoding).serialize(request, with: parameters)
         } catch let error as CourierError {
@@ -91,6 +83,21 @@ public final class HTTPClient: Sendable {
                 underlyingError: error)
         }
         try RequestValidation.validate(request)
+        return request
+    }
+
+    /// The request for `method` and `path` with the client's and the call's headers, before
+    /// anything is encoded into it.
+    func prepared(_ method: HTTPMethod, _ path: String, headers: [String: String]) throws(CourierError) -> URLRequest {
+        var request = URLRequest(url: try url(for: path))
+        request.httpMethod = method.rawValue
+        var fields = request.allHTTPHeaderFields ?? [:]
+        for (name, value) in self.headers.merging(headers, uniquingKeysWith: { _, call in call }) {
+            // Set through the dictionary: `setValue` silently drops values with CR/LF on Linux,
+            // which would hide the mistake instead of reporting it.
+            fields[name] = value
+        }
+        request.allHTTPHeaderFields = fields
         return request
     }
 
@@ -106,15 +113,25 @@ public final class HTTPClient: Sendable {
         downloadProgress: (@Sendable (Progress) -> Void)? = nil,
         completion: @escaping @Sendable (DataResponse<Serializer.Value>) -> Void
     ) -> DataTask {
-        let built: URLRequest
-        var problem: CourierError?
-        do {
-            built = try request(method, path, parameters: parameters, headers: headers, parameterEncoding: parameterEncoding)
-        } catch {
-            problem = error
-            // A placeholder the task never sends: it completes at once with the error.
-            built = URLRequest(url: baseURL ?? URL(fileURLWithPath: "/"))
-        }
+        start(
+            Result { () throws(CourierError) in
+                try request(method, path, parameters: parameters, headers: headers, parameterEncoding: parameterEncoding)
+            },
+            serializer: serializer, validation: validation, queue: queue, startImmediately: startImmediately,
+            uploadProgress: uploadProgress, downloadProgress: downloadProgress, completion: completion)
+    }
+
+    /// A task for a request built (or refused) already: an upload task when it has a body, a data
+    /// task otherwise; a refused request completes at once with its error, sending nothing.
+    func start<Serializer: ResponseSerializer>(
+        _ built: Result<URLRequest, CourierError>, serializer: Serializer, validation: Validation, queue: CallbackQueue,
+        startImmediately: Bool, uploadProgress: (@Sendable (Progress) -> Void)?,
+        downloadProgress: (@Sendable (Progress) -> Void)?,
+        completion: @escaping @Sendable (DataResponse<Serializer.Value>) -> Void
+    ) -> DataTask {
+        // For a refused request, a placeholder the task never sends.
+        let problem: CourierError? = if case .failure(let error) = built { error } else { nil }
+        let built = (try? built.get()) ?? URLRequest(url: baseURL ?? URL(fileURLWithPath: "/"))
         let task: DataTask
         if let (upload, body) = Self.asUpload(built) {
             task = manager.uploadTask(
@@ -149,6 +166,13 @@ public final class HTTPClient: Sendable {
         parameterEncoding: (any RequestSerializer)? = nil, serializer: Serializer, validation: Validation = .default
     ) async throws(CourierError) -> (value: Serializer.Value, http: HTTPURLResponse) {
         let request = try request(method, path, parameters: parameters, headers: headers, parameterEncoding: parameterEncoding)
+        return try await perform(request, serializer: serializer, validation: validation)
+    }
+
+    /// Sends a built request (as an upload when it has a body) and waits for the reply.
+    func perform<Serializer: ResponseSerializer>(
+        _ request: URLRequest, serializer: Serializer, validation: Validation
+    ) async throws(CourierError) -> (value: Serializer.Value, http: HTTPURLResponse) {
         if let (upload, body) = Self.asUpload(request) {
             return try await manager.upload(for: upload, from: .data(body), serializer: serializer, validation: validation)
         }

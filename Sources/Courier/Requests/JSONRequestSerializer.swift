@@ -78,6 +78,14 @@ public struct JSONRequestSerializer: RequestSerializer {
         if URLEncodedFormSerializer.encodesParametersInQuery(request) {
             return try query.apply(query.encoded(URLEncodedFormSerializer.tree(of: value, encoder: encoder)), to: request)
         }
+        return try Self.request(request, withBodyEncoding: value, encoder: encoder)
+    }
+
+    /// `request` with `value` encoded by `encoder` as its JSON body, whatever the method (the
+    /// `body:` calls of ``HTTPClient``; a GET or HEAD body is refused by ``RequestValidation``).
+    static func request<Value: Encodable>(
+        _ request: URLRequest, withBodyEncoding value: Value, encoder: JSONEncoder
+    ) throws(CourierError) -> URLRequest {
         let body: Data
         do {
             body = try encoder.encode(value)
