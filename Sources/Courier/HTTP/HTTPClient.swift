@@ -160,7 +160,7 @@ public final class HTTPClient: Sendable {
         return (upload, body)
     }
 
-    /// The async form of ``task(_:_:parameters:headers:parameterEncoding:serializer:validation:queue:uploadProgress:downloadProgress:completion:)``.
+    /// The async form of ``task(_:_:parameters:headers:parameterEncoding:serializer:validation:queue:startImmediately:uploadProgress:downloadProgress:completion:)``.
     public func send<Serializer: ResponseSerializer>(
         _ method: HTTPMethod, _ path: String, parameters: Parameters? = nil, headers: [String: String] = [:],
         parameterEncoding: (any RequestSerializer)? = nil, serializer: Serializer, validation: Validation = .default
