@@ -129,8 +129,8 @@ public final class HTTPClient: Sendable {
         downloadProgress: (@Sendable (Progress) -> Void)?,
         completion: @escaping @Sendable (DataResponse<Serializer.Value>) -> Void
     ) -> DataTask {
-        // For a refused request, a placeholder the task never sends.
         let problem: CourierError? = if case .failure(let error) = built { error } else { nil }
+        // For a refused request, a placeholder the task never sends: it completes at once with the error.
         let built = (try? built.get()) ?? URLRequest(url: baseURL ?? URL(fileURLWithPath: "/"))
         let task: DataTask
         if let (upload, body) = Self.asUpload(built) {
