@@ -1,4 +1,5 @@
 import Foundation
+import Courier
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -167,8 +168,8 @@ struct GetSupervisor {
             let (ending, signal, overdue) = wait(for: child, watching: &watched, deadline: deadline)
             stop = stop ?? signal
             if overdue {
-                let kept = options.writesToStandardOutput ? "anything written to stdout is incomplete" : "the bytes on disk stay for the next run"
-                message("courier: the download did not stop at --max-time; its process was killed (\(kept))")
+                let kept = options.writesToStandardOutput ? "; anything written to stdout is incomplete" : keptSuffix()
+                message("courier: the download did not stop at --max-time; its process was killed" + kept)
                 return ExitCode.network
             }
             switch ending {
@@ -182,13 +183,11 @@ struct GetSupervisor {
                 }
                 crashes += 1
                 if crashes > options.retries {
-                    message(Self.givingUpLine(signal: number, attempts: crashes, toStandardOutput: options.writesToStandardOutput))
+                    message(Self.givingUpLine(signal: number, attempts: crashes) + keptSuffix())
                     return ExitCode.network
                 }
                 if let deadline, Self.monotonicNanoseconds() >= deadline {
-                    message(
-                        Self.givingUpLine(
-                            signal: number, attempts: crashes, outOfTime: true, toStandardOutput: options.writesToStandardOutput))
+                    message(Self.givingUpLine(signal: number, attempts: crashes, outOfTime: true) + keptSuffix())
                     return ExitCode.network
                 }
                 if !options.quiet { message(Self.restartLine(signal: number, restart: crashes, of: options.retries)) }
@@ -299,11 +298,20 @@ struct GetSupervisor {
 
     /// Stopped by `signal` while no child ran.
     private func stoppedBetweenAttempts(_ signal: Int32) -> Int32 {
-        message(
-            options.writesToStandardOutput
-                ? GetCommand.interruptedLine(keeping: nil, toStandardOutput: true)
-                : "courier: interrupted; run the same command again to resume")
+        message(GetCommand.interruptedLine(keeping: recorded(), toStandardOutput: options.writesToStandardOutput))
         return ExitCode.forSignal(signal)
+    }
+
+    /// What the children left for the next run, as their resume record says (the supervisor
+    /// cannot ask a child that crashed).
+    private func recorded() -> ResumeData? {
+        let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+        return GetCommand.recordedResume(for: options, in: cwd)
+    }
+
+    /// `; 12.3 MiB kept — run the same command again to resume`, `; nothing was written to stdout`, or nothing.
+    private func keptSuffix() -> String {
+        GetCommand.keptSuffix(recorded(), toStandardOutput: options.writesToStandardOutput)
     }
 
     /// One line on stderr; on a terminal it first clears a progress line the child left behind.
@@ -319,12 +327,12 @@ struct GetSupervisor {
             + "a known trap in FoundationNetworking; retrying from the bytes kept (\(restart) of \(limit))"
     }
 
-    static func givingUpLine(signal: Int32, attempts: Int, outOfTime: Bool = false, toStandardOutput: Bool = false) -> String {
+    /// Why the command gave up after crashes; what was kept follows (``keptSuffix()``).
+    static func givingUpLine(signal: Int32, attempts: Int, outOfTime: Bool = false) -> String {
         let times = attempts == 1 ? "once" : "\(attempts) times"
         let lead = outOfTime ? "the download did not finish within --max-time" : "network error"
-        let kept = toStandardOutput ? "nothing was written to stdout" : "the bytes received so far are kept for the next run"
         return "courier: \(lead): the download process crashed \(times) (last: \(describe(signal: signal))): "
-            + "the server's response sets off a known trap in FoundationNetworking; \(kept)"
+            + "the server's response sets off a known trap in FoundationNetworking"
     }
 
     /// `signal 4, SIGILL`.

@@ -96,6 +96,25 @@ final class TrapContainmentTests: CommandLineTestCase {
         XCTAssertEqual(result.err.components(separatedBy: "crashed (").count - 1, 1, result.err)
     }
 
+    /// The supervisor cannot ask a crashed child what it kept: it reads the resume record, and
+    /// says it in the same words as any other failure that keeps bytes.
+    func testGivingUpAfterCrashesSaysHowMuchIsKept() throws {
+        let contents = TestServer.deterministicBytes(count: 200_000, seed: 45)
+        let hostile = try ScriptedServer { _, index in
+            index == 0
+                ? .response(status: 200, headers: [("Content-Length", "\(contents.count)"), ("ETag", "\"k\"")],
+                            body: contents, sendingOnly: 100_000)
+                : Self.statusLineOnly
+        }
+        defer { hostile.stop() }
+        let result = try run(["get", hostile.url("/file.bin").absoluteString, "-o", "out.bin", "--retries", "1"])
+        XCTAssertEqual(result.status, ExitCode.network, result.err)
+        let last = result.err.split(separator: "\n").last.map(String.init) ?? ""
+        XCTAssertTrue(last.hasPrefix("courier: network error: the download process crashed 2 times"), last)
+        XCTAssertTrue(last.hasSuffix("FoundationNetworking; 97.7 KiB kept — run the same command again to resume"), last)
+        XCTAssertEqual(try listing(), [".out.bin.courier-partial", ".out.bin.courier-resume"])
+    }
+
     /// `--max-time` is the whole command's: a restarted child gets only what is left of it.
     func testMaxTimeCoversRestartsAfterCrashes() throws {
         // Each answer takes a second and then traps: without a shared deadline, six attempts.
