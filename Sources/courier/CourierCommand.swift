@@ -36,68 +36,63 @@ enum ExitCode {
     static func forSignal(_ signal: Int32) -> Int32 { 128 + signal }
 }
 
-/// A mistake in the command line; printed as one line with a pointer to `--help`.
+/// A mistake in the command line; printed as one line with a pointer to the help that covers it.
 struct UsageError: Error {
     let message: String
+    /// The command whose help explains the mistake.
+    var help = "courier --help"
+
+    init(message: String, help: String = "courier --help") {
+        self.message = message
+        self.help = help
+    }
+
+    /// A mistake in `courier get`'s options: points at `courier get --help`.
+    init(get message: String) {
+        self.init(message: message, help: "courier get --help")
+    }
 }
 
 /// Dispatches the subcommands.
 enum CourierCommand {
+    /// What `courier` alone prints, on stderr (exit 2): the commands, and where the rest is.
+    static let shortUsage = """
+        usage: courier get <url> [-o <file> | -o -] [options]   download a file, like wget; resumable
+               courier demo                                     a download surviving dropped connections
+               courier serve [--port <n>] [--root <dir>]        run the test server
+        Run 'courier get --help' for the download options, 'courier --help' for everything.
+        """
+
+    /// `courier --help`.
     static let usage = """
         courier \(Courier.version): HTTP downloads that survive Linux, and the Courier test server.
 
         Usage:
-          courier get <url> [-o <file>] [--retries <n>] [--sha256 <hex>] [--max-time <s>]
-                      [-H 'Name: value']... [--location-trusted] [--accept-unverified]
-                      [--quiet] [--force]
-                                                Download <url> to a file. Stopped by Ctrl-C, kill or a
-                                                crash? Run the same command again: it continues where
-                                                it stopped (if the server sends an ETag or Last-Modified).
-                                                Progress goes to stderr; on success stdout gets only the
-                                                saved file's absolute path.
-            -o, --output <file>                 Save as <file> (relative to the current directory).
-                                                Default: the Content-Disposition name, else the URL's
-                                                last path segment, made safe, in the current directory.
-            --retries <n>                       Continue by itself after up to <n> transient failures
-                                                (connection lost, timeout, 408/429/5xx; default 3).
-            --sha256 <hex>                      The file's expected SHA-256 (64 hex digits); on a
-                                                mismatch nothing is saved.
-            --max-time <s>                      Give up after <s> seconds in all (exit 3), keeping the
-                                                bytes for the next run. Servers that trickle a byte at
-                                                a time are never "silent", so no timeout ends them.
-            -H, --header 'Name: value'          Add a request header (repeatable). Never written to
-                                                disk, and not sent to another origin a redirect leads
-                                                to, unless --location-trusted.
-            --location-trusted                  Send the -H headers across redirects to other hosts.
-            --accept-unverified                 Save a body nothing can prove complete (the server
-                                                gzips although asked not to, or gives no length),
-                                                with a warning; by default it is refused (exit 5).
-            --force                             Replace an existing file (default: never overwrite).
-            -q, --quiet                         No progress or summary on stderr; only errors.
+          courier get <url> [options]           Download <url> to a file, like wget. Stopped by
+                                                Ctrl-C, kill or a crash? Run the same command again:
+                                                it continues where it stopped. Options below.
           courier demo                          Download a generated 64 MiB file from an embedded
                                                 server that drops the connection mid-body; Courier
                                                 resumes by itself and verifies the SHA-256.
           courier serve [--port <n>] [--root <dir>]
                                                 Run CourierTestServer on 127.0.0.1 until interrupted
                                                 (port 0, the default, picks a free port).
-          courier --help                        Show this help.
+          courier --help                        Show this help (courier get --help: get's alone).
           courier --version                     Show the version.
 
-        Exit codes: 0 success, 1 other failure, 2 usage error, 3 network error (connection,
-        timeout, --max-time, invalid response), 4 HTTP error status, 5 integrity check failed (--sha256, length), 6 file error
-        (output exists, cannot write), 130 interrupted by SIGINT (Ctrl-C), 143 stopped by SIGTERM
-        (both keep the partial download for the next run).
-        """
+        """ + "\n" + GetCommand.help
+
+    static let commands = ["get", "demo", "serve", "help", "--help", "--version"]
 
     static func run(_ arguments: [String]) throws -> Int32 {
         guard let command = arguments.first else {
-            print(usage)
-            return ExitCode.success
+            FileHandle.standardError.write(Data((shortUsage + "\n").utf8))
+            return ExitCode.usage
         }
         let rest = Array(arguments.dropFirst())
         switch command {
         case "--help", "-h", "help":
-            print(usage)
+            print(rest.first == "get" ? GetCommand.help : usage)
             return ExitCode.success
         case "--version":
             print("courier \(Courier.version)")
@@ -107,7 +102,7 @@ enum CourierCommand {
             // cannot take the command down with (GetSupervisor.swift, Docs/Platform.md).
             let isChild = GetSupervisor.enterChildMode()
             guard var options = try GetCommand.Options.parse(rest) else {
-                print(usage)
+                print(GetCommand.help)
                 return ExitCode.success
             }
             guard isChild else { return GetSupervisor(arguments: arguments, options: options).run() }
@@ -118,8 +113,20 @@ enum CourierCommand {
         case "demo":
             return try DemoCommand(try OptionParser(rest, valued: [])).run()
         default:
-            throw UsageError(message: "unknown command '\(command)'")
+            throw unknownCommand(command)
         }
+    }
+
+    static func unknownCommand(_ command: String) -> UsageError {
+        if command.contains("://") {
+            return UsageError(message: "'\(command)' is not a command; did you mean 'courier get \(command)'?")
+        }
+        if GetCommand.Options.valued.union(GetCommand.Options.flags).contains(command) {
+            return UsageError(message: "\(command) is an option of get: courier get <url> \(command) …")
+        }
+        var message = "unknown command '\(command)'"
+        if let closest = Suggestion.closest(to: command, among: commands) { message += "; did you mean '\(closest)'?" }
+        return UsageError(message: message)
     }
 }
 
@@ -131,7 +138,10 @@ struct OptionParser {
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
-            guard valued.contains(argument) else { throw UsageError(message: "unknown option '\(argument)'") }
+            guard valued.contains(argument) else {
+                let closest = Suggestion.closest(to: argument, among: valued.sorted())
+                throw UsageError(message: "unknown option '\(argument)'" + (closest.map { "; did you mean \($0)?" } ?? ""))
+            }
             guard index + 1 < arguments.count else { throw UsageError(message: "\(argument) needs a value") }
             values[argument] = arguments[index + 1]
             index += 2

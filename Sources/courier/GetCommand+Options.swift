@@ -2,14 +2,14 @@ import Foundation
 import Courier
 
 extension GetCommand {
-    /// `courier get`'s command line:
-    /// `<url> [-o <file>] [--retries <n>] [--sha256 <hex>] [--max-time <s>] [-H 'Name: value']...
-    /// [--location-trusted] [--accept-unverified] [--quiet] [--force]`.
+    /// `courier get`'s command line: `<url> [options]` (``GetCommand/help`` lists them).
     ///
-    /// Options may come before or after the URL; long options also take `--name=value`, and
-    /// `--` ends the options.
+    /// Options may come before or after the URL; long options also take `--name=value`, short
+    /// flags combine (`-fsSL`), and `--` ends the options. The curl and wget spellings of what
+    /// courier does anyway (`-O`, `-L`, `-f`, `-c`, `-C -`, `-S`) are accepted and change nothing.
     struct Options {
         var url: URL
+        /// `-o`: a file name, or `-` for stdout (``writesToStandardOutput``).
         var output: String?
         var retries = 3
         var expectedSHA256: [UInt8]?
@@ -18,6 +18,8 @@ extension GetCommand {
         var force = false
         /// `--max-time`: the whole download's deadline, in seconds.
         var maxTime: Double?
+        /// `--timeout`: seconds without a byte (connecting included) before an attempt fails.
+        var timeout: Double?
         /// `--location-trusted`: send the `-H` headers to other origins a redirect leads to too.
         var locationTrusted = false
         /// `--accept-unverified`: save a body nothing can prove complete, with a warning.
@@ -25,10 +27,19 @@ extension GetCommand {
 
         init(url: URL) { self.url = url }
 
-        private static let valued: Set<String> = ["-o", "--output", "--retries", "--sha256", "-H", "--header", "--max-time"]
-        private static let flags: Set<String> = [
-            "-q", "--quiet", "--force", "-h", "--help", "--location-trusted", "--accept-unverified",
+        /// `-o -`: the body goes to stdout, once complete and verified.
+        var writesToStandardOutput: Bool { output == "-" }
+
+        static let valued: Set<String> = [
+            "-o", "--output", "--retries", "--sha256", "-H", "--header", "--max-time", "--timeout", "-C", "--continue-at",
         ]
+        static let flags: Set<String> = [
+            "-q", "--quiet", "-s", "--silent", "--force", "-h", "--help", "--location-trusted", "--accept-unverified",
+            // curl's and wget's names for what courier does anyway: accepted, and nothing changes.
+            "-O", "--remote-name", "-L", "--location", "-f", "--fail", "-c", "--continue", "-S", "--show-error",
+        ]
+        /// The long names, for "did you mean".
+        static var longNames: [String] { (valued.union(flags)).filter { $0.hasPrefix("--") }.sorted() }
 
         /// The options in `arguments` (those after `get`); `nil` when `--help` was asked for.
         static func parse(_ arguments: [String]) throws(UsageError) -> Options? {
@@ -51,56 +62,104 @@ extension GetCommand {
                 // `--name=value` for long options.
                 if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
                     let name = String(argument[..<equals])
-                    if flags.contains(name) { throw UsageError(message: "\(name) takes no value") }
-                    guard valued.contains(name) else { throw UsageError(message: "unknown option '\(name)' for get") }
+                    if flags.contains(name) { throw UsageError(get: "\(name) takes no value") }
+                    guard valued.contains(name) else { throw unknown(name) }
                     values.append((name, String(argument[argument.index(after: equals)...])))
                     continue
                 }
                 if flags.contains(argument) {
                     flagsSeen.insert(argument)
+                    if argument == "-O" || argument == "--remote-name", index < arguments.count {
+                        try checkNoFileName(after: argument, arguments[index])
+                    }
                     continue
                 }
-                guard valued.contains(argument) else { throw UsageError(message: "unknown option '\(argument)' for get") }
-                guard index < arguments.count else { throw UsageError(message: "\(argument) needs a value") }
+                if let bundle = shortFlags(in: argument) {
+                    flagsSeen.formUnion(bundle)
+                    continue
+                }
+                guard valued.contains(argument) else { throw unknown(argument) }
+                guard index < arguments.count else { throw UsageError(get: "\(argument) needs a value") }
                 values.append((argument, arguments[index]))
                 index += 1
             }
             if flagsSeen.contains("-h") || flagsSeen.contains("--help") { return nil }
 
-            guard let text = positionals.first else { throw UsageError(message: "get needs a URL") }
+            guard let text = positionals.first else { throw UsageError(get: "get needs a URL") }
             guard positionals.count == 1 else {
-                throw UsageError(message: "get takes one URL; unexpected '\(positionals[1])'")
+                throw UsageError(get: "get takes one URL; unexpected '\(positionals[1])'")
             }
             var options = Options(url: try url(text))
-            options.quiet = flagsSeen.contains("-q") || flagsSeen.contains("--quiet")
+            options.quiet = !flagsSeen.isDisjoint(with: ["-q", "--quiet", "-s", "--silent"])
             options.force = flagsSeen.contains("--force")
             options.locationTrusted = flagsSeen.contains("--location-trusted")
             options.acceptUnverified = flagsSeen.contains("--accept-unverified")
             for (name, value) in values {
                 switch name {
                 case "-o", "--output":
-                    guard options.output == nil else { throw UsageError(message: "-o is given more than once") }
+                    guard options.output == nil else { throw UsageError(get: "-o is given more than once") }
                     options.output = try output(value)
                 case "--retries":
                     guard let count = Int(value), count >= 0 else {
-                        throw UsageError(message: "--retries takes a whole number 0 or more, not '\(value)'")
+                        throw UsageError(get: "--retries takes a whole number 0 or more, not '\(value)'")
                     }
                     options.retries = count
-                case "--max-time":
+                case "--max-time", "--timeout":
                     guard let seconds = Double(value), seconds.isFinite, seconds > 0, seconds <= 1e9 else {
-                        throw UsageError(message: "--max-time takes a number of seconds above 0, not '\(value)'")
+                        throw UsageError(get: "\(name) takes a number of seconds above 0, not '\(value)'")
                     }
-                    options.maxTime = seconds
+                    if name == "--timeout" { options.timeout = seconds } else { options.maxTime = seconds }
                 case "--sha256":
                     guard let digest = SHA256.parseHex(value) else {
-                        throw UsageError(message: "--sha256 takes 64 hexadecimal digits, not '\(value)'")
+                        throw UsageError(get: "--sha256 takes 64 hexadecimal digits, not '\(value)'")
                     }
                     options.expectedSHA256 = digest
+                case "-C", "--continue-at":
+                    // curl's `-C -`: continue where the file stopped, which courier always does.
+                    guard value == "-" else {
+                        throw UsageError(
+                            get: "\(name) takes only '-' (continue where the download stopped, which courier always does: "
+                                + "it finds the offset in its own partial file and resume record), not '\(value)'")
+                    }
                 default:  // -H, --header
                     options.headers.append(try header(value))
                 }
             }
+            if options.output != nil, !flagsSeen.isDisjoint(with: ["-O", "--remote-name"]) {
+                throw UsageError(get: "-O (save under the remote name) and -o (save as) contradict each other; give one")
+            }
             return options
+        }
+
+        /// The flags in `-fsSL`, when every letter is a short flag.
+        static func shortFlags(in argument: String) -> [String]? {
+            guard argument.count > 2, !argument.hasPrefix("--") else { return nil }
+            let letters = argument.dropFirst().map { "-\($0)" }
+            return letters.allSatisfy(flags.contains) ? letters : nil
+        }
+
+        /// wget's `-O <file>` is curl's `-o <file>`; courier's `-O` is curl's and takes no value.
+        /// A file name after it would otherwise read as a second URL.
+        private static func checkNoFileName(after flag: String, _ next: String) throws(UsageError) {
+            guard next == "-" || !next.hasPrefix("-"), (try? url(next)) == nil else { return }
+            let instead = next == "-" ? "to write to stdout, use -o -" : "to name the file, use -o \(next)"
+            throw UsageError(
+                get: "\(flag) takes no file name: it saves under the remote name, as curl's -O does (the default); \(instead)")
+        }
+
+        /// The error for an option `get` does not know, with the closest one it does.
+        static func unknown(_ name: String) -> UsageError {
+            if name == "--connect-timeout" {
+                return UsageError(
+                    get: "--connect-timeout is not available: FoundationNetworking on Linux sets no connect timeout and "
+                        + "gives no way to set one; connecting counts as silence, so --timeout bounds it (default 60 s), "
+                        + "and --max-time bounds the whole download")
+            }
+            var message = "unknown option '\(name)' for get"
+            if name.count > 2, let closest = Suggestion.closest(to: name, among: longNames) {
+                message += "; did you mean \(closest)?"
+            }
+            return UsageError(get: message)
         }
 
         /// An absolute http or https URL with a host.
@@ -108,14 +167,15 @@ extension GetCommand {
             guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
                 let host = url.host, !host.isEmpty
             else {
-                throw UsageError(message: "'\(text)' is not an http:// or https:// URL")
+                throw UsageError(get: "'\(text)' is not an http:// or https:// URL")
             }
             return url
         }
 
+        /// A file name, or `-` for stdout.
         static func output(_ path: String) throws(UsageError) -> String {
-            guard !path.isEmpty else { throw UsageError(message: "-o needs a file name") }
-            guard !path.hasSuffix("/") else { throw UsageError(message: "-o needs a file name, not a directory ('\(path)')") }
+            guard !path.isEmpty else { throw UsageError(get: "-o needs a file name (or - for stdout)") }
+            guard !path.hasSuffix("/") else { throw UsageError(get: "-o needs a file name, not a directory ('\(path)')") }
             return path
         }
 
@@ -125,20 +185,20 @@ extension GetCommand {
         static func header(_ text: String) throws(UsageError) -> (name: String, value: String) {
             let isControl = { (scalar: Unicode.Scalar) in (scalar.value < 0x20 && scalar != "\t") || scalar.value == 0x7F }
             guard !text.unicodeScalars.contains(where: isControl) else {
-                throw UsageError(message: "a header must be one line without control characters: \(text.debugDescription)")
+                throw UsageError(get: "a header must be one line without control characters: \(text.debugDescription)")
             }
             guard let colon = text.firstIndex(of: ":") else {
-                throw UsageError(message: "-H takes 'Name: value', not '\(text)'")
+                throw UsageError(get: "-H takes 'Name: value', not '\(text)'")
             }
             let name = String(text[..<colon])
             let tokenSymbols = Set("!#$%&'*+-.^_`|~".unicodeScalars)
             guard !name.isEmpty,
                 name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || tokenSymbols.contains($0)) })
             else {
-                throw UsageError(message: "'\(name)' is not a valid header name")
+                throw UsageError(get: "'\(name)' is not a valid header name")
             }
             guard !["range", "if-range"].contains(name.lowercased()) else {
-                throw UsageError(message: "-H \(name) is not allowed: courier sets it itself to resume downloads")
+                throw UsageError(get: "-H \(name) is not allowed: courier sets it itself to resume downloads")
             }
             let value = text[text.index(after: colon)...].trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
             return (name, value)

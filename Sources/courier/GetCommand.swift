@@ -10,10 +10,11 @@ import Courier
 /// output file appears (one rename) only once it is complete and verified. Running the same
 /// command again after Ctrl-C, `kill` or a crash continues where the last run stopped: the
 /// library finds the record beside the same partial file and asks for the rest with
-/// `Range`/`If-Range`.
+/// `Range`/`If-Range`. With `-o -` the file is a private temporary one, copied to stdout once
+/// complete and verified, then removed.
 ///
-/// Output: progress and messages on stderr; on success only the saved file's absolute path on
-/// stdout, so `file=$(courier get -q URL)` works in scripts.
+/// Output: progress, retries and messages on stderr; on success only the saved file's absolute
+/// path on stdout (or the body, with `-o -`), so `file=$(courier get -q URL)` works in scripts.
 struct GetCommand {
     let options: Options
 
@@ -22,15 +23,26 @@ struct GetCommand {
     /// Runs the download to its end and returns the exit code; every message is already printed.
     func run() -> Int32 {
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
-        let printer = ProgressPrinter(style: ProgressPrinter.style(quiet: options.quiet))
+        let style = ProgressPrinter.style(quiet: options.quiet)
+        let printer = ProgressPrinter(
+            style: style, columns: style == .terminal ? TerminalSize.columns() : 80, name: initialDisplayName())
+        // The progress line fits the terminal; a resized terminal gets a redrawn line at once.
+        let resizes = style == .terminal
+            ? SignalWatcher(signals: [SIGWINCH]) { _ in printer.resize(columns: TerminalSize.columns()) } : nil
+        defer { resizes?.cancel() }
+        let stops = StopSignals()
+        let watcher = stops.watch()
+        defer { watcher.cancel() }
+
         let target: Target
         do {
-            target = try makeTarget(in: cwd)
+            target = try makeTarget(in: cwd, printer: printer)
         } catch {
             return report(error, printer: printer)
         }
+        defer { target.cleanUp() }
         let started = ProgressPrinter.monotonicSeconds()
-        let (response, signal) = download(to: target, printer: printer)
+        let response = download(to: target, printer: printer, stops: stops)
         printer.finish()
         let seconds = ProgressPrinter.monotonicSeconds() - started
 
@@ -38,24 +50,29 @@ struct GetCommand {
         case .success(let file):
             if !response.report.isVerified {
                 // Printed even with --quiet: the user asked for it, but must not forget it.
+                let what = options.writesToStandardOutput ? "the body written to stdout was" : "\(file.path) was saved"
                 ProgressPrinter.writeToStandardError(
-                    "courier: warning: \(file.path) was saved unverified: the server's body could not be proven complete "
+                    "courier: warning: \(what) unverified: the server's body could not be proven complete "
                         + "(content-encoded, or ended only by the connection closing)\n")
             }
             // A signal that came too late to stop the download changes nothing: the file is saved.
+            let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
+            if options.writesToStandardOutput {
+                if let failure = copyToStandardOutput(file, size: size, stops: stops) { return failure }
+            }
             if printer.style != .quiet {
-                let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value
                 let report = response.report
                 ProgressPrinter.writeToStandardError(
                     ProgressFormat.summary(
-                        path: file.path, size: size ?? 0, seconds: seconds, bytesReceived: report.bytesReceived,
-                        resumedBytes: report.resumedBytes, retries: report.retries) + "\n")
+                        path: options.writesToStandardOutput ? nil : file.path, size: size, seconds: seconds,
+                        bytesReceived: report.bytesReceived, resumedBytes: report.resumedBytes, retries: report.retries)
+                        + "\n")
             }
-            FileHandle.standardOutput.write(Data((file.path + "\n").utf8))
+            if !options.writesToStandardOutput { FileHandle.standardOutput.write(Data((file.path + "\n").utf8)) }
             return ExitCode.success
         case .failure(let error):
-            if error.isCancellation, let signal {
-                ProgressPrinter.writeToStandardError(Self.interruptedLine(keeping: error.resumeData) + "\n")
+            if error.isCancellation, let signal = stops.signal {
+                ProgressPrinter.writeToStandardError(interruptedLine(keeping: error.resumeData) + "\n")
                 return ExitCode.forSignal(signal)
             }
             if error.code == .destinationFailed, !options.force, let file = target.chosenFile.current,
@@ -69,11 +86,16 @@ struct GetCommand {
     }
 
     /// Runs one download task to its completion, stopping it cleanly on SIGINT or SIGTERM.
-    /// Returns the response and the signal that stopped it, if one came.
-    private func download(to target: Target, printer: ProgressPrinter) -> (DownloadResponse, Int32?) {
+    private func download(to target: Target, printer: ProgressPrinter, stops: StopSignals) -> DownloadResponse {
         // Completions on the manager's own queue: this process has no main run loop, so the main
         // thread just waits on a semaphore.
-        let manager = SessionManager()
+        var configuration = SessionManager.Configuration()
+        if let timeout = options.timeout { configuration.urlSessionConfiguration.timeoutIntervalForRequest = timeout }
+        if !options.quiet {
+            // Each retry on a line of its own: what failed, where, when the next attempt starts.
+            configuration.eventMonitors = [ClosureEventMonitor(onRetry: { _, event in printer.message(Self.retryLine(event)) })]
+        }
+        let manager = SessionManager(configuration: configuration)
         defer { manager.invalidate(cancelingTasks: true) }
         let finished = DispatchSemaphore(value: 0)
         let result = Guarded<DownloadResponse?>(nil)
@@ -87,45 +109,17 @@ struct GetCommand {
                 result.set(response)
                 finished.signal()
             })
-
-        let stop = Guarded<Int32?>(nil)
-        let firstSignalAt = Guarded<UInt64>(0)
-        // Under the supervisor, a signal sent to the whole process group (`timeout`, `kill -<pgid>`,
-        // systemd) arrives twice: directly, and passed on by the supervisor a moment later. That
-        // copy is not a second request to stop.
-        let supervised = ProcessInfo.processInfo.environment[GetSupervisor.childVariable] != nil
-        let watcher = SignalWatcher(signals: [SIGINT, SIGTERM]) { signal in
-            let now = DispatchTime.now().uptimeNanoseconds
-            let (first, duplicate) = stop.withLock { stop -> (Bool, Bool) in
-                guard let earlier = stop else {
-                    stop = signal
-                    firstSignalAt.set(now)
-                    return (true, false)
-                }
-                return (false, supervised && earlier == signal && now - firstSignalAt.current < 1_000_000_000)
-            }
-            if duplicate { return }
-            if first {
-                // Keeps the partial file and brings its record up to date; the task then
-                // completes with `cancelled` and the resume data.
-                task.cancel(producingResumeData: { _ in })
-            } else {
-                // A second signal while waiting for that: leave at once. What is on disk stays
-                // resumable (the record may lag by up to a second, which the library allows for).
-                printer.finish()
-                ProgressPrinter.writeToStandardError("courier: interrupted again; stopping now\n")
-                _exit(ExitCode.forSignal(signal))
-            }
-        }
-        defer { watcher.cancel() }
+        // Keeps the partial file and brings its record up to date; the task then completes with
+        // `cancelled` and the resume data.
+        stops.onStop { task.cancel(producingResumeData: { _ in }) }
+        stops.beforeLeaving { printer.finish() }
         printer.start()
         task.resume()
         finished.wait()
         // `finished` is signalled only after `result` is set.
-        let response = result.current ?? DownloadResponse(
+        return result.current ?? DownloadResponse(
             request: nil, response: nil,
             result: .failure(CourierError(code: .network, message: "the download ended without a result")))
-        return (response, stop.current)
     }
 
     // MARK: - Request and destination
@@ -136,9 +130,16 @@ struct GetCommand {
         let policy: DownloadPolicy
         /// The output file, once known (at once with `-o`, from the response without).
         let chosenFile: Guarded<URL?>
+        /// With `-o -`: the private directory the body is staged in, removed at the end when this
+        /// process made it (a supervisor's is the supervisor's to remove).
+        var ownStagingDirectory: URL? = nil
+
+        func cleanUp() {
+            if let directory = ownStagingDirectory { try? FileManager.default.removeItem(at: directory) }
+        }
     }
 
-    private func makeTarget(in cwd: URL) throws(GetFailure) -> Target {
+    private func makeTarget(in cwd: URL, printer: ProgressPrinter) throws(GetFailure) -> Target {
         var policy = DownloadPolicy()
         policy.retryLimit = options.retries
         policy.expectedSHA256 = options.expectedSHA256
@@ -149,6 +150,17 @@ struct GetCommand {
         // unless the user trusts it (curl's --location-trusted).
         policy.recordsHeaders = false
         if !options.locationTrusted { policy.sensitiveHeaders = Set(options.headers.map { $0.name.lowercased() }) }
+        if options.writesToStandardOutput {
+            // Staged privately, copied to stdout once complete and verified. A supervisor shares
+            // its directory with every child it starts, so a restart after a crash continues.
+            let supplied = ProcessInfo.processInfo.environment[Self.stagingVariable].map { URL(fileURLWithPath: $0) }
+            let directory: URL
+            if let supplied { directory = supplied } else { directory = try Self.makeStagingDirectory() }
+            let file = directory.appendingPathComponent("body")
+            return Target(
+                destination: .file(file, options: [.removePreviousFile]), policy: policy, chosenFile: Guarded(file),
+                ownStagingDirectory: supplied == nil ? directory : nil)
+        }
         let publishing: DownloadDestination.Options = options.force ? [.removePreviousFile] : []
         if let output = options.output {
             // The partial file is `.<name>.courier-partial` beside the output (the library's default).
@@ -180,11 +192,18 @@ struct GetCommand {
                 for: url, contentDisposition: response.value(forHTTPHeaderField: "Content-Disposition"))
             let file = cwd.appendingPathComponent(name)
             chosenFile.set(file)
+            printer.setName(name)
             // Publishing never overwrites without --force (link(2), not rename(2)), so a file
             // created after this check is still never replaced.
             return (file, publishing)
         }
         return Target(destination: destination, policy: policy, chosenFile: chosenFile)
+    }
+
+    /// The name on the progress line before the headers arrive: `-o`'s, else the URL's.
+    private func initialDisplayName() -> String {
+        if let output = options.output, output != "-" { return URL(fileURLWithPath: output).lastPathComponent }
+        return FileNameSanitizer.suggestedName(for: options.url, contentDisposition: nil)
     }
 
     private func request() -> URLRequest {
@@ -243,7 +262,9 @@ struct GetCommand {
         case let failure as GetFailure:
             (line, status) = (failure.message, failure.status)
         case let error as CourierError:
-            (line, status) = (Self.errorLine(error, requestURL: options.url), ExitCode.forError(error))
+            let line1 = Self.errorLine(error, requestURL: options.url)
+            (line, status) = (line1 + Self.keptSuffix(error.resumeData, toStandardOutput: options.writesToStandardOutput),
+                              ExitCode.forError(error))
         default:
             (line, status) = ("\(error)", ExitCode.failure)
         }
@@ -251,31 +272,95 @@ struct GetCommand {
         return status
     }
 
+    /// What a failure leaves: with `-o -`, nothing on stdout; otherwise the bytes kept and how to
+    /// continue them (`; 12.3 MiB kept — run the same command again to resume`), if any.
+    static func keptSuffix(_ resumeData: ResumeData?, toStandardOutput: Bool) -> String {
+        if toStandardOutput { return "; nothing was written to stdout" }
+        guard let resumeData, resumeData.bytesOnDisk > 0 else { return "" }
+        return "; \(ProgressFormat.bytes(resumeData.bytesOnDisk)) kept — run the same command again to resume"
+    }
+
     /// The error line after `courier: `. An HTTP failure leads with its status:
     /// `HTTP 404 Not Found from http://…`; others give the library's message and the URL.
     static func errorLine(_ error: CourierError, requestURL: URL) -> String {
         let url = Self.displayURL(error.response?.url ?? requestURL)
-        if error.code == .unacceptableStatusCode, let status = error.statusCode {
-            let phrase = HTTPStatus.reasonPhrase(status).map { " " + $0 } ?? ""
-            return "HTTP \(status)\(phrase) from \(url)"
-        }
         switch error.code {
-        case .network: return "network error: \(error.message) (\(url))"
-        case .integrityFailed: return "integrity check failed: \(error.message) (\(url))"
-        case .invalidResponse: return "the server's response is not valid HTTP: \(error.message) (\(url))"
-        case .deadlineExceeded:
-            let kept = error.resumeData.map { "; \($0.bytesOnDisk) bytes kept: run the same command again to continue" } ?? ""
-            return "the download did not finish within --max-time\(kept) (\(url))"
-        default: return "\(error.message) (\(url))"
+        case .unacceptableStatusCode where error.statusCode != nil:
+            return "\(describe(error)) from \(url)" + (retryAfterRefusal(error).map { ": " + $0 } ?? "")
+        case .deadlineExceeded: return "the download did not finish within --max-time (\(url))"
+        default: return "\(describe(error)) (\(url))"
         }
     }
 
+    /// What failed, without the URL: `HTTP 503 Service Unavailable`, `network error: …`.
+    static func describe(_ error: CourierError) -> String {
+        if error.code == .unacceptableStatusCode, let status = error.statusCode {
+            let phrase = HTTPStatus.reasonPhrase(status).map { " " + $0 } ?? ""
+            return "HTTP \(status)\(phrase)"
+        }
+        switch error.code {
+        case .network: return "network error: \(error.message)"
+        case .timedOut: return "timed out: \(error.message)"
+        case .integrityFailed: return "integrity check failed: \(error.message)"
+        case .invalidResponse: return "the server's response is not valid HTTP: \(error.message)"
+        case .deadlineExceeded: return "the download did not finish within --max-time"
+        default: return error.message
+        }
+    }
+
+    /// Why a retryable status was not retried when its `Retry-After` asks for longer than courier
+    /// waits (the library's rule: ``DownloadPolicy/maximumRetryAfter``), else `nil`.
+    static func retryAfterRefusal(_ error: CourierError) -> String? {
+        let policy = DownloadPolicy()
+        guard let response = error.response, policy.retryableStatusCodes.contains(response.statusCode),
+            let requested = DownloadPolicy.requestedRetryDelay(of: response), requested > policy.maximumRetryAfter
+        else { return nil }
+        return "the server asked to be retried after \(ProgressFormat.delay(requested)), and courier waits at most "
+            + "\(ProgressFormat.delay(policy.maximumRetryAfter)), so it stopped instead of retrying"
+    }
+
+    /// A retry, announced on stderr: what failed, how far the download had come, when the next
+    /// attempt starts and from where, and which retry it is:
+    /// `courier: network error: … (97.7 KiB received); retrying in 0.3 s, continuing from there (retry 1 of 3)`.
+    static func retryLine(_ event: TaskRetryEvent) -> String {
+        var line = "courier: " + oneLine(describe(event.error))
+        if event.bytesReceived > 0 { line += " (\(ProgressFormat.bytes(event.bytesReceived)) received)" }
+        line += "; retrying in \(ProgressFormat.delay(event.delay))"
+        if event.bytesReceived > 0 { line += event.continuesFrom > 0 ? ", continuing from there" : ", starting over" }
+        line += event.retryLimit.map { " (retry \(event.retry) of \($0))" } ?? " (retry \(event.retry))"
+        return line
+    }
+
     /// What to say after stopping for a signal.
-    static func interruptedLine(keeping resumeData: ResumeData?) -> String {
+    static func interruptedLine(keeping resumeData: ResumeData?, toStandardOutput: Bool = false) -> String {
+        if toStandardOutput {
+            return "courier: interrupted; nothing was written to stdout (a download to stdout is not kept: the next run starts over)"
+        }
         guard let resumeData, resumeData.bytesOnDisk > 0 else {
             return "courier: interrupted; nothing was kept, so the next run starts from the beginning"
         }
-        return "courier: interrupted; run the same command again to resume (\(resumeData.bytesOnDisk) bytes kept)"
+        return "courier: interrupted; \(ProgressFormat.bytes(resumeData.bytesOnDisk)) kept — run the same command again to resume"
+    }
+
+    private func interruptedLine(keeping resumeData: ResumeData?) -> String {
+        Self.interruptedLine(keeping: resumeData, toStandardOutput: options.writesToStandardOutput)
+    }
+
+    /// The resume record a run with `options` in `cwd` keeps beside its partial file, if there is
+    /// a readable one: how the supervisor learns what a child it could not ask left behind. Read
+    /// as the library reads side files: never through a link, never blocking on a FIFO.
+    static func recordedResume(for options: Options, in cwd: URL) -> ResumeData? {
+        guard !options.writesToStandardOutput else { return nil }
+        let partial = options.output.map { DownloadPolicy.defaultPartialFile(for: outputURL($0, in: cwd)) }
+            ?? cwd.appendingPathComponent(partialFileName(for: options.url))
+        let descriptor = open(DownloadPolicy.recordFile(for: partial).path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size <= 1 << 20,
+            let data = try? handle.readToEnd()
+        else { return nil }
+        return try? ResumeData(data: data)
     }
 
     /// `url` without user and password, for messages.

@@ -1,4 +1,5 @@
 import Foundation
+import Courier
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -124,8 +125,23 @@ struct GetSupervisor {
         }
     }
 
-    /// Runs the download in children until one ends it; returns the exit code.
+    /// Runs the download in children until one ends it; returns the exit code. With `-o -` the
+    /// children share one private staging directory (so a restart continues its bytes), removed
+    /// here once the command ends.
     func run() -> Int32 {
+        guard options.writesToStandardOutput else { return supervise(staging: nil) }
+        let staging: URL
+        do {
+            staging = try GetCommand.makeStagingDirectory()
+        } catch {
+            ProgressPrinter.writeToStandardError("courier: \(error.message)\n")
+            return error.status
+        }
+        defer { try? FileManager.default.removeItem(at: staging) }
+        return supervise(staging: staging)
+    }
+
+    private func supervise(staging: URL?) -> Int32 {
         var watched = sigset_t()
         sigemptyset(&watched)
         for signal in [SIGINT, SIGTERM, SIGCHLD] { sigaddset(&watched, signal) }
@@ -144,7 +160,7 @@ struct GetSupervisor {
             if let stop { return stoppedBetweenAttempts(stop) }
             let child: pid_t
             do {
-                child = try spawn(restoringMask: original, deadline: deadline)
+                child = try spawn(restoringMask: original, deadline: deadline, staging: staging)
             } catch {
                 ProgressPrinter.writeToStandardError("courier: cannot start the download process: \(error)\n")
                 return ExitCode.failure
@@ -152,7 +168,8 @@ struct GetSupervisor {
             let (ending, signal, overdue) = wait(for: child, watching: &watched, deadline: deadline)
             stop = stop ?? signal
             if overdue {
-                message("courier: the download did not stop at --max-time; its process was killed (the bytes on disk stay for the next run)")
+                let kept = options.writesToStandardOutput ? "; anything written to stdout is incomplete" : keptSuffix()
+                message("courier: the download did not stop at --max-time; its process was killed" + kept)
                 return ExitCode.network
             }
             switch ending {
@@ -166,11 +183,11 @@ struct GetSupervisor {
                 }
                 crashes += 1
                 if crashes > options.retries {
-                    message(Self.givingUpLine(signal: number, attempts: crashes))
+                    message(Self.givingUpLine(signal: number, attempts: crashes) + keptSuffix())
                     return ExitCode.network
                 }
                 if let deadline, Self.monotonicNanoseconds() >= deadline {
-                    message(Self.givingUpLine(signal: number, attempts: crashes, outOfTime: true))
+                    message(Self.givingUpLine(signal: number, attempts: crashes, outOfTime: true) + keptSuffix())
                     return ExitCode.network
                 }
                 if !options.quiet { message(Self.restartLine(signal: number, restart: crashes, of: options.retries)) }
@@ -247,10 +264,11 @@ struct GetSupervisor {
 
     /// Starts `/proc/self/exe` with our arguments and ``childVariable`` set, on this (main)
     /// thread, with the signal mask this process started with.
-    private func spawn(restoringMask original: sigset_t, deadline: UInt64?) throws(SpawnError) -> pid_t {
+    private func spawn(restoringMask original: sigset_t, deadline: UInt64?, staging: URL?) throws(SpawnError) -> pid_t {
         var environment = ProcessInfo.processInfo.environment
         environment[Self.childVariable] = String(getpid())
         environment[Self.deadlineVariable] = deadline.map(String.init)
+        environment[GetCommand.stagingVariable] = staging?.path
         // A crash is an expected, reported event here: one line instead of the runtime's
         // full-page backtrace. A person who wants the backtrace sets SWIFT_BACKTRACE.
         if environment["SWIFT_BACKTRACE"] == nil { environment["SWIFT_BACKTRACE"] = "enable=no" }
@@ -280,8 +298,20 @@ struct GetSupervisor {
 
     /// Stopped by `signal` while no child ran.
     private func stoppedBetweenAttempts(_ signal: Int32) -> Int32 {
-        message("courier: interrupted; run the same command again to resume")
+        message(GetCommand.interruptedLine(keeping: recorded(), toStandardOutput: options.writesToStandardOutput))
         return ExitCode.forSignal(signal)
+    }
+
+    /// What the children left for the next run, as their resume record says (the supervisor
+    /// cannot ask a child that crashed).
+    private func recorded() -> ResumeData? {
+        let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+        return GetCommand.recordedResume(for: options, in: cwd)
+    }
+
+    /// `; 12.3 MiB kept — run the same command again to resume`, `; nothing was written to stdout`, or nothing.
+    private func keptSuffix() -> String {
+        GetCommand.keptSuffix(recorded(), toStandardOutput: options.writesToStandardOutput)
     }
 
     /// One line on stderr; on a terminal it first clears a progress line the child left behind.
@@ -297,12 +327,12 @@ struct GetSupervisor {
             + "a known trap in FoundationNetworking; retrying from the bytes kept (\(restart) of \(limit))"
     }
 
+    /// Why the command gave up after crashes; what was kept follows (``keptSuffix()``).
     static func givingUpLine(signal: Int32, attempts: Int, outOfTime: Bool = false) -> String {
         let times = attempts == 1 ? "once" : "\(attempts) times"
         let lead = outOfTime ? "the download did not finish within --max-time" : "network error"
         return "courier: \(lead): the download process crashed \(times) (last: \(describe(signal: signal))): "
-            + "the server's response sets off a known trap in FoundationNetworking; the bytes received so far "
-            + "are kept for the next run"
+            + "the server's response sets off a known trap in FoundationNetworking"
     }
 
     /// `signal 4, SIGILL`.

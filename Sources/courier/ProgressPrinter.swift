@@ -35,6 +35,18 @@ enum ProgressFormat {
         return hours > 0 ? "\(hours):\(two(minutes)):\(two(rest))" : "\(minutes):\(two(rest))"
     }
 
+    /// A delay for messages: `0.3 s`, `12 s`, `999999 s (11.6 days)` — with a larger unit
+    /// when it helps.
+    static func delay(_ delay: Duration) -> String {
+        let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+        let text = seconds < 10 && seconds != seconds.rounded() ? String(format: "%.1f s", seconds) : "\(Int(seconds.rounded())) s"
+        let larger: (Double, String)? =
+            seconds >= 2 * 86_400 ? (seconds / 86_400, "days") : seconds >= 2 * 3600 ? (seconds / 3600, "hours")
+            : seconds >= 3 * 60 ? (seconds / 60, "minutes") : nil
+        guard let (value, unit) = larger else { return text }
+        return text + " (" + String(format: "%.1f", value) + " \(unit))"
+    }
+
     /// Whole percent done, rounded down so that 100% means every byte is there; `nil` when
     /// the total is unknown.
     static func percent(_ completed: Int64, of total: Int64?) -> Int? {
@@ -50,24 +62,134 @@ enum ProgressFormat {
         return Double(max(total - completed, 0)) / bytesPerSecond
     }
 
-    /// The line redrawn in place on a terminal:
-    /// `12.0 MiB / 64.0 MiB  18%  85.3 MiB/s  ETA 0:01`, or `12.0 MiB  85.3 MiB/s` with no total.
-    /// Rate and ETA are left out until a rate has been measured.
-    static func terminalLine(completed: Int64, total: Int64?, bytesPerSecond: Double?) -> String {
-        var parts: [String] = []
-        if let total, let percent = percent(completed, of: total) {
-            parts.append("\(bytes(completed)) / \(bytes(total))")
-            parts.append("\(percent)%")
-        } else {
-            parts.append(bytes(completed))
+    /// A time left on the terminal line, as wget shows it: `3s`, `1m 5s`, `2h 3m`, `4d 5h`; `nil`
+    /// when unknown or beyond 99 days.
+    static func eta(_ seconds: Double) -> String? {
+        guard seconds.isFinite, seconds >= 0, seconds < 100 * 86_400 else { return nil }
+        let total = Int(seconds.rounded(.up))
+        switch total {
+        case ..<60: return "\(total)s"
+        case ..<3600: return "\(total / 60)m \(total % 60)s"
+        case ..<86_400: return "\(total / 3600)h \(total % 3600 / 60)m"
+        default: return "\(total / 86_400)d \(total % 86_400 / 3600)h"
         }
-        if let bytesPerSecond {
-            parts.append(rate(bytesPerSecond))
-            if let left = secondsLeft(completed, of: total, at: bytesPerSecond) {
-                parts.append("ETA \(duration(left))")
+    }
+
+    /// The columns a terminal gives `text`: 2 for a character that is or may be wide (Hangul,
+    /// CJK, fullwidth forms, emoji and symbols), 1 otherwise. Where in doubt it counts 2, so a
+    /// line it measures never wraps.
+    static func columns(of text: some StringProtocol) -> Int {
+        text.reduce(0) { sum, character in
+            sum + (character.unicodeScalars.contains(where: isWide) ? 2 : 1)
+        }
+    }
+
+    /// East Asian Wide and Fullwidth ranges (UAX #11), and the symbol and emoji blocks that
+    /// terminals may draw two columns wide.
+    private static func isWide(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x1100...0x115F, 0x231A...0x231B, 0x2329...0x232A, 0x23E9...0x23FF, 0x2600...0x27BF, 0x2B00...0x2BFF,
+            0x2E80...0xA4CF, 0xA960...0xA97F, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE10...0xFE19, 0xFE30...0xFE6F,
+            0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x1F000...0x1FAFF, 0x20000...0x3FFFD:
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// `text` cut to at most `width` columns with `…` in the middle, keeping its start and its end
+    /// (where a file's extension is).
+    static func truncate(_ text: String, toColumns width: Int) -> String {
+        guard columns(of: text) > width else { return text }
+        guard width > 1 else { return width == 1 ? "…" : "" }
+        let tailWidth = (width - 1) / 2
+        let headWidth = width - 1 - tailWidth
+        var head = "", tail = ""
+        for character in text {
+            guard columns(of: head) + columns(of: String(character)) <= headWidth else { break }
+            head.append(character)
+        }
+        for character in text.reversed() {
+            guard columns(of: tail) + columns(of: String(character)) <= tailWidth else { break }
+            tail.insert(character, at: tail.startIndex)
+        }
+        return head + "…" + tail
+    }
+
+    /// A progress bar `[=====>    ]` with `inner` columns between the brackets.
+    static func bar(_ completed: Int64, of total: Int64, inner: Int) -> String {
+        let fraction = total > 0 ? min(1, max(0, Double(completed) / Double(total))) : 1
+        let filled = Int((fraction * Double(inner)).rounded(.down))
+        let body: String
+        if filled >= inner {
+            body = String(repeating: "=", count: inner)
+        } else if filled == 0 {
+            body = String(repeating: " ", count: inner)
+        } else {
+            body = String(repeating: "=", count: filled - 1) + ">" + String(repeating: " ", count: inner - filled)
+        }
+        return "[" + body + "]"
+    }
+
+    /// The line redrawn in place on a terminal `columns` wide, like wget's:
+    /// `data.bin  45% [=========>           ]  12.3 MiB  4.1 MiB/s  eta 3s`. It never reaches the
+    /// last column (some terminals wrap there), so it never wraps. When narrow it sheds, in order:
+    /// the bar, the name, the ETA, the rate. Without a known total there is no percentage or bar;
+    /// rate and ETA appear once a rate has been measured.
+    static func terminalLine(
+        name: String?, completed: Int64, total: Int64?, bytesPerSecond: Double?, columns width: Int
+    ) -> String {
+        let limit = max(width - 1, 1)
+        let percentText = percent(completed, of: total).map { "\($0)%" }
+        let size = bytes(completed)
+        let rateText = bytesPerSecond.map(rate)
+        let etaText = secondsLeft(completed, of: total, at: bytesPerSecond).flatMap(eta).map { "eta " + $0 }
+        let name = name.map(displayable).flatMap { $0.isEmpty ? nil : $0 }
+
+        // With a bar: fixed-width fields, so that the bar keeps its size as the numbers change.
+        if let total, let percentText {
+            let padded = pad(size, 9) + "  " + pad(rateText ?? "", 11) + "  " + (etaText ?? "").paddedRight(10)
+            let lead = name.map { truncate($0, toColumns: max(10, limit / 4)) + "  " } ?? ""
+            let inner = limit - columns(of: lead) - 4 - 1 - 2 - 1 - columns(of: padded)
+            if inner >= 10 {
+                let line = lead + pad(percentText, 4) + " " + bar(completed, of: total, inner: inner) + " " + padded
+                return trimmingTrailingSpaces(line)
             }
         }
-        return parts.joined(separator: "  ")
+        // No bar: the name while it fits (shortened down to 8 columns), then the numbers alone,
+        // shedding the ETA and then the rate.
+        let candidates: [[String?]] = [
+            [percentText, size, rateText, etaText], [percentText, size, rateText], [percentText, size], [size],
+        ]
+        for (index, fields) in candidates.enumerated() {
+            let stats = fields.compactMap { $0 }.joined(separator: "  ")
+            let statsWidth = columns(of: stats)
+            if index == 0, let name {
+                let room = limit - statsWidth - 2
+                if columns(of: name) <= room || room >= 8 { return truncate(name, toColumns: room) + "  " + stats }
+            }
+            if statsWidth <= limit { return stats }
+        }
+        return truncate(size, toColumns: limit)
+    }
+
+    /// `text` right-aligned in `width` columns.
+    private static func pad(_ text: String, _ width: Int) -> String {
+        String(repeating: " ", count: max(0, width - columns(of: text))) + text
+    }
+
+    private static func trimmingTrailingSpaces(_ text: String) -> String {
+        var text = text
+        while text.last == " " { text.removeLast() }
+        return text
+    }
+
+    /// A name as it may be shown on a terminal: control characters (an `-o` name may hold any)
+    /// become `?`.
+    static func displayable(_ name: String) -> String {
+        String(String.UnicodeScalarView(name.unicodeScalars.map {
+            $0.properties.generalCategory == .control || $0.properties.generalCategory == .format ? "?" : $0
+        }))
     }
 
     /// A progress line for a log (stderr not a terminal):
@@ -87,16 +209,25 @@ enum ProgressFormat {
     }
 
     /// The line printed once a download is saved:
-    /// `courier: saved /tmp/x.bin (64.0 MiB in 1.2 s, 53.3 MiB/s; continued from 12.0 MiB; 1 retry)`.
+    /// `courier: saved /tmp/x.bin (64.0 MiB in 1.2 s, 53.3 MiB/s; continued from 12.0 MiB; 1 retry)`,
+    /// or with `path` `nil` (`-o -`): `courier: wrote 64.0 MiB to stdout (in 1.2 s, 53.3 MiB/s)`.
     /// The rate counts the bytes this run received, not those already on disk.
     static func summary(
-        path: String, size: Int64, seconds: Double, bytesReceived: Int64, resumedBytes: Int64, retries: Int
+        path: String?, size: Int64, seconds: Double, bytesReceived: Int64, resumedBytes: Int64, retries: Int
     ) -> String {
-        var details = "\(bytes(size)) in \(String(format: "%.1f", max(seconds, 0))) s"
+        var details = "in \(String(format: "%.1f", max(seconds, 0))) s"
         if seconds > 0, bytesReceived > 0 { details += ", \(rate(Double(bytesReceived) / seconds))" }
         if resumedBytes > 0 { details += "; continued from \(bytes(resumedBytes))" }
         if retries > 0 { details += "; \(retries) \(retries == 1 ? "retry" : "retries")" }
-        return "courier: saved \(path) (\(details))"
+        guard let path else { return "courier: wrote \(bytes(size)) to stdout (\(details))" }
+        return "courier: saved \(path) (\(bytes(size)) \(details))"
+    }
+}
+
+extension String {
+    /// The string followed by spaces up to `length` characters.
+    fileprivate func paddedRight(_ length: Int) -> String {
+        count >= length ? self : self + String(repeating: " ", count: length - count)
     }
 }
 
@@ -131,9 +262,10 @@ struct RateMeter {
     }
 }
 
-/// Shows download progress on stderr: one line redrawn with `\r` on a terminal, a plain line
-/// about once a second otherwise (logs, pipes), nothing when quiet. Thread-safe: updates come
-/// from the manager's queue, `finish()` and `message(_:)` from the main thread.
+/// Shows download progress on stderr: one line redrawn with `\r` on a terminal (fitted to its
+/// width: ``resize(columns:)`` on SIGWINCH), a plain line about once a second otherwise (logs,
+/// pipes), nothing when quiet. Thread-safe: updates come from the manager's queue, `finish()`
+/// and `message(_:)` from the main thread or a monitor, `resize` from a signal watcher.
 final class ProgressPrinter: Sendable {
     enum Style: Sendable {
         /// stderr is a terminal: redraw one line.
@@ -158,22 +290,27 @@ final class ProgressPrinter: Sendable {
         var start: Double?
         var lastPrint: Double?
         var meter = RateMeter()
-        /// Characters of the line on screen (terminal style), for blanking a longer old line.
+        /// Columns of the line on screen (terminal style), for blanking a longer old line.
         var drawnWidth = 0
         /// The newest snapshot, and whether it is the one on screen (terminal style).
         var latest: (completed: Int64, total: Int64?)?
         var latestDrawn = false
         var finished = false
+        /// The terminal's width.
+        var columns: Int
+        /// The file's name, shown first on the terminal line.
+        var name: String?
     }
 
     init(
-        style: Style, now: @escaping @Sendable () -> Double = ProgressPrinter.monotonicSeconds,
+        style: Style, columns: Int = 80, name: String? = nil,
+        now: @escaping @Sendable () -> Double = ProgressPrinter.monotonicSeconds,
         write: @escaping @Sendable (String) -> Void = ProgressPrinter.writeToStandardError
     ) {
         self.style = style
         self.now = now
         self.write = write
-        self.state = Guarded(State())
+        self.state = Guarded(State(columns: columns, name: name))
     }
 
     /// The style for this process: quiet when asked, terminal when stderr is one.
@@ -186,6 +323,21 @@ final class ProgressPrinter: Sendable {
     func start() {
         let time = now()
         state.withLock { if $0.start == nil { $0.start = time } }
+    }
+
+    /// Names the file on the terminal line (its name may be known only once the headers arrive).
+    func setName(_ name: String) {
+        state.withLock { $0.name = name }
+    }
+
+    /// The terminal is now `columns` wide: the line is redrawn to fit at once.
+    func resize(columns: Int) {
+        state.withLock { state in
+            guard state.columns != columns else { return }
+            state.columns = columns
+            guard style == .terminal, !state.finished, state.latest != nil else { return }
+            draw(&state)
+        }
     }
 
     /// Takes a progress snapshot; prints when a line is due.
@@ -205,13 +357,26 @@ final class ProgressPrinter: Sendable {
             state.lastPrint = time
             switch style {
             case .terminal:
-                draw(completed: completed, total: total, &state)
+                draw(&state)
             case .plain:
                 let line = ProgressFormat.plainLine(completed: completed, total: total, bytesPerSecond: state.meter.bytesPerSecond)
                 write(line + "\n")
             case .quiet:
                 break
             }
+        }
+    }
+
+    /// Prints `line` (and a line break) on a line of its own: on a terminal the progress line is
+    /// blanked first and redrawn below it with the next update. Printed whatever the style: the
+    /// caller decides what `--quiet` leaves out.
+    func message(_ line: String) {
+        state.withLock { state in
+            guard style == .terminal, state.drawnWidth > 0 else { return write(line + "\n") }
+            let blank = String(repeating: " ", count: min(state.drawnWidth, max(state.columns - 1, 1)))
+            state.drawnWidth = 0
+            state.latestDrawn = false
+            write("\r" + blank + "\r" + line + "\n")
         }
     }
 
@@ -223,18 +388,23 @@ final class ProgressPrinter: Sendable {
             guard !state.finished else { return }
             state.finished = true
             guard style == .terminal else { return }
-            if let latest = state.latest, !state.latestDrawn { draw(completed: latest.completed, total: latest.total, &state) }
+            if state.latest != nil, !state.latestDrawn { draw(&state) }
             if state.drawnWidth > 0 { write("\n") }
         }
     }
 
-    /// Redraws the terminal line, blanking what is left of a longer previous one.
-    private func draw(completed: Int64, total: Int64?, _ state: inout State) {
-        let line = ProgressFormat.terminalLine(completed: completed, total: total, bytesPerSecond: state.meter.bytesPerSecond)
-        let padding = String(repeating: " ", count: max(0, state.drawnWidth - line.count))
-        state.drawnWidth = line.count
+    /// Redraws the terminal line from the newest snapshot, blanking what is left of a longer
+    /// previous one (within the terminal's width: blanks past it would wrap).
+    private func draw(_ state: inout State) {
+        guard let latest = state.latest else { return }
+        let line = ProgressFormat.terminalLine(
+            name: state.name, completed: latest.completed, total: latest.total,
+            bytesPerSecond: state.meter.bytesPerSecond, columns: state.columns)
+        let width = ProgressFormat.columns(of: line)
+        let padding = max(0, min(state.drawnWidth, max(state.columns - 1, 1)) - width)
+        state.drawnWidth = width
         state.latestDrawn = true
-        write("\r" + line + padding)
+        write("\r" + line + String(repeating: " ", count: padding))
     }
 
     /// Whether a progress line is due at `now`. A millisecond of slack, so that updates the
@@ -257,5 +427,25 @@ final class ProgressPrinter: Sendable {
 
     @Sendable static func writeToStandardError(_ text: String) {
         FileHandle.standardError.write(Data(text.utf8))
+    }
+}
+
+/// The terminal's width in columns: what the terminal on stderr says (`TIOCGWINSZ`), else
+/// `COLUMNS`, else 80.
+enum TerminalSize {
+    static func columns() -> Int {
+        var size = winsize()
+        let fromTerminal = ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0 ? Int(size.ws_col) : nil
+        return columns(terminal: fromTerminal, environment: ProcessInfo.processInfo.environment)
+    }
+
+    /// The rule, without the system: the terminal's answer when it gave one above 0, else a
+    /// positive `COLUMNS`, else 80.
+    static func columns(terminal: Int?, environment: [String: String]) -> Int {
+        if let terminal, terminal > 0 { return terminal }
+        if let text = environment["COLUMNS"], let columns = Int(text.trimmingCharacters(in: .whitespaces)), columns > 0 {
+            return columns
+        }
+        return 80
     }
 }

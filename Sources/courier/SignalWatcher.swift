@@ -27,3 +27,66 @@ final class SignalWatcher {
         sources.forEach { $0.cancel() }
     }
 }
+
+/// SIGINT and SIGTERM for `courier get`: the first stops whatever runs — the transfer, or the
+/// copy of a finished body to stdout — and a second one leaves at once.
+///
+/// Under the supervisor, a signal sent to the whole process group (`timeout`, `kill -<pgid>`,
+/// systemd) arrives twice: directly, and passed on by the supervisor a moment later. That copy,
+/// the same signal within a second, is not a second request to stop.
+final class StopSignals: Sendable {
+    private struct State {
+        var signal: Int32?
+        var firstAt: UInt64 = 0
+        var action: (@Sendable () -> Void)?
+        var beforeLeaving: (@Sendable () -> Void)?
+    }
+    private let state = Guarded(State())
+    private let supervised = ProcessInfo.processInfo.environment[GetSupervisor.childVariable] != nil
+
+    /// The first stop signal that came, if one did.
+    var signal: Int32? { state.current.signal }
+
+    /// Starts watching; keep the watcher until the command is done.
+    func watch() -> SignalWatcher {
+        SignalWatcher(signals: [SIGINT, SIGTERM]) { [self] signal in received(signal) }
+    }
+
+    /// What stopping means from now on; run at once if a stop already came.
+    func onStop(_ action: @escaping @Sendable () -> Void) {
+        let stopped = state.withLock { state -> Bool in
+            state.action = action
+            return state.signal != nil
+        }
+        if stopped { action() }
+    }
+
+    /// What to do just before leaving at a second signal (end the progress line).
+    func beforeLeaving(_ action: @escaping @Sendable () -> Void) {
+        state.withLock { $0.beforeLeaving = action }
+    }
+
+    private func received(_ signal: Int32) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        enum Step { case stop((@Sendable () -> Void)?), ignore, leave((@Sendable () -> Void)?) }
+        let step = state.withLock { state -> Step in
+            guard let earlier = state.signal else {
+                state.signal = signal
+                state.firstAt = now
+                return .stop(state.action)
+            }
+            if supervised, earlier == signal, now - state.firstAt < 1_000_000_000 { return .ignore }
+            return .leave(state.beforeLeaving)
+        }
+        switch step {
+        case .stop(let action): action?()
+        case .ignore: break
+        case .leave(let beforeLeaving):
+            // A second signal while stopping: leave at once. What is on disk stays resumable (the
+            // record may lag by up to a second, which the library allows for).
+            beforeLeaving?()
+            ProgressPrinter.writeToStandardError("courier: interrupted again; stopping now\n")
+            _exit(ExitCode.forSignal(signal))
+        }
+    }
+}

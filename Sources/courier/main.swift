@@ -6,7 +6,7 @@ let status: Int32
 do {
     status = try CourierCommand.run(arguments)
 } catch let error as UsageError {
-    FileHandle.standardError.write(Data("courier: \(error.message)\nRun 'courier --help' for usage.\n".utf8))
+    FileHandle.standardError.write(Data("courier: \(error.message)\nRun '\(error.help)' for usage.\n".utf8))
     status = ExitCode.usage
 } catch {
     FileHandle.standardError.write(Data("courier: \(error)\n".utf8))

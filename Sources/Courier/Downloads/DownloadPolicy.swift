@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// How a download survives failures and proves its result.
 public struct DownloadPolicy: Sendable {
@@ -9,7 +12,13 @@ public struct DownloadPolicy: Sendable {
     public var initialRetryDelay: Duration = .milliseconds(250)
     /// The longest computed delay between attempts. Default 30 s.
     public var maximumRetryDelay: Duration = .seconds(30)
-    /// The longest `Retry-After` Courier honours; a longer one is cut to this. Default 120 s.
+    /// The longest `Retry-After` a download waits for. Default 120 s.
+    ///
+    /// A retryable status whose `Retry-After` asks for more is not retried at all: the download
+    /// fails at once with that status (``CourierError/Code-swift.struct/unacceptableStatusCode``),
+    /// its message naming the delay the server asked for, and keeps its bytes for resuming.
+    /// Waiting the capped time instead would retry sooner than the server said it can answer —
+    /// `503` with `Retry-After: 86400` means "not today" — and spend every retry doing it.
     public var maximumRetryAfter: Duration = .seconds(120)
     /// Statuses that are retried: 408, 429, 500, 502, 503 and 504.
     public var retryableStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504]
@@ -96,8 +105,19 @@ public struct DownloadPolicy: Sendable {
         return partialFile.deletingLastPathComponent().appendingPathComponent(base + ".courier-resume")
     }
 
+    /// The delay a response's `Retry-After` asks for (a number of seconds, or an HTTP date),
+    /// uncapped; `nil` when it has none or it cannot be read. A download compares it with
+    /// ``maximumRetryAfter``.
+    public static func requestedRetryDelay(of response: HTTPURLResponse, now: Date = Date()) -> Duration? {
+        guard let value = response.value(forHTTPHeaderField: "Retry-After"),
+            let seconds = Backoff.seconds(fromRetryAfter: value, now: now)
+        else { return nil }
+        return .milliseconds(Int64((seconds * 1000).rounded(.up)))
+    }
+
     /// The delay before retry number `attempt` (1, 2, …): `Retry-After` when the server sent one
-    /// (seconds or an HTTP date, capped at ``maximumRetryAfter``), otherwise exponential backoff
+    /// (seconds or an HTTP date, at most ``maximumRetryAfter``: a download does not retry after a
+    /// longer one), otherwise exponential backoff
     /// from ``initialRetryDelay`` capped at ``maximumRetryDelay``, with "equal jitter" (half
     /// fixed, half random) so that many clients do not retry in lockstep.
     public func retryDelay(attempt: Int, retryAfter: String?, now: Date = Date()) -> Duration {

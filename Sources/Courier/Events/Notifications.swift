@@ -5,6 +5,9 @@ extension Notification.Name {
     public static let courierTaskDidResume = Notification.Name("Courier.taskDidResume")
     /// Posted when a task is paused; `object` is the task.
     public static let courierTaskDidSuspend = Notification.Name("Courier.taskDidSuspend")
+    /// Posted when a task's failed attempt is about to be retried; `object` is the task,
+    /// `userInfo[CourierNotificationKey.retry]` the ``TaskRetryEvent``.
+    public static let courierTaskWillRetry = Notification.Name("Courier.taskWillRetry")
     /// Posted once when a task finishes; `object` is the task, `userInfo` uses ``CourierNotificationKey``.
     public static let courierTaskDidComplete = Notification.Name("Courier.taskDidComplete")
     /// Posted when a manager's session is invalidated; `userInfo[CourierNotificationKey.error]` holds
@@ -24,6 +27,8 @@ public enum CourierNotificationKey {
     public static let error = "Courier.error"
     /// The published file `URL` of a download task.
     public static let fileURL = "Courier.fileURL"
+    /// The ``TaskRetryEvent`` of a `courierTaskWillRetry` notification.
+    public static let retry = "Courier.retry"
 }
 
 /// Fans task and session events out to monitors and `NotificationCenter`.
@@ -39,6 +44,12 @@ struct EventDispatcher: Sendable {
     func taskDidSuspend(_ task: any SessionTask) {
         for monitor in monitors { monitor.taskDidSuspend(task) }
         if postsNotifications { NotificationCenter.default.post(name: .courierTaskDidSuspend, object: task) }
+    }
+
+    func taskWillRetry(_ task: any SessionTask, event: TaskRetryEvent) {
+        for monitor in monitors { monitor.taskWillRetry(task, event: event) }
+        guard postsNotifications else { return }
+        NotificationCenter.default.post(name: .courierTaskWillRetry, object: task, userInfo: [CourierNotificationKey.retry: event])
     }
 
     func taskDidComplete(_ task: (any SessionTask)?, event: TaskCompletionEvent) {

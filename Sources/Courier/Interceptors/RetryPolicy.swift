@@ -113,6 +113,17 @@ struct Backoff {
         return half + half * Double.random(in: 0...1)
     }
 
+    /// `12 s`, `999999 s (11.6 days)`: a delay for messages, with a larger unit when it helps.
+    static func describe(_ delay: Duration) -> String {
+        let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+        let text = seconds < 10 && seconds != seconds.rounded() ? String(format: "%.1f s", seconds) : "\(Int(seconds.rounded())) s"
+        let larger: (Double, String)? =
+            seconds >= 2 * 86_400 ? (seconds / 86_400, "days") : seconds >= 2 * 3600 ? (seconds / 3600, "hours")
+            : seconds >= 3 * 60 ? (seconds / 60, "minutes") : nil
+        guard let (value, unit) = larger else { return text }
+        return text + " (" + String(format: "%.1f", value) + " \(unit))"
+    }
+
     /// `Retry-After` as seconds from now: a delay in seconds, or an HTTP date.
     static func seconds(fromRetryAfter value: String, now: Date) -> Double? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)

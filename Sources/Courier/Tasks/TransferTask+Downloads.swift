@@ -349,15 +349,25 @@ extension TransferTask {
         } else if !state.ignoresBody, let problem = integrityProblem(plan, state) {
             return .finish(completeLocked(&state, error: problem))
         }
-        guard let failure else { return .finish(completeLocked(&state, error: nil)) }
+        guard var failure else { return .finish(completeLocked(&state, error: nil)) }
+        if retryable, let refusal = Self.retryAfterRefusal(failure, plan.policy) {
+            // Asked to come back later than the policy waits: fail now (bytes kept), not after a
+            // capped wait the server has already said is too short.
+            failure = refusal
+            retryable = false
+        }
         if retryable, state.download.retries < plan.policy.retryLimit, !core.isInvalidated {
             state.download.retries += 1
             writeRecord(plan, &state, force: true)
             let delay = plan.policy.retryDelay(attempt: state.download.retries, retryAfter: retryAfter)
+            let received = state.received
             let request = nextAttempt(&state)
             state.current = nil
             state.awaitingRetry = true
-            return .retry(request, delay)
+            let event = TaskRetryEvent(
+                error: failure, retry: state.download.retries, retryLimit: plan.policy.retryLimit, delay: delay,
+                bytesReceived: received, continuesFrom: state.received)
+            return .retry(request, delay, event)
         }
         if let ask = askRetriers(failure, &state) { return ask }
         return .finish(finishFailedDownload(failure, plan, &state))
@@ -381,7 +391,24 @@ extension TransferTask {
         let request = restartRequest(&state)
         state.current = nil
         state.awaitingRetry = true
-        return .retry(request, .zero)
+        return .retry(request, .zero, nil)
+    }
+
+    /// `failure` restated as final when its response's `Retry-After` asks for a longer wait than
+    /// ``DownloadPolicy/maximumRetryAfter``; `nil` when there is none or it is within the cap.
+    static func retryAfterRefusal(_ failure: CourierError, _ policy: DownloadPolicy) -> CourierError? {
+        guard let response = failure.response, let requested = DownloadPolicy.requestedRetryDelay(of: response),
+            requested > policy.maximumRetryAfter
+        else { return nil }
+        let message = failure.message
+            + "; it asked to be retried after \(Backoff.describe(requested)) (Retry-After: "
+            + "\(response.value(forHTTPHeaderField: "Retry-After") ?? "")), longer than the "
+            + "\(Backoff.describe(policy.maximumRetryAfter)) DownloadPolicy.maximumRetryAfter allows, so it was not retried"
+        var refusal = CourierError(
+            code: failure.code, message: message, url: failure.url, response: response, body: failure.body,
+            underlyingError: failure.underlyingError)
+        refusal.resumeData = failure.resumeData
+        return refusal
     }
 
     /// Ends a failed download, keeping its bytes and attaching resume data when they can be continued.

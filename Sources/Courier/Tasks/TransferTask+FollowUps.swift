@@ -11,8 +11,9 @@ extension TransferTask {
         case finish(Completion)
         /// Another request for the same attempt (a redirect re-issued, a challenge answered).
         case restart(URLRequest)
-        /// The next attempt, after a delay.
-        case retry(URLRequest, Duration)
+        /// The next attempt, after a delay; announced to the monitors when it is a retry (not a
+        /// download's continuation after a short body).
+        case retry(URLRequest, Duration, TaskRetryEvent?)
         /// Ask the retriers about `error`; the task waits meanwhile (``State/awaitingRetry``).
         case askRetriers(Interceptor, URLRequest, CourierError, attempt: Int)
     }
@@ -24,10 +25,12 @@ extension TransferTask {
         // Follow-ups of the same attempt skip the adapters: a token adapter must not put back a
         // header a cross-origin redirect stripped, nor replace an answered challenge.
         case .restart(let request): startAttempt(request, adapting: false)
-        case .retry(let request, let delay): scheduleRetry(request, after: delay)
+        case .retry(let request, let delay, let event):
+            if let event { announce(event) }
+            scheduleRetry(request, after: delay)
         case .askRetriers(let interceptor, let request, let error, let attempt):
             interceptor.retry(request, failedWith: error, attempt: attempt) { [self] decision in
-                perform(retryDecided(decision))
+                perform(retryDecided(decision, error: error))
             }
         }
     }
@@ -98,7 +101,14 @@ extension TransferTask {
         return .askRetriers(interceptor, state.currentRequest ?? originalRequest, candidate, attempt: state.attempt)
     }
 
-    private func retryDecided(_ decision: RetryDecision) -> FollowUp? {
+    /// Tells the monitors about a retry; outside the lock, before its delay starts.
+    private func announce(_ event: TaskRetryEvent) {
+        guard let handle = state.withLock({ $0.retainedHandle ?? $0.handle }) else { return }
+        events.taskWillRetry(handle, event: event)
+    }
+
+    /// `error` is the failure the retriers were asked about.
+    private func retryDecided(_ decision: RetryDecision, error: CourierError) -> FollowUp? {
         state.withLock { state -> FollowUp? in
             guard state.awaitingRetry, state.lifecycle.state == .running else { return nil }  // cancelled or paused meanwhile
             switch decision {
@@ -111,11 +121,21 @@ extension TransferTask {
                 }
                 return .finish(completeLocked(&state, error: failure))
             case .retry:
-                return .retry(nextAttempt(&state), .zero)
+                return retry(after: .zero, error: error, &state)
             case .retryAfter(let delay):
-                return .retry(nextAttempt(&state), delay)
+                return retry(after: delay, error: error, &state)
             }
         }
+    }
+
+    /// The next attempt after a retrier's decision, with the event that announces it.
+    private func retry(after delay: Duration, error: CourierError, _ state: inout State) -> FollowUp {
+        let received = state.received
+        let request = nextAttempt(&state)
+        let event = TaskRetryEvent(
+            error: error, retry: state.attempt, retryLimit: nil, delay: delay, bytesReceived: received,
+            continuesFrom: state.received)
+        return .retry(request, delay, event)
     }
 
     /// Sets the state up for a new attempt and returns its request.

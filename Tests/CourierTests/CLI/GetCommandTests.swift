@@ -1,6 +1,7 @@
 import XCTest
 import Courier
 import CourierTestServer
+@testable import courier
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -128,8 +129,12 @@ final class GetCommandTests: CommandLineTestCase {
         stopped.stop()
         let result = try run(["get", url, "--retries", "1", "-o", "out.bin"])
         XCTAssertEqual(result.status, 3, result.err)
-        XCTAssertEqual(errorLines(result.err).count, 1, result.err)
-        XCTAssertTrue(result.err.hasPrefix("courier: network error: "), result.err)
+        let lines = errorLines(result.err)
+        XCTAssertEqual(lines.count, 2, "the retry, then the error: \(result.err)")
+        XCTAssertTrue(lines.first?.hasPrefix("courier: network error: ") ?? false, result.err)
+        XCTAssertTrue(lines.first?.hasSuffix("(retry 1 of 1)") ?? false, result.err)
+        XCTAssertTrue(lines.last?.hasPrefix("courier: network error: ") ?? false, result.err)
+        XCTAssertFalse(lines.last?.contains("kept") ?? true, "nothing was received, so nothing is kept: \(result.err)")
         XCTAssertEqual(try listing(), [])
     }
 
@@ -260,10 +265,12 @@ final class GetCommandTests: CommandLineTestCase {
         let stopped = finish(child, timeout: 15)
         XCTAssertEqual(stopped.status, status, stopped.err)
         let last = try XCTUnwrap(errorLines(stopped.err).last)
-        let prefix = "courier: interrupted; run the same command again to resume ("
-        XCTAssertTrue(last.hasPrefix(prefix) && last.hasSuffix(" bytes kept)"), stopped.err)
-        let kept = Int(last.dropFirst(prefix.count).prefix { $0.isNumber }) ?? -1
+        XCTAssertTrue(last.hasPrefix("courier: interrupted; "), stopped.err)
+        XCTAssertTrue(last.hasSuffix(" KiB kept — run the same command again to resume"), "in KiB/MiB, not bytes: \(stopped.err)")
         XCTAssertEqual(try listing(), [".out.bin.courier-partial", ".out.bin.courier-resume"], "no output file yet")
+        let record = try ResumeData(data: Data(contentsOf: directory.appendingPathComponent(".out.bin.courier-resume")))
+        let kept = Int(record.bytesOnDisk)
+        XCTAssertTrue(last.contains(" \(ProgressFormat.bytes(record.bytesOnDisk)) kept"), "the amount the record vouches for")
         let partialSize = try FileManager.default.attributesOfItem(
             atPath: directory.appendingPathComponent(".out.bin.courier-partial").path)[.size] as? NSNumber
         XCTAssertEqual(partialSize?.intValue, kept)

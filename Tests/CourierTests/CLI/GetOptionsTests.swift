@@ -83,11 +83,119 @@ final class GetOptionsTests: XCTestCase {
             (["http://h/", "-o", ""], "-o needs a file name"),
             (["http://h/", "-o", "dir/"], "not a directory"),
             (["http://h/", "-o", "a", "-o", "b"], "more than once"),
+            (["http://h/", "--retry", "3"], "unknown option '--retry' for get; did you mean --retries?"),
+            (["http://h/", "--quite"], "did you mean --quiet?"),
+            (["http://h/", "--max_time", "3"], "did you mean --max-time?"),
+            (["http://h/", "--output-document", "x"], "did you mean --output?"),
+            (["http://h/", "--frobnicate"], "unknown option '--frobnicate' for get"),
+            (["http://h/", "--connect-timeout", "5"], "--connect-timeout is not available"),
+            (["http://h/", "--connect-timeout=5"], "--timeout bounds it"),
+            (["http://h/", "-C", "100"], "-C takes only '-'"),
+            (["http://h/", "--continue-at=100"], "--continue-at takes only '-'"),
+            (["-O", "file.bin", "http://h/"], "-O takes no file name: it saves under the remote name, as curl's -O does (the default); to name the file, use -o file.bin"),
+            (["http://h/", "-O", "-"], "to write to stdout, use -o -"),
+            (["http://h/", "-O", "-o", "x"], "contradict"),
+            (["http://h/", "--timeout", "0"], "--timeout takes a number of seconds above 0"),
+            (["http://h/", "-fsX"], "unknown option '-fsX'"),
+            (["http://h/", "-o"], "-o needs a value"),
         ]
         for (arguments, expected) in cases {
             let message = usageMessage(arguments)
             XCTAssertTrue(message?.contains(expected) ?? false, "\(arguments): \(message ?? "accepted")")
         }
+    }
+
+    func testCurlAndWgetSpellingsOfWhatCourierDoesAnywayAreAccepted() throws {
+        let plain = try parse(["http://h/f"])
+        for extra in [
+            ["-O"], ["--remote-name"], ["-L"], ["--location"], ["-f"], ["--fail"], ["-c"], ["--continue"], ["-C", "-"],
+            ["--continue-at=-"], ["-S"], ["--show-error"], ["-fLO"],
+        ] {
+            let options = try parse(extra + ["http://h/f"])
+            XCTAssertEqual(options.url, plain.url, "\(extra)")
+            XCTAssertNil(options.output, "\(extra)")
+            XCTAssertFalse(options.quiet, "\(extra): changes nothing")
+        }
+        for quiet in [["-s"], ["--silent"], ["-q"], ["-fsSL"], ["-sS"]] {
+            XCTAssertTrue(try parse(quiet + ["http://h/f"]).quiet, "\(quiet)")
+        }
+        XCTAssertNil(try GetCommand.Options.parse(["-fsSLh"]), "-h in a bundle asks for help")
+    }
+
+    func testDashOAloneMeansStandardOutput() throws {
+        let options = try parse(["-o", "-", "http://h/f"])
+        XCTAssertEqual(options.output, "-")
+        XCTAssertTrue(options.writesToStandardOutput)
+        XCTAssertFalse(try parse(["-o", "./-", "http://h/f"]).writesToStandardOutput, "./- is a file named -")
+        XCTAssertEqual(try parse(["--timeout", "2.5", "http://h/f"]).timeout, 2.5)
+    }
+
+    func testSuggestionsPickTheClosestKnownWord() {
+        let names = GetCommand.Options.longNames
+        XCTAssertEqual(Suggestion.closest(to: "--retry", among: names), "--retries")
+        XCTAssertEqual(Suggestion.closest(to: "--tries", among: names), "--retries", "wget's name")
+        XCTAssertEqual(Suggestion.closest(to: "--out", among: names), "--output")
+        XCTAssertEqual(Suggestion.closest(to: "--headers", among: names), "--header")
+        XCTAssertEqual(Suggestion.closest(to: "--sha", among: names), "--sha256")
+        XCTAssertEqual(Suggestion.closest(to: "--locaton", among: names), "--location")
+        XCTAssertEqual(Suggestion.closest(to: "-output", among: names), "--output")
+        XCTAssertNil(Suggestion.closest(to: "--bogus", among: names))
+        XCTAssertNil(Suggestion.closest(to: "--x", among: names))
+        XCTAssertEqual(Suggestion.closest(to: "gte", among: CourierCommand.commands), "get")
+        XCTAssertEqual(Suggestion.closest(to: "--verison", among: CourierCommand.commands), "--version")
+        XCTAssertEqual(Suggestion.distance("quite", "quiet"), 1)
+        XCTAssertEqual(Suggestion.distance("retry", "retries"), 3)
+        XCTAssertEqual(Suggestion.distance("", "abc"), 3)
+    }
+
+    func testRetryLinesSayWhatFailedWhereWhenAndHowManyAreLeft() throws {
+        let url = try XCTUnwrap(URL(string: "http://h/f"))
+        let dropped = CourierError(code: .network, message: "transfer closed with 5 bytes remaining to read", url: url)
+        XCTAssertEqual(
+            GetCommand.retryLine(TaskRetryEvent(
+                error: dropped, retry: 1, retryLimit: 3, delay: .milliseconds(250), bytesReceived: 12_897_485,
+                continuesFrom: 12_897_485)),
+            "courier: network error: transfer closed with 5 bytes remaining to read (12.3 MiB received); "
+                + "retrying in 0.2 s, continuing from there (retry 1 of 3)")
+        XCTAssertEqual(
+            GetCommand.retryLine(TaskRetryEvent(
+                error: dropped, retry: 2, retryLimit: 3, delay: .seconds(12), bytesReceived: 2048, continuesFrom: 0)),
+            "courier: network error: transfer closed with 5 bytes remaining to read (2.0 KiB received); "
+                + "retrying in 12 s, starting over (retry 2 of 3)")
+        let busy = CourierError(
+            code: .unacceptableStatusCode, message: "m", url: url,
+            response: HTTPURLResponse(url: url, statusCode: 503, httpVersion: "HTTP/1.1", headerFields: ["Retry-After": "5"]))
+        XCTAssertEqual(
+            GetCommand.retryLine(TaskRetryEvent(
+                error: busy, retry: 1, retryLimit: nil, delay: .seconds(5), bytesReceived: 0, continuesFrom: 0)),
+            "courier: HTTP 503 Service Unavailable; retrying in 5 s (retry 1)")
+    }
+
+    func testAStatusNotRetriedForItsLongRetryAfterSaysWhatTheServerAsked() throws {
+        let url = try XCTUnwrap(URL(string: "http://h/f"))
+        func error(_ status: Int, _ retryAfter: String) -> CourierError {
+            CourierError(
+                code: .unacceptableStatusCode, message: "m", url: url,
+                response: HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: ["Retry-After": retryAfter]))
+        }
+        XCTAssertEqual(
+            GetCommand.errorLine(error(503, "999999"), requestURL: url),
+            "HTTP 503 Service Unavailable from http://h/f: the server asked to be retried after 999999 s (11.6 days), "
+                + "and courier waits at most 120 s, so it stopped instead of retrying")
+        XCTAssertEqual(GetCommand.errorLine(error(503, "30"), requestURL: url), "HTTP 503 Service Unavailable from http://h/f",
+                       "within the cap: retried, and these were the last")
+        XCTAssertEqual(GetCommand.errorLine(error(404, "999999"), requestURL: url), "HTTP 404 Not Found from http://h/f",
+                       "not a retryable status")
+    }
+
+    func testFailuresSayHowMuchIsKeptInBinaryUnits() {
+        let resume = ResumeData(
+            url: URL(string: "http://h/x")!, partialFile: URL(fileURLWithPath: "/tmp/.x.courier-partial"),
+            bytesOnDisk: 12_897_485, validator: "\"v\"", totalLength: nil)
+        XCTAssertEqual(
+            GetCommand.keptSuffix(resume, toStandardOutput: false), "; 12.3 MiB kept — run the same command again to resume")
+        XCTAssertEqual(GetCommand.keptSuffix(nil, toStandardOutput: false), "")
+        XCTAssertEqual(GetCommand.keptSuffix(resume, toStandardOutput: true), "; nothing was written to stdout")
     }
 
     func testTabsAreAllowedInHeaderValues() throws {
@@ -129,7 +237,7 @@ final class GetOptionsTests: XCTestCase {
             "network error: Could not connect (http://127.0.0.1:9/x)")
         XCTAssertEqual(
             GetCommand.errorLine(CourierError(code: .timedOut, message: "too slow"), requestURL: url),
-            "too slow (http://127.0.0.1:9/x)")
+            "timed out: too slow (http://127.0.0.1:9/x)")
         XCTAssertEqual(GetCommand.oneLine("a\nb\r\nc"), "a b  c")
     }
 
@@ -138,9 +246,11 @@ final class GetOptionsTests: XCTestCase {
         let resume = ResumeData(
             url: URL(string: "http://h/x")!, partialFile: partial, bytesOnDisk: 1234, validator: "\"v\"", totalLength: 5000)
         XCTAssertEqual(
-            GetCommand.interruptedLine(keeping: resume),
-            "courier: interrupted; run the same command again to resume (1234 bytes kept)")
+            GetCommand.interruptedLine(keeping: resume), "courier: interrupted; 1.2 KiB kept — run the same command again to resume")
         XCTAssertTrue(GetCommand.interruptedLine(keeping: nil).hasPrefix("courier: interrupted; nothing was kept"))
+        XCTAssertEqual(
+            GetCommand.interruptedLine(keeping: resume, toStandardOutput: true),
+            "courier: interrupted; nothing was written to stdout (a download to stdout is not kept: the next run starts over)")
     }
 
     func testPartialFileIsNamedAfterTheURL() throws {

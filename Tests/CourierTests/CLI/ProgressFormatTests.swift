@@ -57,14 +57,86 @@ final class ProgressFormatTests: XCTestCase {
         XCTAssertNil(ProgressFormat.secondsLeft(25, of: 100, at: 0))
     }
 
-    func testTerminalLine() {
-        let mib: Int64 = 1024 * 1024
+    private let mib: Int64 = 1024 * 1024
+
+    private func line(_ name: String?, _ completed: Int64, _ total: Int64?, _ rate: Double?, columns: Int) -> String {
+        ProgressFormat.terminalLine(name: name, completed: completed, total: total, bytesPerSecond: rate, columns: columns)
+    }
+
+    func testTerminalLineShowsNamePercentBarSizeRateAndETALikeWget() {
         XCTAssertEqual(
-            ProgressFormat.terminalLine(completed: 12 * mib, total: 64 * mib, bytesPerSecond: 26 * 1024 * 1024),
-            "12.0 MiB / 64.0 MiB  18%  26.0 MiB/s  ETA 0:02")
+            line("data.bin", 12 * mib, 64 * mib, 4 * 1024 * 1024, columns: 80),
+            "data.bin   18% [====>                      ]  12.0 MiB    4.0 MiB/s  eta 13s")
         XCTAssertEqual(
-            ProgressFormat.terminalLine(completed: 12 * mib, total: nil, bytesPerSecond: 1024), "12.0 MiB  1.0 KiB/s")
-        XCTAssertEqual(ProgressFormat.terminalLine(completed: 0, total: 64 * mib, bytesPerSecond: nil), "0 B / 64.0 MiB  0%")
+            line("data.bin", 0, 64 * mib, nil, columns: 80),
+            "data.bin    0% [                           ]       0 B",
+            "rate and ETA appear once measured; the bar keeps its width meanwhile")
+        XCTAssertEqual(
+            line("data.bin", 64 * mib, 64 * mib, 4 * 1024 * 1024, columns: 80),
+            "data.bin  100% [===========================]  64.0 MiB    4.0 MiB/s  eta 0s")
+    }
+
+    func testTerminalLineWithoutATotalHasNoBar() {
+        XCTAssertEqual(line("stream.bin", 12 * mib, nil, 1024, columns: 80), "stream.bin  12.0 MiB  1.0 KiB/s")
+    }
+
+    func testTerminalLineNeverWrapsAndShedsTheBarThenTheName() {
+        let name = "a-rather-long-file-name-for-a-download.tar.gz"
+        for columns in [200, 120, 80, 60, 50, 40, 30, 20, 12, 5, 1] {
+            for (total, rate) in [(Optional(64 * mib), Optional(4.1 * 1024 * 1024)), (nil, 300.0), (64 * mib, nil)] {
+                let text = line(name, 12 * mib + 300 * 1024, total, rate, columns: columns)
+                XCTAssertLessThanOrEqual(ProgressFormat.columns(of: text), max(columns - 1, 1), "\(columns): \(text)")
+                XCTAssertFalse(text.contains("\n") || text.contains("\r"))
+            }
+        }
+        // Wide: the name is shortened in the middle, keeping its extension, and the bar stays.
+        XCTAssertEqual(
+            line(name, 12 * mib + 300 * 1024, 64 * mib, 4.1 * 1024 * 1024, columns: 80),
+            "a-rather-…ad.tar.gz   19% [==>             ]  12.3 MiB    4.1 MiB/s  eta 13s")
+        // At 40 columns: no bar; the name while it fits.
+        XCTAssertEqual(line("a.gz", 12 * mib + 300 * 1024, 64 * mib, 4.1 * 1024 * 1024, columns: 40),
+                       "a.gz  19%  12.3 MiB  4.1 MiB/s  eta 13s")
+        XCTAssertEqual(line(name, 12 * mib + 300 * 1024, 64 * mib, 4.1 * 1024 * 1024, columns: 40),
+                       "19%  12.3 MiB  4.1 MiB/s  eta 13s", "no room for even 8 columns of name")
+        XCTAssertEqual(line(name, 12 * mib + 300 * 1024, 64 * mib, 4.1 * 1024 * 1024, columns: 30), "19%  12.3 MiB  4.1 MiB/s")
+        XCTAssertEqual(line(name, 12 * mib + 300 * 1024, 64 * mib, 4.1 * 1024 * 1024, columns: 20), "19%  12.3 MiB")
+        XCTAssertEqual(line(name, 12 * mib + 300 * 1024, 64 * mib, 4.1 * 1024 * 1024, columns: 12), "12.3 MiB")
+        XCTAssertEqual(line(name, 12 * mib + 300 * 1024, 64 * mib, 4.1 * 1024 * 1024, columns: 5), "12…B")
+    }
+
+    func testWideCharactersCountTwoColumns() {
+        XCTAssertEqual(ProgressFormat.columns(of: "abc"), 3)
+        XCTAssertEqual(ProgressFormat.columns(of: "日本語"), 6)
+        XCTAssertEqual(ProgressFormat.columns(of: "é"), 1)
+        let text = line("報告書-2026-最終版.pdf", 5 * mib, 10 * mib, nil, columns: 40)
+        XCTAssertLessThanOrEqual(ProgressFormat.columns(of: text), 39, text)
+        XCTAssertEqual(ProgressFormat.truncate("報告書.pdf", toColumns: 7), "報…pdf")
+    }
+
+    func testControlCharactersInANameAreNotSentToTheTerminal() {
+        XCTAssertEqual(ProgressFormat.displayable("a\nb\u{1B}[2Jc\u{202E}"), "a?b?[2Jc?")
+    }
+
+    func testBarAndETA() {
+        XCTAssertEqual(ProgressFormat.bar(0, of: 100, inner: 10), "[          ]")
+        XCTAssertEqual(ProgressFormat.bar(45, of: 100, inner: 10), "[===>      ]")
+        XCTAssertEqual(ProgressFormat.bar(100, of: 100, inner: 10), "[==========]")
+        XCTAssertEqual(ProgressFormat.bar(0, of: 0, inner: 4), "[====]")
+        XCTAssertEqual(ProgressFormat.eta(2.2), "3s")
+        XCTAssertEqual(ProgressFormat.eta(65), "1m 5s")
+        XCTAssertEqual(ProgressFormat.eta(7380), "2h 3m")
+        XCTAssertEqual(ProgressFormat.eta(4 * 86_400 + 5 * 3600), "4d 5h")
+        XCTAssertNil(ProgressFormat.eta(100 * 86_400))
+        XCTAssertNil(ProgressFormat.eta(.nan))
+    }
+
+    func testTerminalWidthComesFromTheTerminalThenCOLUMNSThen80() {
+        XCTAssertEqual(TerminalSize.columns(terminal: 132, environment: ["COLUMNS": "40"]), 132)
+        XCTAssertEqual(TerminalSize.columns(terminal: 0, environment: ["COLUMNS": "40"]), 40, "a pty that was never sized says 0")
+        XCTAssertEqual(TerminalSize.columns(terminal: nil, environment: ["COLUMNS": " 100 "]), 100)
+        XCTAssertEqual(TerminalSize.columns(terminal: nil, environment: ["COLUMNS": "wide"]), 80)
+        XCTAssertEqual(TerminalSize.columns(terminal: nil, environment: ["COLUMNS": "-3"]), 80)
+        XCTAssertEqual(TerminalSize.columns(terminal: nil, environment: [:]), 80)
     }
 
     func testPlainLine() {
@@ -125,7 +197,7 @@ final class ProgressFormatTests: XCTestCase {
         let clock = Guarded(0.0)
         let written = Guarded("")
         let printer = ProgressPrinter(
-            style: .terminal, now: { clock.current }, write: { text in written.withLock { $0 += text } })
+            style: .terminal, columns: 40, name: "f.bin", now: { clock.current }, write: { text in written.withLock { $0 += text } })
         printer.update(completed: 0, total: 2048)
         clock.set(1)
         printer.update(completed: 1024, total: 2048)
@@ -135,19 +207,54 @@ final class ProgressFormatTests: XCTestCase {
         printer.update(completed: 2048, total: 2048)  // after finish: ignored
         XCTAssertEqual(
             written.current,
-            "\r0 B / 2.0 KiB  0%" + "\r1.0 KiB / 2.0 KiB  50%  1.0 KiB/s  ETA 0:01"
-                + "\r2.0 KiB / 2.0 KiB  100%  2.0 KiB/s  ETA 0:00" + "\n")
+            "\rf.bin  0%  0 B" + "\rf.bin  50%  1.0 KiB  1.0 KiB/s  eta 1s" + "\rf.bin  100%  2.0 KiB  2.0 KiB/s  eta 0s" + "\n")
     }
 
     func testTerminalPrinterBlanksTheRestOfALongerLine() {
         let clock = Guarded(0.0)
         let written = Guarded("")
         let printer = ProgressPrinter(
-            style: .terminal, now: { clock.current }, write: { text in written.withLock { $0 += text } })
+            style: .terminal, columns: 40, now: { clock.current }, write: { text in written.withLock { $0 += text } })
         printer.update(completed: 5000, total: 10000)
         clock.set(1)
         printer.update(completed: 0, total: nil)  // the download started over, total unknown
-        XCTAssertEqual(written.current, "\r4.9 KiB / 9.8 KiB  50%" + "\r0 B" + String(repeating: " ", count: 19))
+        XCTAssertEqual(written.current, "\r50%  4.9 KiB" + "\r0 B" + String(repeating: " ", count: 9))
+    }
+
+    func testTerminalPrinterRedrawsToFitWhenTheTerminalIsResized() {
+        let clock = Guarded(0.0)
+        let written = Guarded("")
+        let printer = ProgressPrinter(
+            style: .terminal, columns: 80, name: "f.bin", now: { clock.current },
+            write: { text in written.withLock { $0 += text } })
+        printer.update(completed: 5 * 1024, total: 10 * 1024)
+        XCTAssertTrue(written.current.contains("["), "a bar at 80 columns: \(written.current)")
+        written.set("")
+        printer.resize(columns: 20)
+        let redrawn = written.current
+        XCTAssertTrue(redrawn.hasPrefix("\r"), redrawn)
+        XCTAssertLessThanOrEqual(redrawn.dropFirst().count, 19, "neither line nor blanking passes the new width: \(redrawn.debugDescription)")
+        XCTAssertFalse(redrawn.contains("["))
+        written.set("")
+        printer.resize(columns: 20)
+        XCTAssertEqual(written.current, "", "the same width again: nothing to redraw")
+    }
+
+    func testMessagesBlankTheProgressLineAndTheNextUpdateRedrawsIt() {
+        let clock = Guarded(0.0)
+        let written = Guarded("")
+        let printer = ProgressPrinter(
+            style: .terminal, columns: 40, now: { clock.current }, write: { text in written.withLock { $0 += text } })
+        printer.update(completed: 1024, total: nil)
+        printer.message("courier: retrying")
+        clock.set(1)
+        printer.update(completed: 2048, total: nil)
+        XCTAssertEqual(written.current, "\r1.0 KiB" + "\r       \rcourier: retrying\n" + "\r2.0 KiB  1.0 KiB/s")
+
+        let plain = Guarded("")
+        let log = ProgressPrinter(style: .plain, now: { clock.current }, write: { text in plain.withLock { $0 += text } })
+        log.message("courier: retrying")
+        XCTAssertEqual(plain.current, "courier: retrying\n")
     }
 
     func testPlainAndQuietPrinters() {

@@ -96,6 +96,25 @@ final class TrapContainmentTests: CommandLineTestCase {
         XCTAssertEqual(result.err.components(separatedBy: "crashed (").count - 1, 1, result.err)
     }
 
+    /// The supervisor cannot ask a crashed child what it kept: it reads the resume record, and
+    /// says it in the same words as any other failure that keeps bytes.
+    func testGivingUpAfterCrashesSaysHowMuchIsKept() throws {
+        let contents = TestServer.deterministicBytes(count: 200_000, seed: 45)
+        let hostile = try ScriptedServer { _, index in
+            index == 0
+                ? .response(status: 200, headers: [("Content-Length", "\(contents.count)"), ("ETag", "\"k\"")],
+                            body: contents, sendingOnly: 100_000)
+                : Self.statusLineOnly
+        }
+        defer { hostile.stop() }
+        let result = try run(["get", hostile.url("/file.bin").absoluteString, "-o", "out.bin", "--retries", "1"])
+        XCTAssertEqual(result.status, ExitCode.network, result.err)
+        let last = result.err.split(separator: "\n").last.map(String.init) ?? ""
+        XCTAssertTrue(last.hasPrefix("courier: network error: the download process crashed 2 times"), last)
+        XCTAssertTrue(last.hasSuffix("FoundationNetworking; 97.7 KiB kept — run the same command again to resume"), last)
+        XCTAssertEqual(try listing(), [".out.bin.courier-partial", ".out.bin.courier-resume"])
+    }
+
     /// `--max-time` is the whole command's: a restarted child gets only what is left of it.
     func testMaxTimeCoversRestartsAfterCrashes() throws {
         // Each answer takes a second and then traps: without a shared deadline, six attempts.
@@ -157,7 +176,7 @@ final class TrapContainmentTests: CommandLineTestCase {
         let stopped = finish(command, timeout: 15)
         XCTAssertEqual(stopped.reason, .exit, stopped.err)
         XCTAssertEqual(stopped.status, 143, stopped.err)
-        XCTAssertTrue(stopped.err.contains("courier: interrupted; run the same command again to resume ("), stopped.err)
+        XCTAssertTrue(stopped.err.contains(" kept — run the same command again to resume"), stopped.err)
         XCTAssertFalse(stopped.err.contains("interrupted again"), "the child got the signal once: \(stopped.err)")
         XCTAssertEqual(try listing(), [".out.bin.courier-partial", ".out.bin.courier-resume"])
     }
@@ -194,7 +213,7 @@ final class TrapContainmentTests: CommandLineTestCase {
         kill(command.process.processIdentifier, SIGTERM)
         let stopped = finish(command, timeout: 15)
         XCTAssertEqual(stopped.status, 143, stopped.err)
-        XCTAssertTrue(stopped.err.contains("courier: interrupted; run the same command again to resume ("), stopped.err)
+        XCTAssertTrue(stopped.err.contains(" kept — run the same command again to resume"), stopped.err)
         XCTAssertFalse(stopped.err.contains("interrupted again"), "the forwarded copy is not a second stop: \(stopped.err)")
         XCTAssertEqual(try listing(), [".out.bin.courier-partial", ".out.bin.courier-resume"])
     }
@@ -220,7 +239,7 @@ final class TrapContainmentTests: CommandLineTestCase {
         try terminal.type(0x03)  // ^C: the terminal sends SIGINT to its foreground process group
         let status = command.wait(timeout: 15)
         XCTAssertEqual(status, .exited(130), errorText())
-        XCTAssertTrue(errorText().contains("courier: interrupted; run the same command again to resume ("), errorText())
+        XCTAssertTrue(errorText().contains(" kept — run the same command again to resume"), errorText())
         XCTAssertFalse(errorText().contains("interrupted again"), "the child got Ctrl-C once: \(errorText())")
         XCTAssertEqual(try listing(), [".out.bin.courier-partial", ".out.bin.courier-resume"])
     }
@@ -290,106 +309,5 @@ final class TrapContainmentTests: CommandLineTestCase {
         else { return false }
         let state = stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).first
         return state != "Z" && state != "X"
-    }
-}
-
-/// A pseudo-terminal whose slave becomes the controlling terminal of a new session, so that
-/// typing ^C into the master signals that session's foreground process group, as a person's
-/// terminal does. The pty functions are not in Swift's Glibc module; they are looked up by name.
-private final class PseudoTerminal {
-    let master: Int32
-    let slavePath: String
-
-    init() throws {
-        typealias OpenFunction = @convention(c) (Int32) -> Int32
-        typealias FDFunction = @convention(c) (Int32) -> Int32
-        typealias NameFunction = @convention(c) (Int32, UnsafeMutablePointer<CChar>, Int) -> Int32
-        func lookup<Function>(_ name: String, as type: Function.Type) throws -> Function {
-            guard let symbol = dlsym(nil, name) else { throw Failure(what: "dlsym(\(name))") }
-            return unsafeBitCast(symbol, to: type)
-        }
-        let master = try lookup("posix_openpt", as: OpenFunction.self)(O_RDWR | O_NOCTTY)
-        guard master >= 0 else { throw Failure(what: "posix_openpt") }
-        var name = [CChar](repeating: 0, count: 128)
-        guard try lookup("grantpt", as: FDFunction.self)(master) == 0,
-            try lookup("unlockpt", as: FDFunction.self)(master) == 0,
-            try lookup("ptsname_r", as: NameFunction.self)(master, &name, name.count) == 0
-        else {
-            close(master)
-            throw Failure(what: "grantpt/unlockpt/ptsname_r")
-        }
-        self.master = master
-        slavePath = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    }
-
-    deinit { close(master) }
-
-    struct Failure: Error { let what: String }
-
-    /// Writes one byte as if typed.
-    func type(_ byte: UInt8) throws {
-        var byte = byte
-        guard write(master, &byte, 1) == 1 else { throw Failure(what: "write") }
-    }
-
-    /// Spawns `path` as the leader of a new session with the slave as stdin (which makes it the
-    /// controlling terminal), stdout to /dev/null and stderr to the file `standardError`.
-    func spawnSessionLeader(_ path: String, _ argv: [String], environment: [String: String], standardError: String) throws
-        -> SpawnedProcess
-    {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, slavePath, O_RDWR, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, standardError, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        let setSession: Int16 = 0x80  // POSIX_SPAWN_SETSID (glibc ≥ 2.26), not in Swift's Glibc module
-        var unblocked = sigset_t()
-        sigemptyset(&unblocked)
-        posix_spawnattr_setsigmask(&attributes, &unblocked)
-        posix_spawnattr_setflags(&attributes, setSession | Int16(POSIX_SPAWN_SETSIGMASK))
-        let cArgv = argv.map { strdup($0) } + [nil]
-        let cEnvp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (cArgv + cEnvp).forEach { free($0) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, path, &actions, &attributes, cArgv, cEnvp)
-        guard result == 0 else { throw Failure(what: "posix_spawn: \(result)") }
-        return SpawnedProcess(pid: pid)
-    }
-}
-
-/// A process started with `posix_spawn`, reaped with `waitpid`.
-private final class SpawnedProcess {
-    let pid: pid_t
-    private var ended: GetSupervisor.Ending?
-
-    init(pid: pid_t) { self.pid = pid }
-
-    /// How it ended, waiting up to `timeout` seconds (then killing it: `nil`).
-    func wait(timeout: TimeInterval) -> GetSupervisor.Ending? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while ended == nil {
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                ended = GetSupervisor.Ending(waitStatus: status)
-            } else if Date() > deadline {
-                killIfRunning()
-                return nil
-            } else {
-                usleep(10_000)
-            }
-        }
-        return ended
-    }
-
-    func killIfRunning() {
-        guard ended == nil else { return }
-        kill(pid, SIGKILL)
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
-        ended = GetSupervisor.Ending(waitStatus: status)
     }
 }

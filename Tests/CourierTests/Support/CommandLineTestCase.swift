@@ -61,7 +61,10 @@ class CommandLineTestCase: XCTestCase {
     }
 
     /// Starts `courier` with `arguments`; `environment` is added to (and wins over) this process's.
-    func start(_ arguments: [String], environment extra: [String: String] = [:]) throws -> Child {
+    /// `standardOutput` replaces the file stdout is captured in (then ``Outcome/out`` is empty).
+    func start(
+        _ arguments: [String], environment extra: [String: String] = [:], standardOutput: FileHandle? = nil
+    ) throws -> Child {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             struct MissingExecutable: Error { let path: String }
             throw MissingExecutable(path: executable.path)  // fail, never skip: a skip would hide a broken build
@@ -81,7 +84,7 @@ class CommandLineTestCase: XCTestCase {
         environment.merge(extra) { _, new in new }
         process.environment = environment
         process.standardInput = FileHandle.nullDevice
-        process.standardOutput = try FileHandle(forWritingTo: stdout)
+        process.standardOutput = try standardOutput ?? FileHandle(forWritingTo: stdout)
         process.standardError = try FileHandle(forWritingTo: stderr)
         try process.run()
         children.append(process)

@@ -1,0 +1,62 @@
+extension GetCommand {
+    /// `courier get --help`: what the command does, its options, and its exit codes. Also the
+    /// body of `courier --help`.
+    static let help = """
+        courier get <url> [options]
+
+        Downloads <url> to a file, like wget (or curl -fLO): the name comes from the server or the
+        URL, an existing file is never overwritten, and a download that stops — Ctrl-C, kill, a
+        crash, a lost connection — continues where it stopped when you run the same command again
+        (if the server sends an ETag or Last-Modified). Progress, retries and messages go to stderr;
+        on success stdout gets only the saved file's absolute path, or with -o - the body.
+
+        Output:
+          -o, --output <file>         Save as <file> (relative to the current directory). Default:
+                                      the Content-Disposition name, else the URL's last path
+                                      segment, made safe, in the current directory.
+          -o -                        Write the body to stdout instead. It is staged in a private
+                                      temporary file and copied out only once complete and
+                                      verified: a failed or interrupted download writes nothing to
+                                      stdout (exit code as usual). Resuming does not apply to a
+                                      pipe: the next run starts over.
+          --force                     Replace an existing file (default: never overwrite).
+          -q, --quiet, -s, --silent   No progress, retry lines or summary; errors still.
+
+        Reliability:
+          --retries <n>               Continue by itself after up to <n> transient failures
+                                      (connection lost, timeout, 408/429/5xx; default 3), saying
+                                      so on stderr. A Retry-After over 120 s is not waited for:
+                                      the command stops and says what the server asked.
+          --max-time <s>              Give up after <s> seconds in all (exit 3), keeping the bytes
+                                      for the next run. A server that trickles a byte at a time is
+                                      never silent, so only this ends it.
+          --timeout <s>               Fail an attempt (then retry) after <s> seconds without a byte,
+                                      connecting included (whole seconds; default 60).
+          --sha256 <hex>              The file's expected SHA-256 (64 hex digits); on a mismatch
+                                      nothing is saved.
+          --accept-unverified         Save a body nothing can prove complete (the server gzips
+                                      although asked not to, or gives no length), with a warning;
+                                      by default it is refused (exit 5).
+
+        Requests:
+          -H, --header 'Name: value'  Add a request header (repeatable). Never written to disk, and
+                                      not sent to another origin a redirect leads to, unless
+                                      --location-trusted.
+          --location-trusted          Send the -H headers across redirects to other hosts too.
+
+        Accepted from curl and wget, for what courier does anyway (they change nothing):
+          -O, --remote-name  -L, --location  -f, --fail  -C -, -c, --continue  -S, --show-error
+          Short flags combine: -fsSL.
+
+        Not available:
+          --connect-timeout           FoundationNetworking on Linux sets no libcurl connect timeout
+                                      and offers no way to set one. Connecting counts as silence:
+                                      --timeout bounds it, and --max-time the whole download.
+
+        Exit codes: 0 success, 1 other failure, 2 usage error, 3 network error (connection,
+        timeout, --max-time, invalid response), 4 HTTP error status, 5 integrity check failed
+        (--sha256, length), 6 file error (output exists, cannot write), 130 interrupted by SIGINT
+        (Ctrl-C), 143 stopped by SIGTERM (both keep the partial download for the next run, except
+        with -o -).
+        """
+}

@@ -1,0 +1,80 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `-o -`: the body goes to stdout, but only once it is complete and verified.
+///
+/// It is downloaded like any file — into a private directory (``makeStagingDirectory()``), with
+/// retries, checks and the supervisor's restarts — and copied to stdout only after the library
+/// published it. So a download that fails or is stopped writes nothing to stdout, never a body
+/// that merely looks complete. What this gives up: the first byte reaches the pipe only when the
+/// last has arrived, and the partial body is not kept for a later run (a pipe cannot be
+/// continued; the supervisor removes the directory when the command ends).
+extension GetCommand {
+    /// Set by the supervisor in its children's environment: the directory a `-o -` body is staged
+    /// in, the same for every child, so a restart after a crash continues the bytes already there.
+    static let stagingVariable = "COURIER_GET_STAGING"
+
+    /// A new private directory (mode 0700, from `mkdtemp`) in the temporary directory (`TMPDIR`).
+    static func makeStagingDirectory() throws(GetFailure) -> URL {
+        let template = FileManager.default.temporaryDirectory.appendingPathComponent("courier-stdout-XXXXXX").path
+        var bytes = Array(template.utf8CString)
+        guard let made = mkdtemp(&bytes) else {
+            let reason = String(cString: strerror(errno))
+            throw GetFailure(ExitCode.fileSystem, "cannot create a private directory for the body in \(template): \(reason)")
+        }
+        return URL(fileURLWithPath: String(cString: made), isDirectory: true)
+    }
+
+    /// Copies the finished body to stdout, then removes it. Returns `nil` once every byte is
+    /// written, or the exit code after saying what went wrong: stdout closed or failing (exit 6),
+    /// or a stop signal (130/143; whatever was written by then is on stdout, and the message says
+    /// it is incomplete).
+    func copyToStandardOutput(_ file: URL, size: Int64, stops: StopSignals) -> Int32? {
+        defer { unlink(file.path) }
+        // A reader that goes away (`| head`) is reported as a failed write, not a silent death.
+        signal(SIGPIPE, SIG_IGN)
+        let input = open(file.path, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else {
+            return fail("cannot read the downloaded body at \(file.path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(input) }
+        var buffer = [UInt8](repeating: 0, count: 256 * 1024)
+        var written: Int64 = 0
+        while true {
+            if let signal = stops.signal {
+                let line = written == 0
+                    ? GetCommand.interruptedLine(keeping: nil, toStandardOutput: true)
+                    : "courier: interrupted while writing to stdout: \(ProgressFormat.bytes(written)) of "
+                        + "\(ProgressFormat.bytes(size)) written, so the output is incomplete"
+                ProgressPrinter.writeToStandardError(line + "\n")
+                return ExitCode.forSignal(signal)
+            }
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if count == 0 { return nil }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return fail("cannot read the downloaded body at \(file.path): \(String(cString: strerror(errno)))")
+            }
+            var offset = 0
+            while offset < count {
+                let sent = buffer.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress! + offset, count - offset) }
+                if sent < 0 {
+                    if errno == EINTR { continue }
+                    let reason = String(cString: strerror(errno))
+                    return fail(
+                        "cannot write to stdout (\(reason)) after \(ProgressFormat.bytes(written + Int64(offset))) of "
+                            + "\(ProgressFormat.bytes(size)): the output is incomplete")
+                }
+                offset += sent
+            }
+            written += Int64(count)
+        }
+    }
+
+    private func fail(_ message: String) -> Int32 {
+        ProgressPrinter.writeToStandardError("courier: \(message)\n")
+        return ExitCode.fileSystem
+    }
+}
