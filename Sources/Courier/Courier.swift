@@ -7,8 +7,3 @@ public enum CourierInfo {
     /// The library version, sent in the default `User-Agent`.
     public static let version = "0.1.0"
 }
-
-/// The library version, for code in this package that still spells it `Courier.version` (the
-/// `courier` command line, until it switches to ``CourierInfo/version``); a module-qualified
-/// name finds this top-level declaration now that no type is called `Courier`. Not public.
-package var version: String { CourierInfo.version }

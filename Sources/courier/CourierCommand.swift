@@ -23,8 +23,10 @@ enum ExitCode {
 
     /// The exit code for a download that failed with `error`.
     static func forError(_ error: CourierError) -> Int32 {
+        // DNS, refused, lost, TLS, no response and other transport failures alike.
+        if error.isTransport { return network }
         switch error.code {
-        case .network, .timedOut, .invalidRequest, .sessionInvalidated, .invalidResponse, .deadlineExceeded: return network
+        case .timedOut, .invalidRequest, .sessionInvalidated, .invalidResponse, .deadlineExceeded: return network
         case .unacceptableStatusCode, .unacceptableContentType: return http
         case .integrityFailed: return integrity
         case .fileSystem, .destinationFailed, .invalidResumeData: return fileSystem
@@ -65,7 +67,7 @@ enum CourierCommand {
 
     /// `courier --help`.
     static let usage = """
-        courier \(Courier.version): HTTP downloads that survive Linux, and the Courier test server.
+        courier \(CourierInfo.version): HTTP downloads that survive Linux, and the Courier test server.
 
         Usage:
           courier get <url> [options]           Download <url> to a file, like wget. Stopped by
@@ -95,7 +97,7 @@ enum CourierCommand {
             print(rest.first == "get" ? GetCommand.help : usage)
             return ExitCode.success
         case "--version":
-            print("courier \(Courier.version)")
+            print("courier \(CourierInfo.version)")
             return ExitCode.success
         case "get":
             // The download runs in a supervised child process that a FoundationNetworking trap

@@ -299,7 +299,7 @@ struct GetCommand {
             return "HTTP \(status)\(phrase)"
         }
         switch error.code {
-        case .network: return "network error: \(error.message)"
+        case _ where error.isTransport: return "network error: \(error.message)"
         case .timedOut: return "timed out: \(error.message)"
         case .integrityFailed: return "integrity check failed: \(error.message)"
         case .invalidResponse: return "the server's response is not valid HTTP: \(error.message)"

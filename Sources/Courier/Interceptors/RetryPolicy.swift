@@ -24,7 +24,9 @@ public struct RetryPolicy: RequestRetrier, Codable, Equatable {
     public var initialDelay: Duration = .milliseconds(250)
     /// The longest computed delay. Default 30 s.
     public var maximumDelay: Duration = .seconds(30)
-    /// The longest `Retry-After` honoured; longer ones are cut to this. Default 120 s.
+    /// The longest `Retry-After` honoured. A server that asks for longer is not retried: the task
+    /// fails now with its status rather than waiting a delay the server did not ask for — as a
+    /// download does (``DownloadPolicy/maximumRetryAfter``). Default 120 s.
     public var maximumRetryAfter: Duration = .seconds(120)
 
     /// The defaults.
@@ -90,6 +92,9 @@ public struct RetryPolicy: RequestRetrier, Codable, Equatable {
         let statusRetryable = error.code == .unacceptableStatusCode && error.statusCode.map(retryableStatusCodes.contains) == true
         let transient = retriesTransientErrors && DownloadPolicy.isTransient(error)
         guard statusRetryable || transient else { return .doNotRetry }
+        if let response = error.response, let asked = DownloadPolicy.requestedRetryDelay(of: response), asked > maximumRetryAfter {
+            return .doNotRetry
+        }
         let backoff = Backoff(initial: initialDelay, maximum: maximumDelay, maximumRetryAfter: maximumRetryAfter)
         return .retryAfter(backoff.delay(attempt: attempt + 1, retryAfter: error.response?.value(forHTTPHeaderField: "Retry-After")))
     }

@@ -76,6 +76,8 @@ public struct MultipartFormData: Sendable {
     /// Appends a part holding `data`.
     ///
     /// - Parameters:
+    ///   - data: the part's content, sent as it is.
+    ///   - name: the form field's name (`Content-Disposition: form-data; name="…"`).
     ///   - fileName: when given, the part is sent as a file with this `filename`.
     ///   - mimeType: when given, the part's `Content-Type`; without it the part has none, which
     ///     servers read as `text/plain`.
