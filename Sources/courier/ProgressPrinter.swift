@@ -1,4 +1,5 @@
 import Foundation
+import Courier
 
 /// The text of progress and summary lines. Pure (no clock, no I/O), so every case can be pinned
 /// down by unit tests.
@@ -38,13 +39,7 @@ enum ProgressFormat {
     /// A delay for messages: `0.3 s`, `12 s`, `999999 s (11.6 days)` — with a larger unit
     /// when it helps.
     static func delay(_ delay: Duration) -> String {
-        let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
-        let text = seconds < 10 && seconds != seconds.rounded() ? String(format: "%.1f s", seconds) : "\(Int(seconds.rounded())) s"
-        let larger: (Double, String)? =
-            seconds >= 2 * 86_400 ? (seconds / 86_400, "days") : seconds >= 2 * 3600 ? (seconds / 3600, "hours")
-            : seconds >= 3 * 60 ? (seconds / 60, "minutes") : nil
-        guard let (value, unit) = larger else { return text }
-        return text + " (" + String(format: "%.1f", value) + " \(unit))"
+        Backoff.describe(delay)  // the library's wording, so its messages and ours agree
     }
 
     /// Whole percent done, rounded down so that 100% means every byte is there; `nil` when

@@ -101,7 +101,7 @@ public struct RetryPolicy: RequestRetrier, Codable, Equatable {
 }
 
 /// Exponential backoff with "equal jitter", and `Retry-After` (RFC 9110 §10.2.3) with a cap.
-struct Backoff {
+package struct Backoff {
     let initial: Duration
     let maximum: Duration
     let maximumRetryAfter: Duration
@@ -119,7 +119,7 @@ struct Backoff {
     }
 
     /// `12 s`, `999999 s (11.6 days)`: a delay for messages, with a larger unit when it helps.
-    static func describe(_ delay: Duration) -> String {
+    package static func describe(_ delay: Duration) -> String {
         let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
         let text = seconds < 10 && seconds != seconds.rounded() ? String(format: "%.1f s", seconds) : "\(Int(seconds.rounded())) s"
         let larger: (Double, String)? =
