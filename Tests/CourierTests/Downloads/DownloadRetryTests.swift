@@ -78,7 +78,7 @@ final class DownloadRetryTests: CourierTestCase {
         XCTAssertEqual(events.map(\.retryLimit), [3, 3])
         XCTAssertEqual(events.map(\.bytesReceived), [100_000, 200_000])
         XCTAssertEqual(events.map(\.continuesFrom), [100_000, 200_000], "continued with Range each time")
-        XCTAssertTrue(events.allSatisfy { $0.error.code == .network }, "\(events.map(\.error))")
+        XCTAssertTrue(events.allSatisfy { $0.error.code == .connectionLost }, "\(events.map(\.error))")
         XCTAssertTrue(events.allSatisfy { $0.delay > .zero && $0.delay <= .milliseconds(40) })
         XCTAssertEqual(statesSeen.all, [.running, .running])
         XCTAssertEqual(response?.report.retries, 2)

@@ -68,7 +68,9 @@ final class CallQueueTests: CourierTestCase {
     func testCancelRightAfterResumeCompletesEachTaskOnceWithCancelled() {
         let codes = Box<CourierError.Code?>()
         for index in 0..<50 {
-            let task = manager.dataTask(with: request("/get?index=\(index)")) { codes.append($0.error?.code) }
+            // A slow answer: on a loaded machine a quick one can complete while this thread is
+            // descheduled between resume() and cancel(), and a completed task cannot be cancelled.
+            let task = manager.dataTask(with: request("/delay/300?index=\(index)")) { codes.append($0.error?.code) }
             task.resume()
             task.cancel()
         }
