@@ -96,13 +96,8 @@ public final class ScriptedServer: Sendable {
 
     /// Binds `127.0.0.1` on an ephemeral port and starts serving with `script`.
     public init(script: @escaping Script) throws {
-        let (listener, port) = try Socket.listen(host: "127.0.0.1", port: 0, backlog: 128)
-        do {
-            stopSignal = try StopSignal()
-        } catch {
-            listener.close()
-            throw error
-        }
+        let (listener, port, stopSignal) = try AcceptLoop.listen(host: "127.0.0.1", port: 0, backlog: 128)
+        self.stopSignal = stopSignal
         self.listener = listener
         self.port = port
         self.script = script

@@ -23,13 +23,8 @@ final class ServerCore: Sendable {
     private let connectionThreads = DispatchGroup()
 
     init(host: String, port: UInt16, root: URL?) throws {
-        let (listener, boundPort) = try Socket.listen(host: host, port: port, backlog: Self.backlog)
-        do {
-            stopSignal = try StopSignal()
-        } catch {
-            listener.close()
-            throw error
-        }
+        let (listener, boundPort, stopSignal) = try AcceptLoop.listen(host: host, port: port, backlog: Self.backlog)
+        self.stopSignal = stopSignal
         self.listener = listener
         self.port = boundPort
         self.root = root

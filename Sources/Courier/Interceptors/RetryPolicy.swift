@@ -120,7 +120,7 @@ package struct Backoff {
 
     /// `12 s`, `999999 s (11.6 days)`: a delay for messages, with a larger unit when it helps.
     package static func describe(_ delay: Duration) -> String {
-        let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+        let seconds = delay.seconds
         let text = seconds < 10 && seconds != seconds.rounded() ? String(format: "%.1f s", seconds) : "\(Int(seconds.rounded())) s"
         let larger: (Double, String)? =
             seconds >= 2 * 86_400 ? (seconds / 86_400, "days") : seconds >= 2 * 3600 ? (seconds / 3600, "hours")
@@ -145,6 +145,11 @@ package struct Backoff {
 }
 
 extension Duration {
+    /// The duration in seconds, for timers and messages.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+
     /// Whole milliseconds, for configuration files.
     var milliseconds: Int64 {
         components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000

@@ -108,7 +108,7 @@ extension SessionManager.Configuration: Codable {
         try values.encode(label, forKey: .label)
         try values.encode(maximumRunningTasksPerHost, forKey: .maximumRunningTasksPerHost)
         if let deadline {
-            let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
+            let seconds = deadline.seconds
             try values.encode(seconds, forKey: .deadline)
         }
     }

@@ -154,7 +154,7 @@ extension TransferTask {
     }
 
     func scheduleRetry(_ request: URLRequest, after delay: Duration) {
-        let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+        let seconds = delay.seconds
         core.callQueue.asyncAfter(deadline: .now() + seconds) { [self] in
             let proceed = state.withLock { state -> Bool in
                 guard state.awaitingRetry, state.lifecycle.state == .running else { return false }

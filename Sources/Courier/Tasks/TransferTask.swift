@@ -372,7 +372,7 @@ final class TransferTask: Sendable {
     /// Starts the deadline's clock, on the first `resume()`.
     private func armDeadline() {
         guard let deadline = state.withLock({ $0.options.deadline }) else { return }
-        let seconds = Double(deadline.components.seconds) + Double(deadline.components.attoseconds) / 1e18
+        let seconds = deadline.seconds
         // A timer source, cancelled when the task completes: an `asyncAfter` would stay queued
         // (closure and all) until its deadline, however long after the task that is.
         let timer = DispatchSource.makeTimerSource(queue: core.callQueue)
