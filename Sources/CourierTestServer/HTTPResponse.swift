@@ -37,6 +37,31 @@ struct ResponseBody {
     var allBytes: Data { count == 0 ? Data() : reader(0..<count) }
 }
 
+/// A body of unknown length, produced by a loop that pushes pieces as it goes (`/sse`,
+/// `/ndjson`). A loop is simpler than a random-access ``ResponseBody`` here: record lengths
+/// vary, and batching, pauses and a mid-record drop are decided as the records are generated.
+struct ResponseStream {
+    /// How the producer ended.
+    enum Ending {
+        /// Every piece was sent: finish the body normally (the chunked terminator).
+        case complete
+        /// Hang up without the terminator, so the client sees a dropped connection.
+        case dropped
+        /// The output failed (peer gone, or the server is stopping).
+        case aborted
+    }
+
+    private let producer: (StreamOutput) -> Ending
+
+    /// A stream whose pieces `producer` writes to the output it is given.
+    init(_ producer: @escaping (StreamOutput) -> Ending) {
+        self.producer = producer
+    }
+
+    /// Runs the producer against `output`.
+    func run(_ output: StreamOutput) -> Ending { producer(output) }
+}
+
 /// How the body is framed on the wire.
 enum ResponseFraming {
     case contentLength
@@ -79,6 +104,8 @@ struct HTTPResponse {
     /// `Server`, `Connection`).
     var headers: [(name: String, value: String)]
     var body: ResponseBody
+    /// When set, the body comes from this stream instead of `body`, always sent chunked.
+    var stream: ResponseStream?
     var framing = ResponseFraming.contentLength
     var delivery = ResponseDelivery()
 

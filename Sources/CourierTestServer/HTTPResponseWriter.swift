@@ -56,7 +56,9 @@ struct HTTPResponseWriter {
         for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
         var chunkSize: Int?
         if !noBody {
-            switch response.framing {
+            // A stream's length is unknown until it ends, so it is always chunked (its producer
+            // picks the chunk sizes; the size here is unused).
+            switch response.stream == nil ? response.framing : .chunked(chunkSize: Self.pieceSize) {
             case .contentLength: head += "Content-Length: \(delivery.declaredLength ?? response.body.count)\r\n"
             case .chunked(let size):
                 head += "Transfer-Encoding: chunked\r\n"
@@ -72,6 +74,15 @@ struct HTTPResponseWriter {
         let after: Outcome = delivery.resetAfter != nil ? .reset : (closing ? .close : .keepAlive)
         if isHead || noBody {
             return socket.sendAll(head) ? after : .abort
+        }
+        if let stream = response.stream {
+            guard socket.sendAll(head) else { return .abort }
+            switch stream.run(StreamOutput(socket: socket, stopSignal: stopSignal)) {
+            case .complete: return socket.sendAll("0\r\n\r\n") ? after : .abort
+            // A FIN rather than an RST: the client must get every byte sent before the cut.
+            case .dropped: return .close
+            case .aborted: return .abort
+            }
         }
         let body = response.body
         if chunkSize == nil, case .none = delivery.pacing, !delivery.isFaulty, body.count <= Self.coalesceLimit {
@@ -136,5 +147,29 @@ struct HTTPResponseWriter {
         }
         if chunkSize != nil, end == total { return socket.sendAll("0\r\n\r\n") }
         return true
+    }
+}
+
+/// Where a ``ResponseStream`` writes: each `send` becomes one chunk on the wire, and pauses end
+/// early when the server stops.
+struct StreamOutput {
+    let socket: Socket
+    let stopSignal: StopSignal
+
+    /// Sends `bytes` as one chunk (nothing for an empty array, which would end the body).
+    /// Returns `false` if the peer went away or the server is stopping.
+    func send(_ bytes: [UInt8]) -> Bool {
+        guard !bytes.isEmpty else { return true }
+        // One send per chunk: size line, payload and CRLF together.
+        var wire = Array("\(String(bytes.count, radix: 16))\r\n".utf8)
+        wire.reserveCapacity(wire.count + bytes.count + 2)
+        wire.append(contentsOf: bytes)
+        wire.append(contentsOf: [13, 10])
+        return wire.withUnsafeBytes { socket.sendAll($0) }
+    }
+
+    /// Sleeps `milliseconds`; `false` if the server stopped first.
+    func pause(milliseconds: Int) -> Bool {
+        stopSignal.sleep(milliseconds: milliseconds)
     }
 }

@@ -66,6 +66,8 @@ struct Router {
         case ("stream-bytes", 2): return .respond(try streamBytes(request, count: parts[1]))
         case ("files", 2...): return .respond(try file(request, name: parts.dropFirst().joined(separator: "/")))
         case ("drip", 1): return .respond(try drip(request))
+        case ("sse", 1): return .respond(try sse(request))
+        case ("ndjson", 1): return .respond(try ndjson(request))
         case ("delay", 2): return try delay(request, milliseconds: parts[1])
         case ("sink", 1): return .respond(sink(request))
         case ("never-answer", 1): return .neverAnswer

@@ -8,7 +8,7 @@ extension Router {
         CourierTestServer routes:
         /get /anything /headers /response-headers /cookies /cookies/set /cookies/delete /basic-auth/{user}/{pass} /digest-auth/{qop}/{user}/{pass}
         /status/{code} /redirect/{n} /redirect-to /json /html /base64/{value} /gzip /gzip-bomb
-        /bytes/{n} /stream-bytes/{n} /files/{name} /drip /delay/{ms} /sink /never-answer /close-immediately
+        /bytes/{n} /stream-bytes/{n} /files/{name} /drip /sse /ndjson /delay/{ms} /sink /never-answer /close-immediately
         """, status: 200)
     }
 
