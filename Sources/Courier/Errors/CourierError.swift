@@ -17,7 +17,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             case responseTooLarge, unacceptableStatusCode, unacceptableContentType
             case emptyResponse, decodingFailed, destinationFailed, fileSystem, uploadSourceFailed
             case integrityFailed, invalidResumeData, adaptationFailed, redirectRefused
-            case invalidResponse, deadlineExceeded
+            case invalidResponse, deadlineExceeded, bufferOverflow
             case dnsFailed, connectionRefused, connectionLost, tlsFailed, noResponse
         }
         private let kind: Kind
@@ -93,6 +93,10 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         /// The task's whole-request deadline passed (``SessionManager/Configuration/deadline``,
         /// ``DownloadPolicy/deadline``). A download keeps its bytes for resuming (``resumeData``).
         public static let deadlineExceeded = Code(.deadlineExceeded)
+        /// A streamed body's consumer fell more than ``StreamPolicy/bufferLimit`` bytes behind the
+        /// network and the stream could not pause (``StreamPolicy/Overflow/fail``, or a byte
+        /// resource without a strong validator). The bytes already held were delivered first.
+        public static let bufferOverflow = Code(.bufferOverflow)
 
         /// The code's name, e.g. `timedOut`.
         public var description: String { kind.rawValue }

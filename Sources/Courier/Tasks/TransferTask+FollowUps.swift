@@ -64,8 +64,9 @@ extension TransferTask {
         state.current = nil
         state.download.rejected = nil
         state.challengeRejected = false
-        if case .download = kind {
-            // Keep the partial file as it is: the next response decides what happens to it.
+        if keepsBodyAcrossAttempts(state) {
+            // Keep the partial file (or the bytes a stream delivered) as it is: the next response
+            // decides what happens to it.
             state.rangeOffset = nil
             if canContinueByRange(state) {
                 return Self.rangeRequest(request, from: state.received, validator: state.validator, state: &state)
@@ -79,7 +80,7 @@ extension TransferTask {
     /// validation refuses) and there are retriers; `nil` otherwise.
     func askRetriers(_ failure: CourierError?, _ state: inout State) -> FollowUp? {
         guard let interceptor = state.options.interceptor, !interceptor.retriers.isEmpty,
-            state.lifecycle.state == .running
+            state.lifecycle.state == .running, !streamCannotContinue(state)
         else { return nil }
         var candidate = failure
         // A download's refused status is already a failure; a data task's is found by validating.
@@ -147,7 +148,7 @@ extension TransferTask {
         state.authenticationAttempted = false
         state.challengeRejected = false
         state.download.rejected = nil
-        if case .download = kind { return restartRequest(&state) }
+        if keepsBodyAcrossAttempts(state) { return restartRequest(&state) }
         // A data or upload task starts over: what it holds may be an error page.
         resetBody(&state)
         return originalRequest

@@ -16,6 +16,12 @@ enum TransferAction {
     case progress([ProgressObserver], Progress)
     /// Call a download's `.atResponse` destination closure for this response and partial file.
     case resolveDestination(DownloadDestination, HTTPURLResponse, URL)
+    /// Hand a streamed body's accepted response head to its consumer.
+    case streamResponse(StreamBuffer, HTTPURLResponse)
+    /// Hand a chunk to a stream's consumer, then do the rest.
+    indirect case streamChunk(StreamBuffer, Data, then: TransferAction)
+    /// Stop this attempt because the stream's consumer fell behind; continue once it has caught up.
+    case pauseStream(URLSessionTask, StreamBuffer, drainedTo: Int)
 }
 
 extension TransferTask: TaskDelegate {
@@ -67,6 +73,7 @@ extension TransferTask: TaskDelegate {
                 state.failure = .invalidResponse(why, http)
                 return .cancel(task)
             case .restartWithoutRange(let why):
+                if let refusal = streamRefusesRestart(why, http, &state) { return refusal(task) }
                 // The answer does not continue the body held: never splice, fetch it all again.
                 resetBody(&state)
                 state.download.restarts += 1
@@ -77,6 +84,9 @@ extension TransferTask: TaskDelegate {
                 state.current = nil
                 return .restart(task, originalRequest)
             case .replace:
+                if let refusal = streamRefusesRestart("a new response answered a stream already under way", http, &state) {
+                    return refusal(task)
+                }
                 // A new final response on the same task (a 401 answered, a redirect) starts a
                 // new body: keeping the old bytes would mix bodies (Docs/Platform.md §5.4).
                 resetBody(&state)
@@ -86,6 +96,9 @@ extension TransferTask: TaskDelegate {
                 // back a `Range` request for the resource.
                 state.validator = (200..<300).contains(http.statusCode) ? Self.strongValidator(of: http) : nil
                 state.expectedToReceive = Self.isEncoded(http) ? nil : contentLength
+                if case .stream(let buffer, _) = kind, let accepted = acceptStreamResponse(http, buffer, &state) {
+                    return accepted
+                }
                 if let problem = prepareMemoryBody(&state) {
                     state.failure = problem
                     return .cancel(task)
@@ -101,6 +114,9 @@ extension TransferTask: TaskDelegate {
             guard state.current === task, state.lifecycle.state == .running, state.failure == nil,
                 !state.ignoresBody
             else { return .none }
+            if case .stream(let buffer, let policy) = kind, state.stream.accepted {
+                return streamData(data, task, buffer, policy, &state)
+            }
             if case .download(let plan) = kind {
                 switch downloadData(data, plan, &state) {
                 case .accepted: break
@@ -141,6 +157,14 @@ extension TransferTask: TaskDelegate {
         case .progress(let observers, let snapshot): deliver(snapshot, to: observers)
         case .resolveDestination(let destination, let response, let partial):
             resolveDestination(destination, response, partial)
+        case .streamResponse(let buffer, let response): buffer.deliverResponse(response)
+        case .streamChunk(let buffer, let data, let then):
+            buffer.append(data)
+            perform(then)
+        case .pauseStream(let task, let buffer, let threshold):
+            core.cancel(task)
+            buffer.notePause()
+            buffer.whenDrained(atMost: threshold) { [weak self] in self?.continueAfterStreamDrain() }
         }
     }
 

@@ -17,6 +17,8 @@ final class TransferTask: Sendable {
         case data
         case upload(UploadBody)
         case download(DownloadPlan)
+        /// A body handed to a consumer as it arrives (Sources/Courier/Streaming).
+        case stream(StreamBuffer, StreamPolicy)
     }
 
     /// Per-task settings resolved from the manager's configuration when the task is created.
@@ -99,6 +101,8 @@ final class TransferTask: Sendable {
         var deadlineTimer: (any DispatchSourceTimer)?
         /// A multipart body once encoded (in memory or in a private temporary file).
         var encodedBody: EncodedBody?
+        /// A streamed body's own state (TransferTask+Streaming.swift).
+        var stream = StreamState()
     }
 
     /// An upload body Courier encoded itself.
@@ -123,6 +127,12 @@ final class TransferTask: Sendable {
         if case .upload(let body) = kind { initial.expectedToSend = body.expectedLength }
         if case .upload(.multipart(let form, _)) = kind, request.value(forHTTPHeaderField: "Content-Type") == nil {
             request.setValue(form.contentType, forHTTPHeaderField: "Content-Type")
+        }
+        if case .stream(_, let policy) = kind, policy.overflow == .pause,
+            request.value(forHTTPHeaderField: "Accept-Encoding") == nil
+        {
+            // Pausing continues with Range, which needs offsets in the representation's own bytes.
+            request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         }
         if case .download = kind {
             // The file must hold the representation's own bytes: offsets and checksums mean
@@ -225,7 +235,7 @@ final class TransferTask: Sendable {
             return session.uploadTask(with: request, fromFile: url)
         case (.upload(.stream), _):
             return session.uploadTask(withStreamedRequest: request)
-        case (.data, _), (.download, _), (.upload(.multipart), nil):
+        case (.data, _), (.download, _), (.stream, _), (.upload(.multipart), nil):
             return session.dataTask(with: request)
         }
     }
@@ -271,10 +281,19 @@ final class TransferTask: Sendable {
             guard let transition = state.lifecycle.apply(.resume) else { return nil }
             state.retainedHandle = handle
             isFirstResume = transition.from == .initialized
+            if !isFirstResume, streamCannotContinue(state) { return nil }
             return isFirstResume ? initialRequest : restartRequest(&state)
         }
-        guard let request else { return }
-        if isFirstResume { armDeadline() }
+        guard let request else {
+            if state.withLock({ $0.lifecycle.state == .running && streamCannotContinue($0) }) {
+                fail(with: .streamCannotContinue(url: originalRequest.url), handle: handle)
+            }
+            return
+        }
+        if isFirstResume {
+            armDeadline()
+            armIdleTimer()
+        }
         core.unpark(self)
         startAttempt(request)
         events.taskDidResume(handle)
@@ -286,6 +305,7 @@ final class TransferTask: Sendable {
             defer { state.current = nil }
             state.awaitingRetry = false
             state.download.throttled = false
+            state.stream.throttled = false
             if case .download(let plan) = kind { writeRecord(plan, &state, force: false) }
             return .some(state.current === state.launching ? nil : state.current)
         }
@@ -359,6 +379,7 @@ final class TransferTask: Sendable {
             }
             state.awaitingRetry = false
             state.download.throttled = false
+            state.stream.throttled = false
             if keepingBytes, case .download(let plan) = kind { return .finish(finishFailedDownload(error, plan, &state)) }
             return .finish(completeLocked(&state, error: error))
         }
@@ -501,6 +522,7 @@ final class TransferTask: Sendable {
                 state.current = task
                 state.currentRequest = request
                 state.launching = task
+                if state.stream.idleTimer != nil { state.stream.lastActivity = .now }
             }
             return decision
         }
@@ -537,7 +559,7 @@ final class TransferTask: Sendable {
         else { return false }
         switch kind {
         case .upload: return false
-        case .data: return state.validator != nil
+        case .data, .stream: return state.validator != nil
         case .download(let plan): return state.validator != nil || plan.policy.resumesWithoutValidator
         }
     }
@@ -575,6 +597,9 @@ final class TransferTask: Sendable {
         _ = state.lifecycle.apply(.complete)
         state.deadlineTimer?.cancel()
         state.deadlineTimer = nil
+        state.stream.idleTimer?.cancel()
+        state.stream.idleTimer = nil
+        state.stream.throttled = false
         var obsoleteFiles: [URL] = []
         var resumeDataHandler: (@Sendable (ResumeData?) -> Void)?
         var ending: (DiskWriter.Ending, removing: [URL])?

@@ -1,0 +1,174 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A streamed body: the response head goes to the consumer once it passes validation, each chunk
+/// goes to the consumer's ``StreamBuffer`` instead of memory, and a consumer that falls behind
+/// is handled by the stream's ``StreamPolicy``.
+///
+/// Bytes handed to a consumer cannot be taken back, so after the first one a stream never starts
+/// over: a retry, a `resume()` after `suspend()`, or a pause for the consumer continues with
+/// `Range`/`If-Range` (the download machinery) or the stream fails.
+extension TransferTask {
+    /// A streamed body's own part of the task's state.
+    struct StreamState {
+        /// The consumer has the response head: body bytes now go to it.
+        var accepted = false
+        /// The attempt was stopped because the consumer fell behind; the buffer's drain restarts it.
+        var throttled = false
+        /// The idle-gap timer (``StreamPolicy/idleTimeout``), cancelled on completion.
+        var idleTimer: (any DispatchSourceTimer)?
+        /// When the server last sent something (or an attempt started).
+        var lastActivity = ContinuousClock.Instant.now
+    }
+
+    /// Whether the next attempt continues the body held instead of starting over: a download's
+    /// partial file, or the bytes a stream already handed to its consumer.
+    func keepsBodyAcrossAttempts(_ state: State) -> Bool {
+        switch kind {
+        case .download: return true
+        case .stream: return state.stream.accepted
+        case .data, .upload: return false
+        }
+    }
+
+    /// A stream whose consumer has bytes that no later attempt could continue (no strong
+    /// validator): it must not be retried or resumed, because starting over would repeat them.
+    func streamCannotContinue(_ state: State) -> Bool {
+        guard case .stream = kind, state.stream.accepted, state.received > 0 else { return false }
+        return !canContinueByRange(state)
+    }
+
+    /// A stream under way refuses an answer that would start its body over (`nil` otherwise).
+    func streamRefusesRestart(_ why: String, _ response: HTTPURLResponse, _ state: inout State)
+        -> ((URLSessionTask) -> TransferAction)?
+    {
+        guard case .stream = kind, state.stream.accepted, state.received > 0 else { return nil }
+        state.failure = .invalidResponse(
+            "\(why); the \(state.received) bytes already delivered cannot be taken back, so the stream cannot start over",
+            response)
+        return { .cancel($0) }
+    }
+
+    /// A final response for a stream: accepted when validation passes, so an error page never
+    /// looks like a stream (it is held in memory as a data task's body and becomes the error).
+    /// `nil` when it is not accepted.
+    func acceptStreamResponse(_ response: HTTPURLResponse, _ buffer: StreamBuffer, _ state: inout State) -> TransferAction? {
+        do {
+            try validation.validate(request: state.currentRequest, response: response, data: nil)
+        } catch {
+            if state.stream.accepted {
+                // A retry's answer to a stream whose head the consumer already has.
+                state.failure = error.adding(url: originalRequest.url, response: response, body: nil)
+                return state.current.map { .cancel($0) } ?? TransferAction.none
+            }
+            return nil
+        }
+        if state.stream.accepted { return TransferAction.none }  // a retry before any byte: same resource
+        state.stream.accepted = true
+        state.stream.lastActivity = .now
+        return .streamResponse(buffer, response)
+    }
+
+    /// A chunk of an accepted stream: checked against its range, counted, and handed to the
+    /// consumer, unless the consumer is too far behind.
+    func streamData(
+        _ data: Data, _ task: URLSessionTask, _ buffer: StreamBuffer, _ policy: StreamPolicy, _ state: inout State
+    ) -> TransferAction {
+        if let end = state.spanEnd, state.received + Int64(data.count) > end {
+            state.failure = .invalidResponse("the 206 went on past the end of its range (byte \(end))", state.response)
+            return .cancel(task)
+        }
+        if state.stream.idleTimer != nil { state.stream.lastActivity = .now }
+        let held = buffer.bufferedBytes + data.count
+        var then = TransferAction.none
+        if held > policy.bufferLimit {
+            guard policy.overflow == .pause, canContinueByRange(state) else {
+                state.failure = .bufferOverflow(policy, canPause: policy.overflow == .pause, url: originalRequest.url)
+                return .cancel(task)
+            }
+            // This chunk is kept (the buffer ends at most one chunk past the limit); the next
+            // attempt asks for what follows it once the consumer is down to half the limit.
+            state.current = nil
+            state.stream.throttled = true
+            then = .pauseStream(task, buffer, drainedTo: policy.bufferLimit / 2)
+        }
+        state.received += Int64(data.count)
+        if case .none = then, let (observers, snapshot) = dueProgress(.download, &state) {
+            then = .progress(observers, snapshot)
+        }
+        return .streamChunk(buffer, data, then: then)
+    }
+
+    /// The consumer has caught up: the next attempt asks for the rest (unless the task was
+    /// paused, cancelled or failed meanwhile).
+    func continueAfterStreamDrain() {
+        let request = state.withLock { state -> URLRequest? in
+            guard state.stream.throttled, state.lifecycle.state == .running, state.current == nil else { return nil }
+            state.stream.throttled = false
+            return restartRequest(&state)
+        }
+        if let request { startAttempt(request) }
+    }
+
+    // MARK: - Idle gaps
+
+    /// Starts the idle-gap clock on the first `resume()`, for a stream with an idle timeout.
+    func armIdleTimer() {
+        guard case .stream(_, let policy) = kind, let idle = policy.idleTimeout else { return }
+        let timer = DispatchSource.makeTimerSource(queue: core.callQueue)
+        timer.schedule(deadline: .now() + max(0, idle.seconds))
+        timer.setEventHandler { [weak self] in self?.checkIdleGap(idle) }
+        let armed = state.withLock { state -> Bool in
+            guard state.lifecycle.state != .completed else { return false }
+            state.stream.idleTimer = timer
+            state.stream.lastActivity = .now
+            return true
+        }
+        if armed { timer.resume() }
+    }
+
+    /// Fails the stream when the server has been silent for `idle`; otherwise looks again when
+    /// it could be. Time between attempts (paused for the consumer, waiting to retry) is not a gap.
+    private func checkIdleGap(_ idle: Duration) {
+        let now = ContinuousClock.Instant.now
+        let expired = state.withLock { state -> Bool in
+            guard let timer = state.stream.idleTimer else { return false }
+            if state.current == nil || state.lifecycle.state != .running { state.stream.lastActivity = now }
+            let silent = now - state.stream.lastActivity
+            guard silent < idle else { return true }
+            timer.schedule(deadline: .now() + (idle - silent).seconds)
+            return false
+        }
+        if expired { stop(with: .idleTimeout(idle, url: originalRequest.url), keepingBytes: false) }
+    }
+}
+
+extension CourierError {
+    /// The stream's consumer fell more than its buffer limit behind.
+    static func bufferOverflow(_ policy: StreamPolicy, canPause: Bool, url: URL?) -> CourierError {
+        let why = canPause
+            ? "and the stream cannot pause: continuing with Range needs a strong validator (ETag or Last-Modified) and an unencoded body"
+            : "(StreamPolicy.overflow is .fail; .pause stops the transfer and continues it when the consumer catches up)"
+        return CourierError(
+            code: .bufferOverflow,
+            message: "the consumer fell more than \(policy.bufferLimit) bytes (StreamPolicy.bufferLimit) behind the network, \(why)",
+            url: url)
+    }
+
+    /// No byte arrived within the stream's idle timeout.
+    static func idleTimeout(_ idle: Duration, url: URL?) -> CourierError {
+        CourierError(
+            code: .timedOut, message: "no bytes arrived for \(Backoff.describe(idle)) (StreamPolicy.idleTimeout)", url: url)
+    }
+
+    /// A stream paused with `suspend()` whose bytes cannot be continued with `Range`.
+    static func streamCannotContinue(url: URL?) -> CourierError {
+        CourierError(
+            code: .invalidRequest,
+            message: "the stream cannot be resumed: bytes were already delivered and the response has no strong validator "
+                + "(ETag or Last-Modified) to continue them with Range",
+            url: url)
+    }
+}
