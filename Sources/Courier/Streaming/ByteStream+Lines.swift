@@ -42,9 +42,7 @@ extension ByteStream {
     }
 
     /// The values of a newline-delimited JSON body (see ``ByteStream/jsonLines(_:decoder:)``).
-    public struct JSONLines<Value: Decodable>: AsyncSequence, @unchecked Sendable {
-        // @unchecked: `JSONDecoder` is not `Sendable` on this toolchain; the sequence only copies
-        // its reference into each iterator, and an iterator is used by one task at a time.
+    public struct JSONLines<Value: Decodable>: AsyncSequence, Sendable {
         public typealias Element = Value
         public typealias Failure = CourierError
 

@@ -166,7 +166,7 @@ public struct EventStream: AsyncSequence, Sendable {
             let validation = Validation(statusCodes: 200..<300, contentTypes: ["text/event-stream"])
             do {
                 let (bytes, response) = try await stream.manager.bytes(for: request, policy: policy, validation: validation)
-                stream.progress.connected(bytes.source)
+                stream.progress.connected(bytes.source.buffer)
                 if response.statusCode == 204 {
                     finished = true
                     stream.progress.attach(nil)
@@ -194,32 +194,31 @@ public struct EventStreamStatistics: Sendable, Equatable {
 }
 
 /// Shared by an event stream and its iterator, so ``EventStream/statistics`` can be read while
-/// the iterator runs.
+/// the iterator runs. It holds the current connection's buffer, never its stream: an iterator
+/// that is dropped must still cancel its transfer while the sequence is kept.
 final class EventStreamProgress: Sendable {
     private struct State {
-        var source: ByteStream.Source?
+        var buffer: StreamBuffer?
         var highWaterMark = 0
         var delivered: Int64 = 0
-        var pauses = 0
         var connections = 0
     }
     private let state = Locked(State())
 
-    func connected(_ source: ByteStream.Source) {
-        state.withLock {
-            $0.connections += 1
-            $0.source = source
-        }
+    /// A new connection; the previous one's totals are kept.
+    func connected(_ buffer: StreamBuffer) {
+        attach(buffer)
+        state.withLock { $0.connections += 1 }
     }
 
     /// Replaces the current connection (or clears it), keeping its totals.
-    func attach(_ source: ByteStream.Source?) {
-        let old = state.withLock { state -> ByteStream.Source? in
-            defer { state.source = source }
-            return state.source
+    func attach(_ buffer: StreamBuffer?) {
+        let old = state.withLock { state -> StreamBuffer? in
+            defer { state.buffer = buffer }
+            return state.buffer
         }
-        guard let old, old !== source else { return }
-        let final = old.buffer.statistics
+        guard let old, old !== buffer else { return }
+        let final = old.statistics
         state.withLock {
             $0.highWaterMark = max($0.highWaterMark, final.highWaterMark)
             $0.delivered += final.bytesDelivered
@@ -227,11 +226,11 @@ final class EventStreamProgress: Sendable {
     }
 
     var snapshot: EventStreamStatistics {
-        let (source, high, delivered, connections) = state.withLock { ($0.source, $0.highWaterMark, $0.delivered, $0.connections) }
-        var buffer = source?.buffer.statistics ?? StreamStatistics()
-        buffer.highWaterMark = max(buffer.highWaterMark, high)
-        buffer.bytesDelivered += delivered
-        return EventStreamStatistics(buffer: buffer, connections: connections)
+        let (buffer, high, delivered, connections) = state.withLock { ($0.buffer, $0.highWaterMark, $0.delivered, $0.connections) }
+        var statistics = buffer?.statistics ?? StreamStatistics()
+        statistics.highWaterMark = max(statistics.highWaterMark, high)
+        statistics.bytesDelivered += delivered
+        return EventStreamStatistics(buffer: statistics, connections: connections)
     }
 }
 
@@ -257,9 +256,7 @@ extension SessionManager {
 }
 
 /// Newline-delimited JSON values from ``SessionManager/jsonLines(_:for:decoder:policy:validation:)``.
-public struct JSONLineStream<Value: Decodable>: AsyncSequence, @unchecked Sendable {
-    // @unchecked: `JSONDecoder` is not `Sendable` on this toolchain; the sequence only copies its
-    // reference into each iterator, and an iterator is used by one task at a time.
+public struct JSONLineStream<Value: Decodable>: AsyncSequence, Sendable {
     public typealias Element = Value
     public typealias Failure = CourierError
 

@@ -173,7 +173,10 @@ final class StreamBuffer: Sendable {
     /// calling Swift task cancels the transfer and fails with ``CourierError/Code-swift.struct/cancelled``.
     func next() async -> Result<Data?, CourierError> {
         if Task.isCancelled {
+            // Checked first: a consumer cancelled while chunks are held must not read on, nor
+            // see a clean end of the bytes it dropped.
             consumerCancelled()
+            return .failure(.cancelled(url: url))
         }
         var drained: (@Sendable () -> Void)?
         if let ready = state.withLock({ take(&$0, drained: &drained) }) {

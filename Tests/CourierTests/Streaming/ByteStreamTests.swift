@@ -234,4 +234,27 @@ final class ByteStreamTests: CourierTestCase {
         for try await chunk in stream.chunks { count += chunk.count }
         XCTAssertEqual(count, 15)
     }
+
+    func testACancelledConsumerNeverSeesACleanEndOfBytesItDropped() async throws {
+        // Given a body held whole in the buffer (the transfer has ended)
+        let (stream, _) = try await manager.bytes(for: request("/stream-bytes/100000?chunk_size=1000"))
+        waitUntil("the body is in", timeout: 5) { stream.task.state == .completed }
+        // When the consumer reads one chunk, then its task is cancelled
+        let outcome = await Task { () -> (Int, CourierError?) in
+            var iterator = stream.chunks.makeAsyncIterator()
+            var count = 0
+            do throws(CourierError) {
+                while let chunk = try await iterator.next() {
+                    count += chunk.count
+                    withUnsafeCurrentTask { $0?.cancel() }
+                }
+                return (count, nil)
+            } catch {
+                return (count, error)
+            }
+        }.value
+        // Then the next read throws `cancelled` rather than ending as if the body were complete
+        XCTAssertEqual(outcome.1?.code, .cancelled)
+        XCTAssertLessThan(outcome.0, 100_000)
+    }
 }

@@ -218,4 +218,11 @@ final class EventStreamTests: CourierTestCase {
         XCTAssertEqual(error?.code, .cancelled)
         XCTAssertEqual(server.requests.count, 1)
     }
+
+    func testLeavingTheLoopCancelsTheConnectionEvenWhileTheSequenceIsKept() async throws {
+        let stream = manager.events(for: request("/sse?count=100&interval_ms=200"), reconnection: quick)
+        for try await _ in stream { break }
+        waitUntil("the connection was cancelled", timeout: 5) { self.manager.runningTaskCount == 0 }
+        XCTAssertEqual(stream.statistics.connections, 1)
+    }
 }
