@@ -63,6 +63,7 @@ struct Router {
         case ("gzip", 1): return .respond(gzip(request))
         case ("gzip-bomb", 1): return .respond(try gzipBomb(request))
         case ("bytes", 2): return .respond(try bytes(request, count: parts[1]))
+        case ("signed", 3) where parts[1] == "bytes": return .respond(try signedBytes(request, count: parts[2]))
         case ("stream-bytes", 2): return .respond(try streamBytes(request, count: parts[1]))
         case ("files", 2...): return .respond(try file(request, name: parts.dropFirst().joined(separator: "/")))
         case ("drip", 1): return .respond(try drip(request))

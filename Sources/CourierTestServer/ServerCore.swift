@@ -17,6 +17,9 @@ final class ServerCore: Sendable {
     let registry = ConnectionRegistry()
     let log = RequestLog()
     let files = FileStore()
+    /// The key `/signed` URLs are signed with: random per server, so a URL signed by one server
+    /// means nothing to another.
+    let signingKey = UUID().uuidString
 
     private let listener: Socket
     private let acceptorFinished = DispatchSemaphore(value: 0)

@@ -68,6 +68,17 @@ public final class TestServer: Sendable {
         return url
     }
 
+    /// A URL for `/signed/bytes/{count}` valid for `seconds` from now: the server answers it like
+    /// `/bytes/{count}` until then and with 403 afterwards (a signed URL that expires). `query`
+    /// adds `/bytes` parameters (`"seed=3&chunk_delay_ms=5"`).
+    public func signedURL(bytes count: Int, query: String = "", validFor seconds: Int) -> URL {
+        let path = "/signed/bytes/\(count)"
+        let expires = Int(Date().timeIntervalSince1970) + seconds
+        let signature = Router.signature(key: core.signingKey, path: path, expires: expires)
+        let extra = query.isEmpty ? "" : "&" + query
+        return url("\(path)?expires=\(expires)&sig=\(signature)\(extra)")
+    }
+
     /// Every request received so far, in arrival order (a snapshot).
     ///
     /// A request is recorded once its body has been read and before its response is written.

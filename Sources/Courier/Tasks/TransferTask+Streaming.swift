@@ -150,7 +150,7 @@ extension CourierError {
     static func bufferOverflow(_ policy: StreamPolicy, canPause: Bool, url: URL?) -> CourierError {
         let why = canPause
             ? "and the stream cannot pause: continuing with Range needs a strong validator (ETag or Last-Modified) and an unencoded body"
-            : "(StreamPolicy.overflow is .fail; .pause stops the transfer and continues it when the consumer catches up)"
+            : "and StreamPolicy.overflow is .fail (.pause would stop the transfer and continue it once the consumer catches up)"
         return CourierError(
             code: .bufferOverflow,
             message: "the consumer fell more than \(policy.bufferLimit) bytes (StreamPolicy.bufferLimit) behind the network, \(why)",
