@@ -1,3 +1,4 @@
+import Courier
 import Foundation
 
 /// A mistake on the command line: printed as one line, exit code 2.
@@ -13,6 +14,19 @@ enum Workload: String, CaseIterable, Sendable {
     case download
     /// One large body held whole in memory.
     case memory
+    /// One large body consumed chunk by chunk as it arrives, never held whole.
+    case stream
+    /// Server-Sent Events counted as they arrive.
+    case sse
+}
+
+/// What a Courier stream does when its consumer falls `--buffer-limit` bytes behind
+/// (`StreamPolicy.Overflow`).
+enum StreamOverflow: String, CaseIterable, Sendable {
+    /// Fail the stream (the library's default).
+    case fail
+    /// Stop receiving and continue with `Range` once the consumer has caught up.
+    case pause
 }
 
 /// Which HTTP client runs the workload.
@@ -30,6 +44,9 @@ enum ClientKind: String, CaseIterable, Sendable {
 ///                        [--expect-bytes B] [--timeout S] [--client courier|urlsession]
 /// courier-bench download --url URL --out PATH [--expect-bytes B] [--timeout S] [--client …]
 /// courier-bench memory   --url URL [--expect-bytes B] [--timeout S] [--client …]
+/// courier-bench stream   --url URL [--expect-bytes B] [--sha256 HEX] [--buffer-limit L] [--overflow fail|pause]
+///                        [--consume-mib-s R] [--timeout S] [--client …]
+/// courier-bench sse      --url URL --expect-events N [--timeout S] [--client …]
 /// ```
 /// Options take `--name value` or `--name=value`, in any order, each at most once; an option
 /// that does not belong to the workload is an error rather than silently ignored, so a typo
@@ -52,6 +69,16 @@ struct BenchOptions: Equatable, Sendable {
     var timeout: Double = 60
     /// download: where the file goes.
     var output: String?
+    /// stream: the SHA-256 the body must have (also makes the consumer hash every chunk).
+    var expectedSHA256: [UInt8]?
+    /// stream, courier only: `StreamPolicy.bufferLimit`; `nil` = the library's default.
+    var bufferLimit: Int?
+    /// stream, courier only: `StreamPolicy.overflow`.
+    var overflow: StreamOverflow = .fail
+    /// stream, courier only: the pace of the consumer in MiB/s; `nil` = as fast as it can.
+    var consumeMiBPerSecond: Double?
+    /// sse: how many events the response must deliver (required).
+    var expectedEvents: Int?
 
     init(workload: Workload, url: URL) {
         self.workload = workload
@@ -66,18 +93,28 @@ struct BenchOptions: Equatable, Sendable {
                                  [--expect-bytes B] [--timeout S] [--client courier|urlsession]
           courier-bench download --url URL --out PATH [--expect-bytes B] [--timeout S] [--client courier|urlsession]
           courier-bench memory   --url URL [--expect-bytes B] [--timeout S] [--client courier|urlsession]
+          courier-bench stream   --url URL [--expect-bytes B] [--sha256 HEX] [--buffer-limit L] [--overflow fail|pause]
+                                 [--consume-mib-s R] [--timeout S] [--client courier|urlsession]
+          courier-bench sse      --url URL --expect-events N [--timeout S] [--client courier|urlsession]
 
           small      N GETs (default 5000) after W untimed warm-up GETs (default 200), keeping C in
                      flight (default 1); every response must be 200 with B bytes (B defaults to the
                      first warm-up response's length). --max-conns sets httpMaximumConnectionsPerHost.
           download   One GET streamed into the file PATH (replaced if it exists).
           memory     One GET held whole in memory.
+          stream     One GET consumed chunk by chunk (Courier: bytes(for:) and .chunks), never held whole;
+                     --sha256 hashes every chunk and checks the digest. Courier only: --buffer-limit
+                     (StreamPolicy.bufferLimit, default \(StreamPolicy.default.bufferLimit)), --overflow (default
+                     fail), --consume-mib-s (the consumer paces itself to R MiB/s by sleeping).
+          sse        One GET of Server-Sent Events, counted until event N (Courier: events(for:), the
+                     last event's id must be N; urlsession: blank lines ending a block, N in all).
           --timeout  The request timeout and the deadline for the whole run, in seconds (default 60).
           --client   courier (default): Courier's SessionManager; urlsession: one raw URLSession.
 
         Prints one line on stdout:
           RESULT client=… workload=… secs=… cpu_s=… rss_kib=… config=k:v,… then
-          n=… c=… errors=… rps=… p50_ms=… p99_ms=… (small) or bytes=… mib_s=… (download, memory)
+          n=… c=… errors=… rps=… p50_ms=… p99_ms=… (small), bytes=… mib_s=… (download, memory),
+          bytes=… mib_s=… high_water_kib=… pauses=… (stream) or events=… events_s=… (sse)
         Exit codes: 0 success, 1 failed requests or run, 2 usage error.
         """
 
@@ -88,16 +125,18 @@ struct BenchOptions: Equatable, Sendable {
         case .small: common.union(["--requests", "--concurrency", "--warmup", "--max-conns"])
         case .download: common.union(["--out"])
         case .memory: common
+        case .stream: common.union(["--sha256", "--buffer-limit", "--overflow", "--consume-mib-s"])
+        case .sse: ["--url", "--expect-events", "--timeout", "--client"]
         }
     }
 
     /// The options in `arguments` (everything after the program name); `nil` when help was asked for.
     static func parse(_ arguments: [String]) throws(BenchUsageError) -> BenchOptions? {
         let helpWords: Set<String> = ["-h", "--help", "help"]
-        guard let name = arguments.first else { throw BenchUsageError(message: "missing workload (small, download or memory)") }
+        guard let name = arguments.first else { throw BenchUsageError(message: "missing workload (\(workloadNames))") }
         if helpWords.contains(name) { return nil }
         guard let workload = Workload(rawValue: name) else {
-            throw BenchUsageError(message: "unknown workload '\(name)' (small, download or memory)")
+            throw BenchUsageError(message: "unknown workload '\(name)' (\(workloadNames))")
         }
         let allowed = accepted(by: workload)
         var values: [String: String] = [:]
@@ -152,7 +191,44 @@ struct BenchOptions: Equatable, Sendable {
             }
             options.output = path
         }
+        if let text = values["--sha256"] {
+            guard let digest = SHA256.parseHex(text), digest.count == 32 else {
+                throw BenchUsageError(message: "--sha256 takes 64 hexadecimal digits, not '\(text)'")
+            }
+            options.expectedSHA256 = digest
+        }
+        if let text = values["--buffer-limit"] { options.bufferLimit = try integer("--buffer-limit", text, atLeast: 1) }
+        if let text = values["--overflow"] {
+            guard let overflow = StreamOverflow(rawValue: text) else {
+                throw BenchUsageError(message: "--overflow takes fail or pause, not '\(text)'")
+            }
+            options.overflow = overflow
+        }
+        if let text = values["--consume-mib-s"] {
+            guard let rate = Double(text), rate.isFinite, rate > 0 else {
+                throw BenchUsageError(message: "--consume-mib-s takes a number of MiB per second above 0, not '\(text)'")
+            }
+            options.consumeMiBPerSecond = rate
+        }
+        if options.client == .urlsession {
+            // The baseline has no stream buffer to bound or pause, and it cannot slow the network
+            // down: a paced consumer could only buffer without bound, which is the point of the
+            // comparison. Refused rather than ignored, so no run measures something else.
+            for option in ["--consume-mib-s", "--buffer-limit", "--overflow"] where values[option] != nil {
+                throw BenchUsageError(
+                    message: "\(option) needs --client courier: a raw URLSession has no stream buffer and cannot pace its consumer")
+            }
+        }
+        if workload == .sse {
+            guard let text = values["--expect-events"] else { throw BenchUsageError(message: "sse needs --expect-events N") }
+            options.expectedEvents = try integer("--expect-events", text, atLeast: 1)
+        }
         return options
+    }
+
+    /// The workloads' names, for messages.
+    private static var workloadNames: String {
+        Workload.allCases.map(\.rawValue).joined(separator: ", ")
     }
 
     /// An absolute http or https URL with a host.
@@ -182,8 +258,18 @@ struct BenchOptions: Equatable, Sendable {
                 timeout,
                 ("warmup", String(warmup)),
             ]
-        case .download, .memory:
+        case .download, .memory, .sse:
             return [timeout]
+        case .stream:
+            let sha256 = (key: "sha256", value: expectedSHA256 == nil ? "no" : "yes")
+            guard client == .courier else { return [sha256, timeout] }
+            return [
+                ("buffer_limit", String(bufferLimit ?? StreamPolicy.default.bufferLimit)),
+                ("consume_mib_s", consumeMiBPerSecond.map(ResultLine.seconds) ?? "none"),
+                ("overflow", overflow.rawValue),
+                sha256,
+                timeout,
+            ]
         }
     }
 }

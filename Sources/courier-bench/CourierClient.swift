@@ -6,9 +6,12 @@ import Courier
 
 /// The workloads through Courier's public API, written the way a user would: one
 /// `SessionManager` set up only through public `Configuration` fields, completions on the
-/// manager's own queue, default validation (2xx).
+/// manager's own queue, default validation (2xx). Streams are consumed from a Swift task with
+/// `for try await`, as async code would.
 final class CourierClient: BenchClient {
     let manager: SessionManager
+    /// The `stream` workload's policy: `--buffer-limit` and `--overflow` over the library's defaults.
+    let streamPolicy: StreamPolicy
 
     init(options: BenchOptions) {
         var configuration = SessionManager.Configuration()
@@ -23,6 +26,10 @@ final class CourierClient: BenchClient {
             configuration.maximumResponseSize = max(configuration.maximumResponseSize, needed)
         }
         manager = SessionManager(configuration: configuration)
+        var policy = StreamPolicy.default
+        if let limit = options.bufferLimit { policy.bufferLimit = limit }
+        policy.overflow = options.overflow == .pause ? .pause : .fail
+        streamPolicy = policy
     }
 
     /// Caps how many tasks Courier runs at once per host at `--max-conns`, like the URLSession limit.
@@ -53,5 +60,70 @@ final class CourierClient: BenchClient {
                 completion(.failure(BenchFailure("\(error)")))
             }
         }.resume()
+    }
+
+    func stream(
+        _ request: URLRequest, consumer: StreamConsumer, completion: @escaping @Sendable (Result<Streamed, BenchFailure>) -> Void
+    ) {
+        let manager = manager
+        let policy = streamPolicy
+        Task {
+            do throws(CourierError) {
+                completion(.success(try await Self.consume(request, manager: manager, policy: policy, consumer: consumer)))
+            } catch {
+                completion(.failure(BenchFailure("\(error)")))
+            }
+        }
+    }
+
+    /// A paced consumer sleeps only when it is at least this far ahead of its pace.
+    private static let shortestSleep = Duration.milliseconds(1)
+
+    /// `bytes(for:)`, then every chunk through `.chunks`: counted, maybe hashed, maybe paced, dropped.
+    private static func consume(
+        _ request: URLRequest, manager: SessionManager, policy: StreamPolicy, consumer: StreamConsumer
+    ) async throws(CourierError) -> Streamed {
+        let (stream, response) = try await manager.bytes(for: request, policy: policy)
+        var hasher = consumer.hashes ? SHA256() : nil
+        var bytes: Int64 = 0
+        let clock = ContinuousClock()
+        let start = clock.now
+        for try await chunk in stream.chunks {
+            bytes += Int64(chunk.count)
+            hasher?.update(chunk)
+            if let rate = consumer.bytesPerSecond {
+                // Sleep until the consumer is back on its pace: when it would have finished
+                // `bytes` at `rate`. Measured from the start, so timer slack does not add up;
+                // only when at least a millisecond ahead, so a fast pace does not spend its CPU
+                // on thousands of tiny sleeps.
+                let due = start + .seconds(Double(bytes) / rate)
+                if due - clock.now >= Self.shortestSleep { try? await clock.sleep(until: due) }
+            }
+        }
+        let statistics = stream.statistics
+        return Streamed(
+            status: response.statusCode, bytes: bytes, digest: hasher?.finalize(),
+            highWaterMark: statistics.highWaterMark, pauses: statistics.pauses)
+    }
+
+    func events(_ request: URLRequest, expected: Int, completion: @escaping @Sendable (Result<EventCount, BenchFailure>) -> Void) {
+        let manager = manager
+        Task {
+            var count = 0
+            var lastID: String?
+            do throws(CourierError) {
+                // The default reconnection policy, as a user would have it; the loop stops at
+                // event `expected`, so the reconnection after the body's end (which the server
+                // answers with 204) is not part of the run.
+                for try await event in manager.events(for: request) {
+                    count += 1
+                    lastID = event.id
+                    if count == expected { break }
+                }
+                completion(.success(EventCount(events: count, lastID: lastID)))
+            } catch {
+                completion(.failure(BenchFailure("after \(count) events: \(error)")))
+            }
+        }
     }
 }

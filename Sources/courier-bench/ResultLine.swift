@@ -5,9 +5,10 @@ import Foundation
 /// ```
 /// RESULT client=<name> workload=<w> secs=<s> cpu_s=<s> rss_kib=<peak> config=<k:v,...> <metrics>
 /// ```
-/// with `n=<N> c=<C> errors=<E> rps=<r> p50_ms=<x> p99_ms=<y>` for `small` and
-/// `bytes=<B> mib_s=<m>` for `download` and `memory`. Every field is `key=value` without spaces,
-/// so `awk`/`split` can read it; the order never changes.
+/// with `n=<N> c=<C> errors=<E> rps=<r> p50_ms=<x> p99_ms=<y>` for `small`,
+/// `bytes=<B> mib_s=<m>` for `download` and `memory`, `bytes=<B> mib_s=<m> high_water_kib=<H>
+/// pauses=<P>` for `stream` and `events=<N> events_s=<e>` for `sse`. Every field is `key=value`
+/// without spaces, so `awk`/`split` can read it; the order never changes.
 struct ResultLine {
     /// The request-rate workload's figures.
     struct Requests: Equatable {
@@ -18,11 +19,25 @@ struct ResultLine {
         var latencies: [Double]
     }
 
+    /// The stream workload's figures.
+    struct Stream: Equatable {
+        /// Body bytes the consumer took.
+        var bytes: Int64
+        /// The most bytes the stream held for its consumer at once (0 for `urlsession`, which
+        /// holds none).
+        var highWaterMark: Int
+        /// How often the transfer paused for the consumer and continued with `Range`.
+        var pauses: Int
+    }
+
     /// What the workload adds after `config=`.
     enum Metrics: Equatable {
         case requests(Requests)
         /// Bytes moved by a download or memory run.
         case bytes(Int64)
+        case stream(Stream)
+        /// Server-Sent Events delivered by an sse run.
+        case events(Int)
     }
 
     var client: ClientKind
@@ -54,6 +69,13 @@ struct ResultLine {
             ]
         case .bytes(let bytes):
             fields += ["bytes=\(bytes)", "mib_s=\(Self.fixed(Double(bytes) / 1_048_576 / seconds, 1))"]
+        case .stream(let stream):
+            fields += [
+                "bytes=\(stream.bytes)", "mib_s=\(Self.fixed(Double(stream.bytes) / 1_048_576 / seconds, 1))",
+                "high_water_kib=\((stream.highWaterMark + 1023) / 1024)", "pauses=\(stream.pauses)",
+            ]
+        case .events(let events):
+            fields += ["events=\(events)", "events_s=\(Self.fixed(Double(events) / seconds, 1))"]
         }
         return fields.joined(separator: " ")
     }

@@ -2,12 +2,15 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import Courier  // for the package's SHA-256 only (`package` access): the same hash on both clients
 
 /// The baseline: the workloads on a raw delegate-based `URLSession`, as directly as it allows.
 ///
 /// One session with `URLSessionConfiguration.default` and a delegate on a serial queue. Data
 /// tasks append each chunk to the task's `Data` in `didReceive data`; download tasks let
 /// URLSession write its temp file and rename it to the destination in `didFinishDownloadingTo`.
+/// Streams only count each chunk (and hash it with `--sha256`) in `didReceive data`, holding
+/// nothing; event streams only split lines there and count the blank lines that end events.
 final class URLSessionClient: BenchClient {
     private let session: URLSession
     private let delegate = RawSessionDelegate()
@@ -34,23 +37,107 @@ final class URLSessionClient: BenchClient {
         delegate.register(RawTransfer(.download(file, completion)), for: task)
         task.resume()
     }
+
+    /// Counts (and maybe hashes) each chunk as it arrives. `consumer.bytesPerSecond` is refused
+    /// by the option parser: this client cannot pace without buffering.
+    func stream(
+        _ request: URLRequest, consumer: StreamConsumer, completion: @escaping @Sendable (Result<Streamed, BenchFailure>) -> Void
+    ) {
+        let task = session.dataTask(with: request)
+        let transfer = RawTransfer(.stream(completion))
+        if consumer.hashes { transfer.hasher = SHA256() }
+        delegate.register(transfer, for: task)
+        task.resume()
+    }
+
+    /// Counts events by line splitting alone until the body ends (`expected` is checked by the
+    /// workload).
+    func events(_ request: URLRequest, expected: Int, completion: @escaping @Sendable (Result<EventCount, BenchFailure>) -> Void) {
+        var request = request
+        request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
+        let task = session.dataTask(with: request)
+        delegate.register(RawTransfer(.events(completion)), for: task)
+        task.resume()
+    }
+}
+
+/// The raw client's whole Server-Sent Events "parser": splits lines at CR, LF or CRLF and
+/// counts a blank line that ends a block of non-blank lines as one event. No fields are parsed
+/// and nothing is copied: the floor any SSE client pays on top of the transport.
+struct EventLineCounter {
+    private(set) var events = 0
+    /// The current line has bytes.
+    private var lineHasBytes = false
+    /// A non-blank line came since the last blank one.
+    private var blockHasLines = false
+    /// The previous byte was a CR (so an LF right after it ends nothing).
+    private var afterCR = false
+
+    mutating func count(_ bytes: UnsafeRawBufferPointer) {
+        for byte in bytes {
+            switch byte {
+            case 0x0A:
+                if afterCR {
+                    afterCR = false
+                } else {
+                    endLine()
+                }
+            case 0x0D:
+                afterCR = true
+                endLine()
+            default:
+                afterCR = false
+                lineHasBytes = true
+            }
+        }
+    }
+
+    private mutating func endLine() {
+        if lineHasBytes {
+            blockHasLines = true
+            lineHasBytes = false
+        } else if blockHasLines {
+            events += 1
+            blockHasLines = false
+        }
+    }
 }
 
 /// One running task's state. Created before `resume()`; afterwards touched only from the
 /// session's serial delegate queue.
-final class RawTransfer: @unchecked Sendable {  // `body`/`problem` change only on the serial delegate queue
+final class RawTransfer: @unchecked Sendable {  // the `var`s change only on the serial delegate queue
     enum Kind {
         case data(@Sendable (Result<Fetched, BenchFailure>) -> Void)
         case download(URL, @Sendable (Result<Int, BenchFailure>) -> Void)
+        case stream(@Sendable (Result<Streamed, BenchFailure>) -> Void)
+        case events(@Sendable (Result<EventCount, BenchFailure>) -> Void)
     }
 
     let kind: Kind
     /// A data task's body so far.
     var body = Data()
+    /// A stream's bytes so far.
+    var received: Int64 = 0
+    /// A stream's running digest, with `--sha256` (set before `resume()`).
+    var hasher: SHA256?
+    /// An event stream's line splitter.
+    var lines = EventLineCounter()
     /// Whether a download's file reached its destination, or why not.
     var published: Result<Void, BenchFailure> = .failure(BenchFailure("the download finished without a file"))
 
     init(_ kind: Kind) { self.kind = kind }
+
+    /// One chunk of the body: kept (data), counted and maybe hashed (stream) or split (events).
+    func receive(_ data: Data) {
+        switch kind {
+        case .data: body.append(data)
+        case .stream:
+            received += Int64(data.count)
+            hasher?.update(data)
+        case .events: data.withUnsafeBytes { lines.count($0) }
+        case .download: break
+        }
+    }
 
     func complete(_ task: URLSessionTask, error: (any Error)?) {
         let status = (task.response as? HTTPURLResponse)?.statusCode ?? 0
@@ -63,6 +150,17 @@ final class RawTransfer: @unchecked Sendable {  // `body`/`problem` change only 
             completion(failure.map { .failure($0) } ?? .success(Fetched(status: status, body: body)))
         case .download(_, let completion):
             completion(failure.map { .failure($0) } ?? published.map { status })
+        case .stream(let completion):
+            let streamed = Streamed(status: status, bytes: received, digest: hasher?.finalize(), highWaterMark: 0, pauses: 0)
+            completion(failure.map { .failure($0) } ?? .success(streamed))
+        case .events(let completion):
+            if let failure {
+                completion(.failure(failure))
+            } else if status != 200 {
+                completion(.failure(BenchFailure("HTTP \(status)")))
+            } else {
+                completion(.success(EventCount(events: lines.events, lastID: nil)))
+            }
         }
     }
 
@@ -99,7 +197,7 @@ final class RawSessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDown
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        transfers.withLock { $0[dataTask.taskIdentifier] }?.body.append(data)
+        transfers.withLock { $0[dataTask.taskIdentifier] }?.receive(data)
     }
 
     func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {

@@ -18,7 +18,7 @@ exit(status)
 /// Runs one parsed command line: creates the client, runs the workload, prints the RESULT line.
 enum Bench {
     static let success: Int32 = 0
-    /// A failed request (`errors=` above 0), download or run, or the `--timeout` deadline passed.
+    /// A failed request (`errors=` above 0), download, stream or run, or the `--timeout` deadline passed.
     static let workloadFailure: Int32 = 1
     static let usageError: Int32 = 2
 
@@ -33,6 +33,8 @@ enum Bench {
             case .small: line = try SmallWorkload(options: options, client: client).run(until: deadline)
             case .download: line = try DownloadWorkload(options: options, client: client).run(until: deadline)
             case .memory: line = try MemoryWorkload(options: options, client: client).run(until: deadline)
+            case .stream: line = try StreamWorkload(options: options, client: client).run(until: deadline)
+            case .sse: line = try EventsWorkload(options: options, client: client).run(until: deadline)
             }
         } catch {
             writeToStandardError("courier-bench: \(options.workload.rawValue) with \(options.client.rawValue): \(error)\n")

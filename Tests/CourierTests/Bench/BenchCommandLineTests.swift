@@ -1,3 +1,4 @@
+import Courier
 import CourierTestServer
 import XCTest
 
@@ -111,6 +112,83 @@ final class BenchCommandLineTests: XCTestCase {
             let held = fields(try resultLine(memory, "\(client) memory"))
             XCTAssertEqual(held["workload"], "memory")
             XCTAssertEqual(held["bytes"], "300000")
+        }
+    }
+
+    func testStreamOnBothClientsChecksLengthAndDigest() throws {
+        let url = server.url("/bytes/300000").absoluteString
+        let digest = SHA256.hexString(SHA256.hash(TestServer.deterministicBytes(count: 300_000)))
+        for client in ["courier", "urlsession"] {
+            let result = try run([
+                "stream", "--url", url, "--expect-bytes", "300000", "--sha256", digest, "--client", client,
+            ])
+            let values = fields(try resultLine(result, "\(client) stream"))
+            XCTAssertEqual(values["workload"], "stream")
+            XCTAssertEqual(values["bytes"], "300000")
+            XCTAssertEqual(values["pauses"], "0", client)
+            for key in ["mib_s", "cpu_s", "rss_kib", "high_water_kib"] {
+                XCTAssertNotNil(values[key].flatMap(Double.init), "\(client): \(key) is a number")
+            }
+        }
+        // A wrong digest is a failed run, not a result.
+        let wrong = try run(["stream", "--url", url, "--sha256", String(repeating: "0", count: 64)])
+        XCTAssertEqual(wrong.status, 1)
+        XCTAssertEqual(wrong.out, "")
+        XCTAssertTrue(wrong.err.contains("SHA-256 is \(digest)"), wrong.err)
+    }
+
+    func testSlowConsumerPausesAndLosesNothing() throws {
+        // 2 MB through a 64 KiB buffer to a consumer pacing itself to 20 MiB/s: the loopback
+        // server is far faster, so the stream must pause (and continue with Range) at least once.
+        let digest = SHA256.hexString(SHA256.hash(TestServer.deterministicBytes(count: 2_000_000)))
+        let result = try run([
+            "stream", "--url", server.url("/bytes/2000000").absoluteString, "--expect-bytes", "2000000", "--sha256", digest,
+            "--overflow", "pause", "--buffer-limit", "65536", "--consume-mib-s", "20",
+        ])
+        let values = fields(try resultLine(result, "paused stream"))
+        XCTAssertEqual(values["config"], "buffer_limit:65536,consume_mib_s:20,overflow:pause,sha256:yes,timeout:60")
+        XCTAssertEqual(values["bytes"], "2000000")
+        XCTAssertGreaterThan(values["pauses"].flatMap(Int.init) ?? 0, 0, result.out)
+        XCTAssertTrue(server.requests.contains { $0.header("range") != nil }, "a pause continues with Range")
+
+        // The same consumer under the default policy overflows: a failed run.
+        let failed = try run([
+            "stream", "--url", server.url("/bytes/2000000").absoluteString, "--buffer-limit", "65536", "--consume-mib-s", "5",
+        ])
+        XCTAssertEqual(failed.status, 1, failed.err)
+        XCTAssertEqual(failed.out, "")
+        XCTAssertFalse(failed.err.isEmpty)
+    }
+
+    func testPacedURLSessionStreamIsAUsageError() throws {
+        let result = try run([
+            "stream", "--url", server.url("/bytes/1000").absoluteString, "--consume-mib-s", "5", "--client", "urlsession",
+        ])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertEqual(result.out, "")
+        XCTAssertTrue(result.err.hasPrefix("courier-bench: --consume-mib-s needs --client courier"), result.err)
+    }
+
+    func testSSECountsEveryEventOnBothClients() throws {
+        for client in ["courier", "urlsession"] {
+            let result = try run([
+                "sse", "--url", server.url("/sse?count=5000").absoluteString, "--expect-events", "5000", "--client", client,
+            ])
+            let values = fields(try resultLine(result, "\(client) sse"))
+            XCTAssertEqual(values["workload"], "sse")
+            XCTAssertEqual(values["config"], "timeout:60")
+            XCTAssertEqual(values["events"], "5000")
+            XCTAssertNotNil(values["events_s"].flatMap(Double.init), client)
+        }
+        // More events than the stream has: a failed run on both clients. Courier reconnects after
+        // the body's end and gets the 204; `retry=50` shortens its wait (the raw client would
+        // count the `retry:` block as an event: it only splits lines).
+        for (client, query) in [("courier", "count=10&retry=50"), ("urlsession", "count=10")] {
+            let result = try run([
+                "sse", "--url", server.url("/sse?\(query)").absoluteString, "--expect-events", "11", "--client", client,
+            ])
+            XCTAssertEqual(result.status, 1, client)
+            XCTAssertTrue(result.err.contains("10 events, expected 11"), "\(client): \(result.err)")
         }
     }
 

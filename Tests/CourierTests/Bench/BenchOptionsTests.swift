@@ -60,6 +60,49 @@ final class BenchOptionsTests: XCTestCase {
         XCTAssertEqual(memory.configuration.map { "\($0.key):\($0.value)" }, ["timeout:5"])
     }
 
+    func testStreamDefaultsAndEveryOption() throws {
+        let plain = try parse(["stream", "--url", "http://h/256m.bin"])
+        XCTAssertEqual(plain.workload, .stream)
+        XCTAssertNil(plain.bufferLimit)
+        XCTAssertEqual(plain.overflow, .fail)
+        XCTAssertNil(plain.consumeMiBPerSecond)
+        XCTAssertNil(plain.expectedSHA256)
+        XCTAssertFalse(plain.streamConsumer.hashes)
+        XCTAssertNil(plain.streamConsumer.bytesPerSecond)
+        XCTAssertEqual(
+            plain.configuration.map { "\($0.key):\($0.value)" },
+            ["buffer_limit:8388608", "consume_mib_s:none", "overflow:fail", "sha256:no", "timeout:60"])
+
+        let digest = String(repeating: "0f", count: 32)
+        let slow = try parse([
+            "stream", "--url", "http://h/x", "--buffer-limit=262144", "--overflow", "pause", "--consume-mib-s", "12.5",
+            "--sha256", digest.uppercased(), "--expect-bytes", "5000000", "--timeout", "600",
+        ])
+        XCTAssertEqual(slow.bufferLimit, 262_144)
+        XCTAssertEqual(slow.overflow, .pause)
+        XCTAssertEqual(slow.consumeMiBPerSecond, 12.5)
+        XCTAssertEqual(slow.expectedSHA256, [UInt8](repeating: 0x0F, count: 32))
+        XCTAssertEqual(slow.expectedBytes, 5_000_000)
+        XCTAssertTrue(slow.streamConsumer.hashes)
+        XCTAssertEqual(slow.streamConsumer.bytesPerSecond, 12.5 * 1_048_576)
+        XCTAssertEqual(
+            slow.configuration.map { "\($0.key):\($0.value)" },
+            ["buffer_limit:262144", "consume_mib_s:12.5", "overflow:pause", "sha256:yes", "timeout:600"])
+
+        // The baseline has no stream settings to report.
+        let raw = try parse(["stream", "--url", "http://h/x", "--client", "urlsession", "--sha256", digest])
+        XCTAssertEqual(raw.configuration.map { "\($0.key):\($0.value)" }, ["sha256:yes", "timeout:60"])
+    }
+
+    func testSSENeedsExpectedEvents() throws {
+        let options = try parse(["sse", "--url", "http://h/sse?count=200000", "--expect-events", "200000", "--client", "urlsession"])
+        XCTAssertEqual(options.workload, .sse)
+        XCTAssertEqual(options.url.absoluteString, "http://h/sse?count=200000")
+        XCTAssertEqual(options.expectedEvents, 200_000)
+        XCTAssertEqual(options.client, .urlsession)
+        XCTAssertEqual(options.configuration.map { "\($0.key):\($0.value)" }, ["timeout:60"])
+    }
+
     func testHelpIsNotAnError() throws {
         XCTAssertNil(try BenchOptions.parse(["--help"]))
         XCTAssertNil(try BenchOptions.parse(["-h"]))
@@ -91,6 +134,22 @@ final class BenchOptionsTests: XCTestCase {
             (["download", "--url", "http://h/", "--out", "dir/"], "--out needs a file path"),
             (["download", "--url", "http://h/", "--out", "f", "--requests", "3"], "unknown option '--requests' for download"),
             (["memory", "--url", "http://h/", "--max-conns", "2"], "unknown option '--max-conns' for memory"),
+            (["memory", "--url", "http://h/", "--overflow", "pause"], "unknown option '--overflow' for memory"),
+            (["stream", "--url", "http://h/", "--buffer-limit", "0"], "--buffer-limit takes a whole number 1 or more"),
+            (["stream", "--url", "http://h/", "--overflow", "drop"], "--overflow takes fail or pause"),
+            (["stream", "--url", "http://h/", "--consume-mib-s", "0"], "--consume-mib-s takes a number of MiB per second above 0"),
+            (["stream", "--url", "http://h/", "--consume-mib-s", "nan"], "--consume-mib-s takes a number"),
+            (["stream", "--url", "http://h/", "--sha256", "abc"], "--sha256 takes 64 hexadecimal digits"),
+            (["stream", "--url", "http://h/", "--sha256", String(repeating: "g", count: 64)], "--sha256 takes 64 hexadecimal digits"),
+            (["stream", "--url", "http://h/", "--out", "f"], "unknown option '--out' for stream"),
+            (["stream", "--url", "http://h/", "--expect-events", "3"], "unknown option '--expect-events' for stream"),
+            (["stream", "--url", "http://h/", "--client", "urlsession", "--consume-mib-s", "5"], "--consume-mib-s needs --client courier"),
+            (["stream", "--url", "http://h/", "--buffer-limit", "5", "--client", "urlsession"], "--buffer-limit needs --client courier"),
+            (["stream", "--url", "http://h/", "--client", "urlsession", "--overflow", "fail"], "--overflow needs --client courier"),
+            (["sse", "--url", "http://h/sse"], "sse needs --expect-events"),
+            (["sse", "--url", "http://h/sse", "--expect-events", "0"], "--expect-events takes a whole number 1 or more"),
+            (["sse", "--url", "http://h/sse", "--expect-events", "5", "--expect-bytes", "5"], "unknown option '--expect-bytes' for sse"),
+            (["sse", "--url", "http://h/sse", "--expect-events", "5", "--buffer-limit", "5"], "unknown option '--buffer-limit' for sse"),
         ]
         for (arguments, expected) in cases {
             let message = usageMessage(arguments)

@@ -41,6 +41,32 @@ final class ResultLineTests: XCTestCase {
                 + "bytes=5242880 mib_s=10.0")
     }
 
+    func testStreamLine() {
+        let line = ResultLine(
+            client: .courier, workload: .stream, seconds: 2, cpuSeconds: 1.5, maxRSSKiB: 50000,
+            configuration: [("buffer_limit", "8388608"), ("consume_mib_s", "none"), ("overflow", "pause"), ("sha256", "no"), ("timeout", "60")],
+            metrics: .stream(.init(bytes: 268_435_456, highWaterMark: 8_389_633, pauses: 3)))
+        XCTAssertEqual(
+            line.text,
+            "RESULT client=courier workload=stream secs=2.000 cpu_s=1.500 rss_kib=50000 "
+                + "config=buffer_limit:8388608,consume_mib_s:none,overflow:pause,sha256:no,timeout:60 "
+                + "bytes=268435456 mib_s=128.0 high_water_kib=8194 pauses=3")
+        let none = ResultLine(
+            client: .urlsession, workload: .stream, seconds: 1, cpuSeconds: 1, maxRSSKiB: 1, configuration: [],
+            metrics: .stream(.init(bytes: 0, highWaterMark: 0, pauses: 0)))
+        XCTAssertTrue(none.text.hasSuffix(" bytes=0 mib_s=0.0 high_water_kib=0 pauses=0"), none.text)
+    }
+
+    func testEventsLine() {
+        let line = ResultLine(
+            client: .urlsession, workload: .sse, seconds: 0.25, cpuSeconds: 0.2, maxRSSKiB: 30000,
+            configuration: [("timeout", "60")], metrics: .events(200_000))
+        XCTAssertEqual(
+            line.text,
+            "RESULT client=urlsession workload=sse secs=0.250 cpu_s=0.200 rss_kib=30000 config=timeout:60 "
+                + "events=200000 events_s=800000.0")
+    }
+
     func testNoSuccessfulRequestGivesNaNLatencies() {
         let line = ResultLine(
             client: .courier, workload: .small, seconds: 1, cpuSeconds: 0, maxRSSKiB: 1, configuration: [],
