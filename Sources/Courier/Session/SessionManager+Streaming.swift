@@ -88,7 +88,7 @@ extension SessionManager {
     private func makeStreamTask(
         _ request: URLRequest, policy: StreamPolicy, validation: Validation, queue: CallbackQueue
     ) -> (StreamTask, StreamBuffer) {
-        let buffer = StreamBuffer(url: request.url)
+        let buffer = StreamBuffer(url: request.url, limit: policy.bufferLimit)
         let events = events
         let finisher: TransferTask.Finisher = { outcome, handle in
             var ending: StreamBuffer.Ending = .success(())

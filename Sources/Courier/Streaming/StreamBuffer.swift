@@ -25,9 +25,8 @@ final class StreamBuffer: Sendable {
     }
 
     private struct State {
-        var chunks: [Data] = []
-        /// Index of the next chunk to hand out (taken chunks are compacted away in batches).
-        var head = 0
+        /// The chunks not yet taken (ByteRing.swift says why they are copied there).
+        let chunks: ByteRing
         var statistics = StreamStatistics()
         var response: HTTPURLResponse?
         var responseWaiter: CheckedContinuation<Result<HTTPURLResponse, CourierError>, Never>?
@@ -44,11 +43,14 @@ final class StreamBuffer: Sendable {
         var responsePendingForPump = false
     }
 
-    private let state = Locked(State())
+    private let state: Locked<State>
     let url: URL?
 
-    init(url: URL?) {
+    /// A buffer for a stream that holds at most `limit` bytes plus one chunk.
+    init(url: URL?, limit: Int) {
         self.url = url
+        // One chunk past the limit is allowed; libcurl hands over at most 16 KiB, 64 KiB is slack.
+        self.state = Locked(State(chunks: ByteRing(expectedMaximum: limit + 64 * 1024)))
     }
 
     /// How the transfer is stopped when the consumer goes away (set once the task exists; it
@@ -128,7 +130,7 @@ final class StreamBuffer: Sendable {
                 }
                 wakes.append(.responseWaiter(waiter, error))
             }
-            if let waiter = state.waiter, state.head == state.chunks.count {
+            if let waiter = state.waiter, state.chunks.isEmpty {
                 state.waiter = nil
                 state.endingDelivered = true
                 wakes.append(.consumer(waiter, ending))
@@ -201,17 +203,7 @@ final class StreamBuffer: Sendable {
 
     /// What the consumer gets now, if anything: a chunk, or the ending once no chunk is left.
     private func take(_ state: inout State, drained: inout (@Sendable () -> Void)?) -> Result<Data?, CourierError>? {
-        if state.head < state.chunks.count {
-            let chunk = state.chunks[state.head]
-            state.chunks[state.head] = Data()
-            state.head += 1
-            if state.head == state.chunks.count {
-                state.chunks.removeAll(keepingCapacity: true)
-                state.head = 0
-            } else if state.head >= 64, state.head * 2 >= state.chunks.count {
-                state.chunks.removeFirst(state.head)
-                state.head = 0
-            }
+        if let chunk = state.chunks.removeFirst() {
             state.statistics.bufferedBytes -= chunk.count
             state.statistics.bytesDelivered += Int64(chunk.count)
             if let drain = state.drain, state.statistics.bufferedBytes <= drain.threshold {
@@ -223,6 +215,7 @@ final class StreamBuffer: Sendable {
         if state.endingDelivered { return .success(nil) }
         if let ending = state.ending {
             state.endingDelivered = true
+            state.chunks.release()  // nothing more will be held
             return ending.map { nil }
         }
         return nil
@@ -237,8 +230,7 @@ final class StreamBuffer: Sendable {
             state.waiter = nil
             state.responseWaiter = nil
             state.drain = nil
-            state.chunks.removeAll()
-            state.head = 0
+            state.chunks.release()
             state.statistics.bufferedBytes = 0
             if state.ending == nil { state.ending = .failure(.cancelled(url: url)) }
             if waiter != nil { state.endingDelivered = true }
@@ -265,7 +257,7 @@ final class StreamBuffer: Sendable {
     /// Marks the pump running when it has work and is idle; the caller then schedules it.
     private func claimPump(_ state: inout State) -> Bool {
         guard state.pump != nil, !state.pumpRunning else { return false }
-        let hasWork = state.responsePendingForPump || state.head < state.chunks.count
+        let hasWork = state.responsePendingForPump || !state.chunks.isEmpty
             || (state.ending != nil && !state.endingDelivered)
         guard hasWork else { return false }
         state.pumpRunning = true
