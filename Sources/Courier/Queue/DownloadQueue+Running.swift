@@ -1,0 +1,347 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Write-ahead: a change is decided under the lock as records plus actions; the writer appends
+/// the records (one `fsync` for every change waiting) and only then performs the actions, in
+/// order. So nothing is done — a download started, a file removed, a change announced — that the
+/// journal could forget in a crash.
+extension DownloadQueue {
+    /// Decides a change under the lock; its records are journaled and its actions performed later.
+    func commit(_ change: (inout QueueState) -> Void) {
+        let startWriter = state.withLock { state -> Bool in
+            change(&state)
+            guard !state.records.isEmpty || !state.actions.isEmpty else { return false }
+            state.pending.append((state.records, state.actions))
+            state.records = []
+            state.actions = []
+            guard !state.flushing else { return false }
+            state.flushing = true
+            return true
+        }
+        if startWriter { writer.async { [self] in flush() } }
+    }
+
+    /// Decides a change and waits until it is durable.
+    func commitAndWait(_ change: (inout QueueState) -> Void) throws(CourierError) {
+        dispatchPrecondition(condition: .notOnQueue(writer))
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Locked<CourierError?>(nil)
+        var refused: CourierError?
+        commit { state in
+            if let broken = state.broken {
+                refused = broken
+                return
+            }
+            if state.stopping || state.closed {
+                refused = CourierError(code: .invalidRequest, message: "the download queue in \(directory.path) was stopped")
+                return
+            }
+            change(&state)
+            state.actions.append(.signal { error in
+                outcome.withLock { $0 = error }
+                done.signal()
+            })
+        }
+        if let refused { throw refused }
+        done.wait()
+        if let error = outcome.withLock({ $0 }) { throw error }
+    }
+
+    /// The writer: journals each waiting batch, then performs its actions.
+    private func flush() {
+        while true {
+            let batches = state.withLock { state -> [(records: [Data], actions: [Action])] in
+                if state.pending.isEmpty { state.flushing = false }
+                defer { state.pending = [] }
+                return state.pending
+            }
+            guard !batches.isEmpty else { return }
+            let records = batches.flatMap(\.records)
+            var failure: CourierError?
+            if !records.isEmpty {
+                do throws(CourierError) {
+                    try journal.append(contentsOf: records)
+                } catch {
+                    failure = error
+                }
+            }
+            if let failure {
+                journalFailed(failure, dropping: batches.flatMap(\.actions))
+                continue
+            }
+            for action in batches.flatMap(\.actions) { perform(action) }
+            compactIfNeeded()
+        }
+    }
+
+    /// The journal cannot be written: nothing more is acted on (waiters get the error), and the
+    /// running downloads stop keeping their bytes, so a later open continues from the journal as
+    /// it is on disk.
+    private func journalFailed(_ error: CourierError, dropping actions: [Action]) {
+        let tasks = state.withLock { state -> [DownloadTask] in
+            if state.broken == nil { state.broken = error }
+            return state.running.values.compactMap(\.task)
+        }
+        for task in tasks { task.cancel(producingResumeData: { _ in }) }
+        for action in actions {
+            switch action {
+            case .signal(let signal): signal(error)
+            case .stopped(let waiters):
+                journal.close()
+                for waiter in waiters { waiter() }
+            default: break
+            }
+        }
+    }
+
+    private func perform(_ action: Action) {
+        switch action {
+        case .start(let id): start(id)
+        case .launch(let id, let request): launch(id, request: request)
+        case .refresh(let id, let reason): refresh(id, reason)
+        case .emit(let item):
+            let change = Change(item: item)
+            let (continuations, observers) = state.withLock { (Array($0.continuations.values), Array($0.observers.values)) }
+            for continuation in continuations { continuation.yield(change) }
+            if !observers.isEmpty {
+                callbackQueue.async { for observer in observers { observer(change) } }
+            }
+        case .stopTask(let task, let keepingBytes):
+            if keepingBytes { task.cancel(producingResumeData: { _ in }) } else { task.cancel() }
+        case .removePartialFiles(let id):
+            let partial = partialFile(for: id)
+            unlink(partial.path)
+            unlink(DownloadPolicy.recordFile(for: partial).path)
+        case .signal(let signal): signal(nil)
+        case .stopped(let waiters):
+            let continuations = state.withLock { state -> [AsyncStream<Change>.Continuation] in
+                state.closed = true
+                defer { state.continuations = [:] }
+                return Array(state.continuations.values)
+            }
+            journal.close()
+            for continuation in continuations { continuation.finish() }
+            for waiter in waiters { waiter() }
+        }
+    }
+
+    // MARK: - Scheduling
+
+    /// Fills free slots with queued items: best priority first, FIFO within it, per-host cap kept.
+    func scheduleLocked(_ state: inout QueueState) {
+        guard !state.stopping, state.broken == nil else { return }
+        while state.running.count < configuration.maximumRunning {
+            let perHost = configuration.maximumRunningPerHost
+            let counts = state.runningPerHost
+            guard let id = state.order.popNext(hasRoom: { (counts[$0] ?? 0) < perHost }), let item = state.items[id] else { return }
+            state.running[id] = Running(host: item.hostKey)
+            state.runningPerHost[item.hostKey, default: 0] += 1
+            state.set(id, .running(received: 0, total: nil))
+            state.actions.append(.start(id))
+        }
+    }
+
+    /// The item's download begins (its `running` state is durable by now).
+    private func start(_ id: String) {
+        if configuration.refreshesBeforeEachAttempt, configuration.refresher != nil {
+            refresh(id, .beforeAttempt)
+        } else {
+            launch(id, request: nil)
+        }
+    }
+
+    /// Creates and resumes the item's download task, unless it was stopped meanwhile.
+    private func launch(_ id: String, request: URLRequest?) {
+        guard let item = state.withLock({ $0.running[id].map { $0.ending } == false ? $0.items[id] : nil }) else { return }
+        let task = makeTask(item, request: request)
+        let launched = state.withLock { state -> Bool in
+            guard var entry = state.running[id], !entry.ending else { return false }
+            entry.task = task
+            state.running[id] = entry
+            return true
+        }
+        if launched { task.resume() }
+    }
+
+    /// The partial file of an item, inside the queue's directory (named after a hash of the id,
+    /// which may hold any character).
+    func partialFile(for id: String) -> URL {
+        let name = SHA256.hexString(SHA256.hash(Data(id.utf8))).prefix(40)
+        return partsDirectory.appendingPathComponent("\(name).courier-partial")
+    }
+
+    private func makeTask(_ item: Item, request: URLRequest?) -> DownloadTask {
+        var request = request ?? URLRequest(url: item.url)
+        for (name, value) in item.headers where request.value(forHTTPHeaderField: name) == nil {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
+        var policy = configuration.policy
+        policy.expectedLength = item.expectedLength
+        policy.expectedSHA256 = item.sha256.flatMap(DownloadPolicy.sha256(hex:))
+        let partial = partialFile(for: item.id)
+        policy.partialFile = partial
+        let destination = DownloadDestination.file(item.destination, options: [.createIntermediateDirectories])
+        let id = item.id
+        let progress: @Sendable (Progress) -> Void = { [weak self] progress in self?.progressed(id, progress) }
+        let completion: @Sendable (DownloadResponse) -> Void = { [weak self] response in self?.finished(id, response) }
+        // A record made for an earlier URL of this item (before a refresh) continues with the
+        // new one: If-Range still proves it is the same version.
+        if let url = request.url, let bytes = SideFile.contents(of: DownloadPolicy.recordFile(for: partial), limit: 1 << 20),
+            var record = try? ResumeData(data: bytes), record.partialFile.standardizedFileURL == partial.standardizedFileURL,
+            record.url != ResumeData.withoutCredentials(url)
+        {
+            record.url = ResumeData.withoutCredentials(url)
+            if SessionManager.problem(resuming: record, with: request) == nil {
+                return manager.downloadTask(
+                    resumingFrom: record, request: request, to: destination, policy: policy, queue: .immediate,
+                    progress: progress, completion: completion)
+            }
+        }
+        return manager.downloadTask(
+            with: request, to: destination, policy: policy, queue: .immediate, progress: progress, completion: completion)
+    }
+
+    private func progressed(_ id: String, _ progress: Progress) {
+        commit { state in
+            guard let entry = state.running[id], !entry.ending, var item = state.items[id] else { return }
+            item.state = .running(
+                received: progress.completedUnitCount, total: progress.totalUnitCount > 0 ? progress.totalUnitCount : nil)
+            state.items[id] = item
+            state.emit(item)
+        }
+    }
+
+    private func finished(_ id: String, _ response: DownloadResponse) {
+        commit { state in
+            guard let entry = state.running[id] else { return }
+            defer {
+                state.finishStopIfIdle()
+                scheduleLocked(&state)
+            }
+            if entry.ending || state.stopping {
+                state.release(id, entry)
+                return
+            }
+            switch response.result {
+            case .success(let url):
+                state.release(id, entry)
+                state.refreshes[id] = nil
+                state.set(id, .completed(url))
+            case .failure(let error):
+                if let status = error.response?.statusCode, configuration.refresher != nil,
+                    configuration.refreshStatusCodes.contains(status),
+                    (state.refreshes[id] ?? 0) < configuration.maximumRefreshes
+                {
+                    // The slot stays the item's while the refresher works.
+                    state.refreshes[id, default: 0] += 1
+                    state.running[id]?.task = nil
+                    state.actions.append(.refresh(id, .expired(status: status)))
+                    return
+                }
+                state.release(id, entry)
+                state.set(id, .failed(Failure(error)))
+            }
+        }
+    }
+
+    /// Asks the refresher for a new request, journals the new URL, then launches with it.
+    private func refresh(_ id: String, _ reason: RefreshReason) {
+        guard let refresher = configuration.refresher, let item = self.item(id) else { return }
+        Task { [weak self] in
+            var outcome: Result<URLRequest?, any Error>
+            do {
+                outcome = .success(try await refresher(item, reason))
+            } catch {
+                outcome = .failure(error)
+            }
+            self?.refreshed(id, outcome, reason: reason)
+        }
+    }
+
+    private func refreshed(_ id: String, _ outcome: Result<URLRequest?, any Error>, reason: RefreshReason) {
+        commit { state in
+            guard let entry = state.running[id], !entry.ending else { return }
+            switch outcome {
+            case .success(let request?) where request.url != nil:
+                if let url = request.url, url != state.items[id]?.url {
+                    state.items[id]?.url = url
+                    state.record(.url(id: id, url: url))
+                }
+                state.actions.append(.launch(id, request))
+            case .success:
+                if reason == .beforeAttempt {
+                    state.actions.append(.launch(id, nil))  // nothing new: the URL as it is
+                    return
+                }
+                state.release(id, entry)
+                state.set(id, .failed(Failure(CourierError(
+                    code: .unacceptableStatusCode, message: "the URL seems to have expired (\(reason)) and the refresher gave no new request",
+                    url: state.items[id]?.url))))
+                scheduleLocked(&state)
+            case .failure(let error):
+                state.release(id, entry)
+                state.set(id, .failed(Failure(CourierError(
+                    code: .adaptationFailed, message: "the URL refresher failed: \(error)", url: state.items[id]?.url,
+                    underlyingError: error))))
+                scheduleLocked(&state)
+            }
+        }
+    }
+
+    // MARK: - Compaction
+
+    /// Rewrites the journal as one record per item once it has grown to four times its live
+    /// size (and past 1 MiB): appends stay O(1), and the file stays proportional to the queue.
+    private func compactIfNeeded() {
+        let size = journal.byteCount
+        let live = state.withLock { $0.liveBytes }
+        guard size > 1 << 20, size > 4 * max(live, 1) else { return }
+        let snapshot = items.map { item -> Data in
+            var item = item
+            if case .running = item.state { item.state = .running(received: 0, total: nil) }
+            return Record.add(item).encoded()
+        }
+        do throws(CourierError) {
+            try journal.compact(to: snapshot)
+            state.withLock { $0.liveBytes = journal.byteCount }
+        } catch {
+            // The old journal is intact (compaction replaces it atomically); appends go on.
+            state.withLock { $0.liveBytes = size }
+        }
+    }
+
+    // MARK: - Observing
+
+    /// The changes of every item from now on, in order (a slow reader keeps the newest
+    /// `bufferingNewest`, dropping older progress and states). It finishes when the queue stops.
+    public func changes(bufferingNewest limit: Int = 4096) -> AsyncStream<Change> {
+        let id = UUID()
+        return AsyncStream(bufferingPolicy: .bufferingNewest(max(1, limit))) { continuation in
+            let closed = state.withLock { state -> Bool in
+                if state.closed { return true }
+                state.continuations[id] = continuation
+                return false
+            }
+            if closed { continuation.finish() }
+            continuation.onTermination = { [weak self] _ in
+                _ = self?.state.withLock { $0.continuations.removeValue(forKey: id) }
+            }
+        }
+    }
+
+    /// Calls `handler` with every change from now on, in order, on the queue's callback queue;
+    /// returns a token for ``removeObserver(_:)``.
+    @discardableResult
+    public func addObserver(_ handler: @escaping @Sendable (Change) -> Void) -> UUID {
+        let id = UUID()
+        state.withLock { $0.observers[id] = handler }
+        return id
+    }
+
+    /// Stops calling the observer `token` names.
+    public func removeObserver(_ token: UUID) {
+        _ = state.withLock { $0.observers.removeValue(forKey: token) }
+    }
+}

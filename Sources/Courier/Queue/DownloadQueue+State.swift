@@ -1,0 +1,200 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension DownloadQueue {
+    /// One journal record: the queue's state is the fold of these, in order.
+    enum Record: Codable, Equatable {
+        case add(Item)
+        case state(id: String, state: State)
+        case url(id: String, url: URL)
+        case remove(id: String)
+
+        /// The JSON payload written to the journal.
+        func encoded() -> Data {
+            // Encoding these plain values cannot fail.
+            (try? JSONEncoder().encode(self)) ?? Data()
+        }
+    }
+
+    /// What becomes possible once the records decided with it are durable.
+    enum Action {
+        case start(String)
+        case launch(String, URLRequest?)
+        case refresh(String, RefreshReason)
+        case emit(Item)
+        case stopTask(DownloadTask, keepingBytes: Bool)
+        case removePartialFiles(String)
+        case signal(@Sendable (CourierError?) -> Void)
+        case stopped([@Sendable () -> Void])
+    }
+
+    /// A download the queue runs (or is about to).
+    struct Running {
+        let host: String
+        var task: DownloadTask?
+        /// Paused, cancelled, removed or stopped: its completion changes no state.
+        var ending = false
+    }
+
+    /// The queue's whole mutable state, behind one lock.
+    struct QueueState {
+        var items: [String: Item] = [:]
+        var order = QueueOrder()
+        var running: [String: Running] = [:]
+        var runningPerHost: [String: Int] = [:]
+        var refreshes: [String: Int] = [:]
+        var nextSequence: UInt64 = 0
+        /// Records and actions decided by the change under way, moved to `pending` when it ends.
+        var records: [Data] = []
+        var actions: [Action] = []
+        var pending: [(records: [Data], actions: [Action])] = []
+        var flushing = false
+        var stopping = false
+        var stopWaiters: [@Sendable () -> Void] = []
+        var closed = false
+        /// A journal write failed: nothing more can be made durable, so nothing more is done.
+        var broken: CourierError?
+        var continuations: [UUID: AsyncStream<Change>.Continuation] = [:]
+        var observers: [UUID: @Sendable (Change) -> Void] = [:]
+        /// The journal's size after its last compaction (or open): it is compacted when it has
+        /// grown well past it.
+        var liveBytes: Int64 = 0
+
+        mutating func record(_ record: Record) {
+            records.append(record.encoded())
+        }
+
+        mutating func emit(_ item: Item) {
+            actions.append(.emit(item))
+        }
+
+        /// Journals and announces a new state for `id`.
+        mutating func set(_ id: String, _ newState: DownloadQueue.State) {
+            guard var item = items[id] else { return }
+            item.state = newState
+            items[id] = item
+            if case .running = newState {
+                record(.state(id: id, state: .running(received: 0, total: nil)))  // counts are not journaled
+            } else {
+                record(.state(id: id, state: newState))
+            }
+            emit(item)
+        }
+
+        /// Stops a running download; its completion then changes nothing. (A shutdown journals
+        /// no new state for it: the journal keeps it as running, so the next open continues it.)
+        mutating func stopRunning(_ id: String, keepingBytes: Bool) {
+            guard var entry = running[id], !entry.ending else { return }
+            entry.ending = true
+            if let task = entry.task {
+                running[id] = entry
+                actions.append(.stopTask(task, keepingBytes: keepingBytes))
+            } else {
+                // Not launched yet (waiting for the journal or a refresh): nothing to stop.
+                release(id, entry)
+            }
+        }
+
+        /// Frees a download's slot.
+        mutating func release(_ id: String, _ entry: Running) {
+            running[id] = nil
+            let count = (runningPerHost[entry.host] ?? 1) - 1
+            runningPerHost[entry.host] = count > 0 ? count : nil
+        }
+
+        /// Once a shutdown has no download left, the journal is closed and `stop()` returns.
+        mutating func finishStopIfIdle() {
+            guard stopping, running.isEmpty, !stopWaiters.isEmpty else { return }
+            actions.append(.stopped(stopWaiters))
+            stopWaiters = []
+        }
+
+        /// Rebuilds the state from the journal's records. A record that does not decode (it
+        /// passed its checksum, so it was written by a newer or broken writer) is skipped.
+        /// Returns the ids of the items that were running.
+        @discardableResult
+        mutating func replay(_ payloads: [Data], skipped: inout [String]) -> [String] {
+            let decoder = JSONDecoder()
+            for (index, payload) in payloads.enumerated() {
+                guard let record = try? decoder.decode(Record.self, from: payload) else {
+                    skipped.append("record \(index + 1) is not a queue record this version reads")
+                    continue
+                }
+                switch record {
+                case .add(let item):
+                    items[item.id] = item
+                    nextSequence = max(nextSequence, item.sequence)
+                case .state(let id, let state): items[id]?.state = state
+                case .url(let id, let url): items[id]?.url = url
+                case .remove(let id): items[id] = nil
+                }
+            }
+            // What was running continues from its bytes on disk, in its place in the order.
+            var wasRunning: [String] = []
+            for (id, item) in items {
+                if case .running = item.state {
+                    items[id]?.state = .queued
+                    wasRunning.append(id)
+                }
+                if let item = items[id], item.state == .queued { order.insert(item) }
+            }
+            return wasRunning
+        }
+    }
+}
+
+/// The queued items, per host, each host's in run order (higher priority first, then FIFO), so
+/// the next item to run under the per-host cap is found in O(hosts), not O(items).
+struct QueueOrder {
+    private struct Key: Comparable {
+        let priority: Int
+        let sequence: UInt64
+        static func < (lhs: Key, rhs: Key) -> Bool {
+            lhs.priority != rhs.priority ? lhs.priority > rhs.priority : lhs.sequence < rhs.sequence
+        }
+    }
+    private var hosts: [String: [(key: Key, id: String)]] = [:]
+    private(set) var count = 0
+
+    mutating func insert(_ item: DownloadQueue.Item) {
+        let key = Key(priority: item.priority, sequence: item.sequence)
+        var list = hosts[item.hostKey] ?? []
+        // Items are mostly added in order: appending is the common case.
+        if let last = list.last, last.key < key || last.key == key {
+            list.append((key, item.id))
+        } else {
+            var low = 0
+            var high = list.count
+            while low < high {
+                let middle = (low + high) / 2
+                if list[middle].key < key { low = middle + 1 } else { high = middle }
+            }
+            list.insert((key, item.id), at: low)
+        }
+        hosts[item.hostKey] = list
+        count += 1
+    }
+
+    mutating func remove(_ item: DownloadQueue.Item) {
+        guard var list = hosts[item.hostKey], let index = list.firstIndex(where: { $0.id == item.id }) else { return }
+        list.remove(at: index)
+        hosts[item.hostKey] = list.isEmpty ? nil : list
+        count -= 1
+    }
+
+    /// Takes the next item to run among hosts that `hasRoom`.
+    mutating func popNext(hasRoom: (String) -> Bool) -> String? {
+        var best: (host: String, key: Key)?
+        for (host, list) in hosts {
+            guard let head = list.first, hasRoom(host) else { continue }
+            if best == nil || head.key < best!.key { best = (host, head.key) }
+        }
+        guard let best, var list = hosts[best.host] else { return nil }
+        let id = list.removeFirst().id
+        hosts[best.host] = list.isEmpty ? nil : list
+        count -= 1
+        return id
+    }
+}

@@ -1,0 +1,293 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A download queue that survives restarts: Linux's answer to background `URLSession`s (which
+/// FoundationNetworking does not have).
+///
+/// The queue lives in a directory of the caller's (mode 0700): its journal, its lock and the
+/// partial files of its downloads. Every state change is written to the journal and flushed to
+/// disk before it is acted on, so opening the same directory after a `kill -9` or a reboot
+/// continues where the queue stood: completed items stay completed, running items continue from
+/// their bytes on disk (the download rules of Docs/ResumableDownloads.md), queued items start in
+/// order. One process at a time: a second `DownloadQueue` on the directory fails with a clear error.
+///
+/// At most ``Configuration/maximumRunning`` downloads run at once, and at most
+/// ``Configuration/maximumRunningPerHost`` per host; higher ``Item/priority`` first, FIFO within
+/// a priority. A ``URLRefresher`` supplies a fresh request when a URL seems to have expired
+/// (a signed URL), and the download continues with `Range` when the validator still matches.
+///
+/// The journal format and the crash-consistency argument are in Docs/DownloadQueue.md.
+public final class DownloadQueue: Sendable {
+    /// How the queue runs its downloads.
+    public struct Configuration: Sendable {
+        /// The most downloads running at once (at least 1). Default 4.
+        public var maximumRunning = 4
+        /// The most downloads running at once against one host and port (at least 1). Default 2:
+        /// servers throttle or ban clients that open many connections.
+        public var maximumRunningPerHost = 2
+        /// The policy each download starts from (retries, deadline, buffer); the item's expected
+        /// length and SHA-256, and the partial file in the queue's directory, are set per item.
+        public var policy = DownloadPolicy.default
+        /// Asked for a fresh request when a URL seems to have expired; `nil` for none.
+        public var refresher: URLRefresher?
+        /// Also ask the refresher before every attempt (for URLs that expire quickly).
+        public var refreshesBeforeEachAttempt = false
+        /// Statuses that suggest an expired URL and make the queue ask the refresher.
+        public var refreshStatusCodes: Set<Int> = [401, 403, 410]
+        /// How many refreshes in a row an item may have before it fails. Default 3.
+        public var maximumRefreshes = 3
+        /// Where the queue delivers changes to observers. Default: a serial queue of the queue's own.
+        public var callbackQueue: DispatchQueue?
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// What opening the directory found in its journal.
+    public struct OpenReport: Sendable, Equatable {
+        /// Journal records replayed.
+        public let records: Int
+        /// Damaged records that were detected and skipped, with why.
+        public let skipped: [String]
+        /// Bytes of a record cut off by a crash mid-write, removed.
+        public let truncatedTailBytes: Int
+    }
+
+    /// The largest ``NewItem/metadata`` accepted, in bytes.
+    public static let maximumMetadataSize = 16 * 1024
+
+    /// The queue's directory.
+    public let directory: URL
+    /// What opening found in the journal.
+    public let openReport: OpenReport
+    let manager: SessionManager
+    let configuration: Configuration
+    let journal: Journal
+    let state: Locked<QueueState>
+    /// Writes the journal and then performs what each record allows, in order.
+    let writer = DispatchQueue(label: "courier.download-queue.journal")
+    let callbackQueue: DispatchQueue
+
+    /// Opens (or creates) the queue in `directory` and starts the downloads it holds.
+    ///
+    /// - Throws: ``CourierError/Code-swift.struct/fileSystem`` when the directory cannot be
+    ///   created or locked (another process has it open), or its journal is not one this
+    ///   version reads. Damaged records do not throw: they are skipped and listed in ``openReport``.
+    public init(directory: URL, manager: SessionManager, configuration: Configuration = Configuration()) throws(CourierError) {
+        var configuration = configuration
+        configuration.maximumRunning = max(1, configuration.maximumRunning)
+        configuration.maximumRunningPerHost = max(1, configuration.maximumRunningPerHost)
+        configuration.maximumRefreshes = max(0, configuration.maximumRefreshes)
+        self.directory = directory
+        self.manager = manager
+        self.configuration = configuration
+        self.callbackQueue = configuration.callbackQueue ?? DispatchQueue(label: "courier.download-queue.callbacks")
+        let (journal, records, report) = try Journal.open(directory: directory)
+        self.journal = journal
+        var initial = QueueState()
+        var skipped = report.skipped.map { "record at byte \($0.offset): \($0.reason)" }
+        let wasRunning = initial.replay(records, skipped: &skipped)
+        initial.liveBytes = Int64(records.reduce(0) { $0 + $1.count })
+        self.openReport = OpenReport(records: report.records, skipped: skipped, truncatedTailBytes: report.truncatedTailBytes)
+        self.state = Locked(initial)
+        do {
+            try FileManager.default.createDirectory(at: partsDirectory, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            journal.close()
+            throw CourierError(code: .fileSystem, message: "cannot create \(partsDirectory.path): \(error)", underlyingError: error)
+        }
+        let published = wasRunning.compactMap { id in initial.items[id].flatMap(recoverPublished) }
+        commit { state in
+            for (id, outcome) in published {
+                state.order.remove(state.items[id]!)
+                state.set(id, outcome)
+            }
+            scheduleLocked(&state)
+        }
+    }
+
+    /// An item that was running when the process died, whose download had already published its
+    /// file (the partial file is gone, the destination is there) but not journaled it: completed
+    /// when the file passes the item's checks, failed when it does not; `nil` when the download
+    /// simply has to go on.
+    private func recoverPublished(_ item: Item) -> (String, State)? {
+        let destination = item.destination
+        var info = stat()
+        guard lstat(partialFile(for: item.id).path, &info) != 0, lstat(destination.path, &info) == 0,
+            (info.st_mode & S_IFMT) == S_IFREG
+        else { return nil }
+        var problem: String?
+        if let expected = item.expectedLength, Int64(info.st_size) != expected {
+            problem = "holds \(info.st_size) bytes, not the \(expected) expected"
+        } else if let sha256 = item.sha256 {
+            let digest = (try? Data(contentsOf: destination, options: .alwaysMapped)).map { SHA256.hexString(SHA256.hash($0)) }
+            if digest != sha256 { problem = "does not have the expected SHA-256" }
+        }
+        guard let problem else { return (item.id, .completed(destination)) }
+        return (item.id, .failed(Failure(CourierError(
+            code: .integrityFailed, message: "\(destination.path) appeared while the download ran and \(problem)",
+            url: item.url))))
+    }
+
+    deinit {
+        journal.close()
+    }
+
+    /// Where partial files and their records live.
+    var partsDirectory: URL { directory.appendingPathComponent("parts", isDirectory: true) }
+
+    // MARK: - Reading
+
+    /// The item with `id`, if the queue has it.
+    public func item(_ id: String) -> Item? {
+        state.withLock { $0.items[id] }
+    }
+
+    /// Every item, in the order they were added.
+    public var items: [Item] {
+        state.withLock { Array($0.items.values) }.sorted { $0.sequence < $1.sequence }
+    }
+
+    // MARK: - Changing
+
+    /// Adds a download; returns once it is journaled (durable). It starts when a slot is free.
+    ///
+    /// - Throws: ``CourierError/Code-swift.struct/invalidRequest`` for an id already in the
+    ///   queue, metadata over ``maximumMetadataSize``, a SHA-256 that is not 64 hex digits or a
+    ///   URL that is not http(s); the journal's error when it cannot be written.
+    @discardableResult
+    public func add(_ item: NewItem) throws(CourierError) -> Item {
+        try add(contentsOf: [item])[0]
+    }
+
+    /// Adds downloads with one journal write (one `fsync` for all); returns once they are durable.
+    @discardableResult
+    public func add(contentsOf newItems: [NewItem]) throws(CourierError) -> [Item] {
+        var added: [Item] = []
+        var problem: CourierError?
+        try commitAndWait { state in
+            var ids = Set<String>()
+            for new in newItems {
+                let id = new.id ?? UUID().uuidString.lowercased()
+                if let why = Self.problem(with: new, id: id), problem == nil {
+                    problem = CourierError(code: .invalidRequest, message: why, url: new.url)
+                }
+                if state.items[id] != nil || !ids.insert(id).inserted, problem == nil {
+                    problem = CourierError(code: .invalidRequest, message: "the queue already has an item with id \(id)", url: new.url)
+                }
+            }
+            guard problem == nil else { return }
+            for new in newItems {
+                state.nextSequence += 1
+                let item = Item(
+                    id: new.id ?? UUID().uuidString.lowercased(), url: new.url, headers: new.headers,
+                    destination: new.destination.standardizedFileURL, expectedLength: new.expectedLength,
+                    sha256: new.sha256?.lowercased(), priority: new.priority, metadata: new.metadata, state: .queued,
+                    sequence: state.nextSequence)
+                state.items[item.id] = item
+                state.order.insert(item)
+                state.record(.add(item))
+                state.emit(item)
+                added.append(item)
+            }
+            scheduleLocked(&state)
+        }
+        if let problem { throw problem }
+        return added.map { self.item($0.id) ?? $0 }
+    }
+
+    /// Pauses an item: a queued one stays put, a running one stops and keeps its bytes. Returns
+    /// once journaled; does nothing to an item that is finished or already paused.
+    public func pause(_ id: String) throws(CourierError) {
+        try commitAndWait { state in
+            guard let item = state.items[id] else { return }
+            switch item.state {
+            case .queued:
+                state.order.remove(item)
+                state.set(id, .paused)
+            case .running:
+                state.set(id, .paused)
+                state.stopRunning(id, keepingBytes: true)
+            case .paused, .failed, .cancelled, .completed: return
+            }
+        }
+    }
+
+    /// Queues a paused, failed or cancelled item again (it continues from its bytes, if any).
+    public func resume(_ id: String) throws(CourierError) {
+        try commitAndWait { state in
+            guard let item = state.items[id] else { return }
+            switch item.state {
+            case .paused, .failed, .cancelled:
+                state.refreshes[id] = nil
+                state.set(id, .queued)
+                if let queued = state.items[id] { state.order.insert(queued) }
+                scheduleLocked(&state)
+            case .queued, .running, .completed: return
+            }
+        }
+    }
+
+    /// Stops an item and discards its bytes; it stays in the queue as cancelled until removed.
+    public func cancel(_ id: String) throws(CourierError) {
+        try commitAndWait { state in
+            guard let item = state.items[id] else { return }
+            switch item.state {
+            case .queued: state.order.remove(item)
+            case .running: state.stopRunning(id, keepingBytes: false)
+            case .paused, .failed: break
+            case .cancelled, .completed: return
+            }
+            state.set(id, .cancelled)
+            state.actions.append(.removePartialFiles(id))
+        }
+    }
+
+    /// Removes an item from the queue (stopping it and discarding its bytes; a published file stays).
+    public func remove(_ id: String) throws(CourierError) {
+        try commitAndWait { state in
+            guard let item = state.items[id] else { return }
+            switch item.state {
+            case .queued: state.order.remove(item)
+            case .running: state.stopRunning(id, keepingBytes: false)
+            case .paused, .failed, .cancelled, .completed: break
+            }
+            state.items[id] = nil
+            state.refreshes[id] = nil
+            state.record(.remove(id: id))
+            state.actions.append(.removePartialFiles(id))
+        }
+    }
+
+    /// Stops the queue for a graceful shutdown (SIGTERM in a container): no new download starts,
+    /// every running one stops keeping its bytes and resume record, and this returns once every
+    /// record is durable. The journal still lists them as running, so the next open continues
+    /// them. The queue is unusable afterwards (its lock is released).
+    public func stop() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            commit { state in
+                state.stopping = true
+                for id in Array(state.running.keys) { state.stopRunning(id, keepingBytes: true) }
+                state.stopWaiters.append { continuation.resume() }
+                state.finishStopIfIdle()
+            }
+        }
+    }
+
+    static func problem(with item: NewItem, id: String) -> String? {
+        guard let scheme = item.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            return "only http and https URLs can be queued (\(item.url.absoluteString))"
+        }
+        if id.isEmpty || id.utf8.count > 1024 { return "an item id must be 1 to 1024 bytes" }
+        if let sha256 = item.sha256, DownloadPolicy.sha256(hex: sha256) == nil {
+            return "the SHA-256 \(sha256.debugDescription) is not 64 hex digits"
+        }
+        if let metadata = item.metadata, metadata.count > maximumMetadataSize {
+            return "the metadata is \(metadata.count) bytes; at most \(maximumMetadataSize) are stored with an item"
+        }
+        return nil
+    }
+}
