@@ -58,12 +58,25 @@ extension DownloadQueue {
         var broken: CourierError?
         var continuations: [UUID: AsyncStream<Change>.Continuation] = [:]
         var observers: [UUID: @Sendable (Change) -> Void] = [:]
-        /// The journal's size after its last compaction (or open): it is compacted when it has
-        /// grown well past it.
+        /// The size of each item's `add` record, and their sum: about what a compacted journal
+        /// holds. The journal is compacted once it is twice that (and past 1 MiB).
+        var recordSizes: [String: Int] = [:]
         var liveBytes: Int64 = 0
 
         mutating func record(_ record: Record) {
-            records.append(record.encoded())
+            let data = record.encoded()
+            records.append(data)
+            switch record {
+            case .add(let item): noteSize(item.id, data.count)
+            case .remove(let id): noteSize(id, nil)
+            case .state, .url: break
+            }
+        }
+
+        mutating func noteSize(_ id: String, _ size: Int?) {
+            liveBytes -= Int64(recordSizes[id] ?? 0)
+            recordSizes[id] = size
+            liveBytes += Int64(size ?? 0)
         }
 
         mutating func emit(_ item: Item) {
@@ -125,10 +138,13 @@ extension DownloadQueue {
                 switch record {
                 case .add(let item):
                     items[item.id] = item
+                    noteSize(item.id, payload.count)
                     nextSequence = max(nextSequence, item.sequence)
                 case .state(let id, let state): items[id]?.state = state
                 case .url(let id, let url): items[id]?.url = url
-                case .remove(let id): items[id] = nil
+                case .remove(let id):
+                    items[id] = nil
+                    noteSize(id, nil)
                 }
             }
             // What was running continues from its bytes on disk, in its place in the order.

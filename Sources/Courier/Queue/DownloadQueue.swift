@@ -89,7 +89,6 @@ public final class DownloadQueue: Sendable {
         var initial = QueueState()
         var skipped = report.skipped.map { "record at byte \($0.offset): \($0.reason)" }
         let wasRunning = initial.replay(records, skipped: &skipped)
-        initial.liveBytes = Int64(records.reduce(0) { $0 + $1.count })
         self.openReport = OpenReport(records: report.records, skipped: skipped, truncatedTailBytes: report.truncatedTailBytes)
         self.state = Locked(initial)
         do {
