@@ -98,9 +98,9 @@ extension DownloadQueue {
 
     private func perform(_ action: Action) {
         switch action {
-        case .start(let id): start(id)
-        case .launch(let id, let request): launch(id, request: request)
-        case .refresh(let id, let reason): refresh(id, reason)
+        case .start(let run): start(run)
+        case .launch(let run, let request): launch(run, request: request)
+        case .refresh(let run, let reason): refresh(run, reason)
         case .emit(let item):
             let change = Change(item: item)
             let (continuations, observers) = state.withLock { (Array($0.continuations.values), Array($0.observers.values)) }
@@ -136,30 +136,36 @@ extension DownloadQueue {
             let perHost = configuration.maximumRunningPerHost
             let counts = state.runningPerHost
             guard let id = state.order.popNext(hasRoom: { (counts[$0] ?? 0) < perHost }), let item = state.items[id] else { return }
-            state.running[id] = Running(host: item.hostKey)
+            guard state.running[id] == nil else {
+                // Its previous run is still stopping (paused and resumed at once): it waits for that.
+                state.deferred.insert(id)
+                continue
+            }
+            state.nextToken += 1
+            state.running[id] = Running(host: item.hostKey, token: state.nextToken)
             state.runningPerHost[item.hostKey, default: 0] += 1
             state.set(id, .running(received: 0, total: nil))
-            state.actions.append(.start(id))
+            state.actions.append(.start(Run(id: id, token: state.nextToken)))
         }
     }
 
     /// The item's download begins (its `running` state is durable by now).
-    private func start(_ id: String) {
+    private func start(_ run: Run) {
         if configuration.refreshesBeforeEachAttempt, configuration.refresher != nil {
-            refresh(id, .beforeAttempt)
+            refresh(run, .beforeAttempt)
         } else {
-            launch(id, request: nil)
+            launch(run, request: nil)
         }
     }
 
     /// Creates and resumes the item's download task, unless it was stopped meanwhile.
-    private func launch(_ id: String, request: URLRequest?) {
-        guard let item = state.withLock({ $0.running[id].map { $0.ending } == false ? $0.items[id] : nil }) else { return }
-        let task = makeTask(item, request: request)
+    private func launch(_ run: Run, request: URLRequest?) {
+        guard let item = state.withLock({ $0.entry(run).map { $0.ending } == false ? $0.items[run.id] : nil }) else { return }
+        let task = makeTask(item, run: run, request: request)
         let launched = state.withLock { state -> Bool in
-            guard var entry = state.running[id], !entry.ending else { return false }
+            guard var entry = state.entry(run), !entry.ending, entry.task == nil else { return false }
             entry.task = task
-            state.running[id] = entry
+            state.running[run.id] = entry
             return true
         }
         if launched { task.resume() }
@@ -172,7 +178,7 @@ extension DownloadQueue {
         return partsDirectory.appendingPathComponent("\(name).courier-partial")
     }
 
-    private func makeTask(_ item: Item, request: URLRequest?) -> DownloadTask {
+    private func makeTask(_ item: Item, run: Run, request: URLRequest?) -> DownloadTask {
         var request = request ?? URLRequest(url: item.url)
         for (name, value) in item.headers where request.value(forHTTPHeaderField: name) == nil {
             request.setValue(value, forHTTPHeaderField: name)
@@ -183,9 +189,8 @@ extension DownloadQueue {
         let partial = partialFile(for: item.id)
         policy.partialFile = partial
         let destination = DownloadDestination.file(item.destination, options: [.createIntermediateDirectories])
-        let id = item.id
-        let progress: @Sendable (Progress) -> Void = { [weak self] progress in self?.progressed(id, progress) }
-        let completion: @Sendable (DownloadResponse) -> Void = { [weak self] response in self?.finished(id, response) }
+        let progress: @Sendable (Progress) -> Void = { [weak self] progress in self?.progressed(run, progress) }
+        let completion: @Sendable (DownloadResponse) -> Void = { [weak self] response in self?.finished(run, response) }
         // A record made for an earlier URL of this item (before a refresh) continues with the
         // new one: If-Range still proves it is the same version.
         if let url = request.url, let bytes = SideFile.contents(of: DownloadPolicy.recordFile(for: partial), limit: 1 << 20),
@@ -203,9 +208,10 @@ extension DownloadQueue {
             with: request, to: destination, policy: policy, queue: .immediate, progress: progress, completion: completion)
     }
 
-    private func progressed(_ id: String, _ progress: Progress) {
+    private func progressed(_ run: Run, _ progress: Progress) {
+        let id = run.id
         commit { state in
-            guard let entry = state.running[id], !entry.ending, var item = state.items[id] else { return }
+            guard let entry = state.entry(run), !entry.ending, var item = state.items[id] else { return }
             item.state = .running(
                 received: progress.completedUnitCount, total: progress.totalUnitCount > 0 ? progress.totalUnitCount : nil)
             state.items[id] = item
@@ -213,9 +219,10 @@ extension DownloadQueue {
         }
     }
 
-    private func finished(_ id: String, _ response: DownloadResponse) {
+    private func finished(_ run: Run, _ response: DownloadResponse) {
+        let id = run.id
         commit { state in
-            guard let entry = state.running[id] else { return }
+            guard let entry = state.entry(run) else { return }
             defer {
                 state.finishStopIfIdle()
                 scheduleLocked(&state)
@@ -237,7 +244,7 @@ extension DownloadQueue {
                     // The slot stays the item's while the refresher works.
                     state.refreshes[id, default: 0] += 1
                     state.running[id]?.task = nil
-                    state.actions.append(.refresh(id, .expired(status: status)))
+                    state.actions.append(.refresh(run, .expired(status: status)))
                     return
                 }
                 state.release(id, entry)
@@ -247,8 +254,8 @@ extension DownloadQueue {
     }
 
     /// Asks the refresher for a new request, journals the new URL, then launches with it.
-    private func refresh(_ id: String, _ reason: RefreshReason) {
-        guard let refresher = configuration.refresher, let item = self.item(id) else { return }
+    private func refresh(_ run: Run, _ reason: RefreshReason) {
+        guard let refresher = configuration.refresher, let item = self.item(run.id) else { return }
         Task { [weak self] in
             var outcome: Result<URLRequest?, any Error>
             do {
@@ -256,23 +263,24 @@ extension DownloadQueue {
             } catch {
                 outcome = .failure(error)
             }
-            self?.refreshed(id, outcome, reason: reason)
+            self?.refreshed(run, outcome, reason: reason)
         }
     }
 
-    private func refreshed(_ id: String, _ outcome: Result<URLRequest?, any Error>, reason: RefreshReason) {
+    private func refreshed(_ run: Run, _ outcome: Result<URLRequest?, any Error>, reason: RefreshReason) {
+        let id = run.id
         commit { state in
-            guard let entry = state.running[id], !entry.ending else { return }
+            guard let entry = state.entry(run), !entry.ending else { return }
             switch outcome {
             case .success(let request?) where request.url != nil:
                 if let url = request.url, url != state.items[id]?.url {
                     state.items[id]?.url = url
                     state.record(.url(id: id, url: url))
                 }
-                state.actions.append(.launch(id, request))
+                state.actions.append(.launch(run, request))
             case .success:
                 if reason == .beforeAttempt {
-                    state.actions.append(.launch(id, nil))  // nothing new: the URL as it is
+                    state.actions.append(.launch(run, nil))  // nothing new: the URL as it is
                     return
                 }
                 state.release(id, entry)

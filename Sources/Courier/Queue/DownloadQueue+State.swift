@@ -20,9 +20,9 @@ extension DownloadQueue {
 
     /// What becomes possible once the records decided with it are durable.
     enum Action {
-        case start(String)
-        case launch(String, URLRequest?)
-        case refresh(String, RefreshReason)
+        case start(Run)
+        case launch(Run, URLRequest?)
+        case refresh(Run, RefreshReason)
         case emit(Item)
         case stopTask(DownloadTask, keepingBytes: Bool)
         case removePartialFiles(String)
@@ -30,9 +30,17 @@ extension DownloadQueue {
         case stopped([@Sendable () -> Void])
     }
 
+    /// One run of an item's download: callbacks of an earlier run (paused, then resumed before
+    /// its task finished stopping) are told apart by the token.
+    struct Run: Equatable {
+        let id: String
+        let token: UInt64
+    }
+
     /// A download the queue runs (or is about to).
     struct Running {
         let host: String
+        let token: UInt64
         var task: DownloadTask?
         /// Paused, cancelled, removed or stopped: its completion changes no state.
         var ending = false
@@ -46,6 +54,9 @@ extension DownloadQueue {
         var runningPerHost: [String: Int] = [:]
         var refreshes: [String: Int] = [:]
         var nextSequence: UInt64 = 0
+        var nextToken: UInt64 = 0
+        /// Queued items whose previous run is still stopping: they go back in the order when it has.
+        var deferred: Set<String> = []
         /// Records and actions decided by the change under way, moved to `pending` when it ends.
         var records: [Data] = []
         var actions: [Action] = []
@@ -110,11 +121,18 @@ extension DownloadQueue {
             }
         }
 
-        /// Frees a download's slot.
+        /// The running entry of `run`, if it is still the item's current run.
+        func entry(_ run: Run) -> Running? {
+            guard let entry = running[run.id], entry.token == run.token else { return nil }
+            return entry
+        }
+
+        /// Frees a download's slot; an item queued again meanwhile goes back in the order.
         mutating func release(_ id: String, _ entry: Running) {
             running[id] = nil
             let count = (runningPerHost[entry.host] ?? 1) - 1
             runningPerHost[entry.host] = count > 0 ? count : nil
+            if deferred.remove(id) != nil, let item = items[id], item.state == .queued { order.insert(item) }
         }
 
         /// Once a shutdown has no download left, the journal is closed and `stop()` returns.
