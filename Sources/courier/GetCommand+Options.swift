@@ -43,46 +43,13 @@ extension GetCommand {
 
         /// The options in `arguments` (those after `get`); `nil` when `--help` was asked for.
         static func parse(_ arguments: [String]) throws(UsageError) -> Options? {
-            var positionals: [String] = []
-            var values: [(name: String, value: String)] = []
-            var flagsSeen: Set<String> = []
-            var index = 0
-            var optionsEnded = false
-            while index < arguments.count {
-                let argument = arguments[index]
-                index += 1
-                if optionsEnded || argument == "-" || !argument.hasPrefix("-") {
-                    positionals.append(argument)
-                    continue
-                }
-                if argument == "--" {
-                    optionsEnded = true
-                    continue
-                }
-                // `--name=value` for long options.
-                if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-                    let name = String(argument[..<equals])
-                    if flags.contains(name) { throw UsageError(get: "\(name) takes no value") }
-                    guard valued.contains(name) else { throw unknown(name) }
-                    values.append((name, String(argument[argument.index(after: equals)...])))
-                    continue
-                }
-                if flags.contains(argument) {
-                    flagsSeen.insert(argument)
-                    if argument == "-O" || argument == "--remote-name", index < arguments.count {
-                        try checkNoFileName(after: argument, arguments[index])
-                    }
-                    continue
-                }
-                if let bundle = shortFlags(in: argument) {
-                    flagsSeen.formUnion(bundle)
-                    continue
-                }
-                guard valued.contains(argument) else { throw unknown(argument) }
-                guard index < arguments.count else { throw UsageError(get: "\(argument) needs a value") }
-                values.append((argument, arguments[index]))
-                index += 1
-            }
+            let scanner = ArgumentScanner(
+                valued: valued, flags: flags, help: "courier get --help", unknown: unknown,
+                inspectFlag: { flag, next throws(UsageError) in
+                    if flag == "-O" || flag == "--remote-name", let next { try checkNoFileName(after: flag, next) }
+                })
+            let scanned = try scanner.scan(arguments)
+            let (positionals, values, flagsSeen) = (scanned.positionals, scanned.values, scanned.flags)
             if flagsSeen.contains("-h") || flagsSeen.contains("--help") { return nil }
 
             guard let text = positionals.first else { throw UsageError(get: "get needs a URL") }
@@ -122,20 +89,13 @@ extension GetCommand {
                                 + "it finds the offset in its own partial file and resume record), not '\(value)'")
                     }
                 default:  // -H, --header
-                    options.headers.append(try header(value))
+                    options.headers.append(try header(value, reserved: reservedHeaders))
                 }
             }
             if options.output != nil, !flagsSeen.isDisjoint(with: ["-O", "--remote-name"]) {
                 throw UsageError(get: "-O (save under the remote name) and -o (save as) contradict each other; give one")
             }
             return options
-        }
-
-        /// The flags in `-fsSL`, when every letter is a short flag.
-        static func shortFlags(in argument: String) -> [String]? {
-            guard argument.count > 2, !argument.hasPrefix("--") else { return nil }
-            let letters = argument.dropFirst().map { "-\($0)" }
-            return letters.allSatisfy(flags.contains) ? letters : nil
         }
 
         /// wget's `-O <file>` is curl's `-o <file>`; courier's `-O` is curl's and takes no value.
@@ -162,12 +122,12 @@ extension GetCommand {
             return UsageError(get: message)
         }
 
-        /// An absolute http or https URL with a host.
-        static func url(_ text: String) throws(UsageError) -> URL {
+        /// An absolute http or https URL with a host; a mistake points at `help`.
+        static func url(_ text: String, help: String = "courier get --help") throws(UsageError) -> URL {
             guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
                 let host = url.host, !host.isEmpty
             else {
-                throw UsageError(get: "'\(text)' is not an http:// or https:// URL")
+                throw UsageError(message: "'\(text)' is not an http:// or https:// URL", help: help)
             }
             return url
         }
@@ -179,26 +139,33 @@ extension GetCommand {
             return path
         }
 
+        /// The headers courier sets itself to resume downloads, which `-H` must not replace.
+        static let reservedHeaders = [
+            "range": "courier sets it itself to resume downloads", "if-range": "courier sets it itself to resume downloads",
+        ]
+
         /// `Name: value`, with a token for a name and no line breaks or other control characters
-        /// (they would let a value smuggle in more header lines). Range and If-Range are refused:
-        /// resuming depends on them being Courier's own.
-        static func header(_ text: String) throws(UsageError) -> (name: String, value: String) {
+        /// (they would let a value smuggle in more header lines). The names in `reserved` (lower
+        /// case, with why) are refused: the command sets them itself. Mistakes point at `help`.
+        static func header(
+            _ text: String, reserved: [String: String] = reservedHeaders, help: String = "courier get --help"
+        ) throws(UsageError) -> (name: String, value: String) {
             let isControl = { (scalar: Unicode.Scalar) in (scalar.value < 0x20 && scalar != "\t") || scalar.value == 0x7F }
             guard !text.unicodeScalars.contains(where: isControl) else {
-                throw UsageError(get: "a header must be one line without control characters: \(text.debugDescription)")
+                throw UsageError(message: "a header must be one line without control characters: \(text.debugDescription)", help: help)
             }
             guard let colon = text.firstIndex(of: ":") else {
-                throw UsageError(get: "-H takes 'Name: value', not '\(text)'")
+                throw UsageError(message: "-H takes 'Name: value', not '\(text)'", help: help)
             }
             let name = String(text[..<colon])
             let tokenSymbols = Set("!#$%&'*+-.^_`|~".unicodeScalars)
             guard !name.isEmpty,
                 name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || tokenSymbols.contains($0)) })
             else {
-                throw UsageError(get: "'\(name)' is not a valid header name")
+                throw UsageError(message: "'\(name)' is not a valid header name", help: help)
             }
-            guard !["range", "if-range"].contains(name.lowercased()) else {
-                throw UsageError(get: "-H \(name) is not allowed: courier sets it itself to resume downloads")
+            if let why = reserved[name.lowercased()] {
+                throw UsageError(message: "-H \(name) is not allowed: \(why)", help: help)
             }
             let value = text[text.index(after: colon)...].trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
             return (name, value)
