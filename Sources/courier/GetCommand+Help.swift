@@ -14,11 +14,18 @@ extension GetCommand {
           -o, --output <file>         Save as <file> (relative to the current directory). Default:
                                       the Content-Disposition name, else the URL's last path
                                       segment, made safe, in the current directory.
-          -o -                        Write the body to stdout instead. It is staged in a private
-                                      temporary file and copied out only once complete and
-                                      verified: a failed or interrupted download writes nothing to
-                                      stdout (exit code as usual). Resuming does not apply to a
-                                      pipe: the next run starts over.
+          -o -                        Write the body to stdout instead, each byte as it arrives.
+                                      Whatever happens, stdout holds a prefix of the true body,
+                                      never a byte twice: a lost connection is continued with
+                                      Range (it needs an ETag or Last-Modified) or the command
+                                      fails, saying the output is incomplete and how many bytes
+                                      it holds; --sha256 is checked at the end (exit 5: do not
+                                      trust the output). Resuming does not apply to a pipe: the
+                                      next run starts over.
+          --whole                     With -o -: write nothing until the whole body is in and
+                                      verified (staged in a private temporary file), so a failed
+                                      or interrupted download writes nothing to stdout. For
+                                      pipelines that must never see a partial body.
           --force                     Replace an existing file (default: never overwrite).
           -q, --quiet, -s, --silent   No progress, retry lines or summary; errors still.
 
@@ -33,7 +40,7 @@ extension GetCommand {
           --timeout <s>               Fail an attempt (then retry) after <s> seconds without a byte,
                                       connecting included (whole seconds; default 60).
           --sha256 <hex>              The file's expected SHA-256 (64 hex digits); on a mismatch
-                                      nothing is saved.
+                                      nothing is saved (with -o -: checked at the end, exit 5).
           --accept-unverified         Save a body nothing can prove complete (the server gzips
                                       although asked not to, or gives no length), with a warning;
                                       by default it is refused (exit 5).
@@ -57,6 +64,6 @@ extension GetCommand {
         timeout, --max-time, invalid response), 4 HTTP error status, 5 integrity check failed
         (--sha256, length), 6 file error (output exists, cannot write), 130 interrupted by SIGINT
         (Ctrl-C), 143 stopped by SIGTERM (both keep the partial download for the next run, except
-        with -o -).
+        with -o -, where the bytes already written stay on stdout).
         """
 }

@@ -24,17 +24,23 @@ extension GetCommand {
         var locationTrusted = false
         /// `--accept-unverified`: save a body nothing can prove complete, with a warning.
         var acceptUnverified = false
+        /// `--whole`: with `-o -`, write nothing until the whole body is in and verified (staged in
+        /// a private file) instead of streaming it as it arrives.
+        var whole = false
 
         init(url: URL) { self.url = url }
 
-        /// `-o -`: the body goes to stdout, once complete and verified.
+        /// `-o -`: the body goes to stdout (as it arrives, or with `--whole` once complete and verified).
         var writesToStandardOutput: Bool { output == "-" }
+        /// `-o -` without `--whole`: each byte goes to stdout as it arrives (GetCommand+Streaming.swift).
+        var streamsToStandardOutput: Bool { writesToStandardOutput && !whole }
 
         static let valued: Set<String> = [
             "-o", "--output", "--retries", "--sha256", "-H", "--header", "--max-time", "--timeout", "-C", "--continue-at",
         ]
         static let flags: Set<String> = [
             "-q", "--quiet", "-s", "--silent", "--force", "-h", "--help", "--location-trusted", "--accept-unverified",
+            "--whole",
             // curl's and wget's names for what courier does anyway: accepted, and nothing changes.
             "-O", "--remote-name", "-L", "--location", "-f", "--fail", "-c", "--continue", "-S", "--show-error",
         ]
@@ -61,6 +67,7 @@ extension GetCommand {
             options.force = flagsSeen.contains("--force")
             options.locationTrusted = flagsSeen.contains("--location-trusted")
             options.acceptUnverified = flagsSeen.contains("--accept-unverified")
+            options.whole = flagsSeen.contains("--whole")
             for (name, value) in values {
                 switch name {
                 case "-o", "--output":
@@ -91,6 +98,9 @@ extension GetCommand {
                 default:  // -H, --header
                     options.headers.append(try header(value, reserved: reservedHeaders))
                 }
+            }
+            if options.whole, !options.writesToStandardOutput {
+                throw UsageError(get: "--whole is for -o - (a file is always written whole: it appears only once complete)")
             }
             if options.output != nil, !flagsSeen.isDisjoint(with: ["-O", "--remote-name"]) {
                 throw UsageError(get: "-O (save under the remote name) and -o (save as) contradict each other; give one")

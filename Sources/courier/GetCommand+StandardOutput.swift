@@ -3,17 +3,19 @@ import Foundation
 import Glibc
 #endif
 
-/// `-o -`: the body goes to stdout, but only once it is complete and verified.
+/// `-o - --whole`: the body goes to stdout, but only once it is complete and verified.
 ///
 /// It is downloaded like any file — into a private directory (``makeStagingDirectory()``), with
 /// retries, checks and the supervisor's restarts — and copied to stdout only after the library
 /// published it. So a download that fails or is stopped writes nothing to stdout, never a body
 /// that merely looks complete. What this gives up: the first byte reaches the pipe only when the
 /// last has arrived, and the partial body is not kept for a later run (a pipe cannot be
-/// continued; the supervisor removes the directory when the command ends).
+/// continued; the supervisor removes the directory when the command ends). Plain `-o -` streams
+/// instead (GetCommand+Streaming.swift).
 extension GetCommand {
-    /// Set by the supervisor in its children's environment: the directory a `-o -` body is staged
-    /// in, the same for every child, so a restart after a crash continues the bytes already there.
+    /// Set by the supervisor in its children's environment: the private directory of a `-o -`
+    /// command, the same for every child, so a restart after a crash continues: with `--whole`
+    /// the body staged there, streaming after the bytes its ``StandardOutputRecord`` says are out.
     static let stagingVariable = "COURIER_GET_STAGING"
 
     /// A new private directory (mode 0700, from `mkdtemp`) in the temporary directory (`TMPDIR`).

@@ -10,8 +10,9 @@ import Courier
 /// output file appears (one rename) only once it is complete and verified. Running the same
 /// command again after Ctrl-C, `kill` or a crash continues where the last run stopped: the
 /// library finds the record beside the same partial file and asks for the rest with
-/// `Range`/`If-Range`. With `-o -` the file is a private temporary one, copied to stdout once
-/// complete and verified, then removed.
+/// `Range`/`If-Range`. With `-o -` the body streams to stdout as it arrives
+/// (GetCommand+Streaming.swift); with `-o - --whole` the file is a private temporary one, copied
+/// to stdout once complete and verified, then removed.
 ///
 /// Output: progress, retries and messages on stderr; on success only the saved file's absolute
 /// path on stdout (or the body, with `-o -`), so `file=$(courier get -q URL)` works in scripts.
@@ -22,6 +23,7 @@ struct GetCommand {
 
     /// Runs the download to its end and returns the exit code; every message is already printed.
     func run() -> Int32 {
+        if options.streamsToStandardOutput { return runStreaming() }
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         let style = ProgressPrinter.style(quiet: options.quiet)
         let printer = ProgressPrinter(
@@ -201,7 +203,7 @@ struct GetCommand {
     }
 
     /// The name on the progress line before the headers arrive: `-o`'s, else the URL's.
-    private func initialDisplayName() -> String {
+    func initialDisplayName() -> String {
         if let output = options.output, output != "-" { return URL(fileURLWithPath: output).lastPathComponent }
         return FileNameSanitizer.suggestedName(for: options.url, contentDisposition: nil)
     }

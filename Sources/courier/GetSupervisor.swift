@@ -19,6 +19,9 @@ import Glibc
 ///   ordinary failed attempt. Say so on one line and start the child again, which continues from
 ///   the partial file and resume record the library keeps, up to `--retries` times and within
 ///   `--max-time`; then exit 3 (network), as for any other server that never gives a usable answer.
+///   A streaming `-o -` child that already wrote to stdout is restarted only when the next one can
+///   continue exactly after those bytes (its ``StandardOutputRecord``: no write under way, a
+///   validator); otherwise the command exits 3 at once, naming the signal (GetCommand+Streaming.swift).
 /// - SIGINT or SIGTERM for this process: forwarded to the child, which stops cleanly as before;
 ///   then exit with its status (130, 143). A terminal's Ctrl-C is not forwarded: the terminal
 ///   sends it to the whole foreground process group, the child included, and a second copy would
@@ -157,7 +160,7 @@ struct GetSupervisor {
         while true {
             // A signal between two children: there is no child to stop, so stop here.
             stop = stop ?? takeSignals(&watched, child: nil, timeout: 0)
-            if let stop { return stoppedBetweenAttempts(stop) }
+            if let stop { return stoppedBetweenAttempts(stop, staging: staging) }
             let child: pid_t
             do {
                 child = try spawn(restoringMask: original, deadline: deadline, staging: staging)
@@ -168,7 +171,7 @@ struct GetSupervisor {
             let (ending, signal, overdue) = wait(for: child, watching: &watched, deadline: deadline)
             stop = stop ?? signal
             if overdue {
-                let kept = options.writesToStandardOutput ? "; anything written to stdout is incomplete" : keptSuffix()
+                let kept = options.writesToStandardOutput ? "; anything written to stdout is incomplete" : keptSuffix(staging: staging)
                 message("courier: the download did not stop at --max-time; its process was killed" + kept)
                 return ExitCode.network
             }
@@ -182,15 +185,24 @@ struct GetSupervisor {
                     return ExitCode.forSignal(stop)
                 }
                 crashes += 1
+                let onStandardOutput = options.streamsToStandardOutput ? staging.flatMap { StandardOutputRecord.read(in: $0) } : nil
+                if let onStandardOutput, let refusal = Self.cannotContinueLine(signal: number, onStandardOutput) {
+                    message(refusal)
+                    return ExitCode.network
+                }
                 if crashes > options.retries {
-                    message(Self.givingUpLine(signal: number, attempts: crashes) + keptSuffix())
+                    message(Self.givingUpLine(signal: number, attempts: crashes) + keptSuffix(staging: staging))
                     return ExitCode.network
                 }
                 if let deadline, Self.monotonicNanoseconds() >= deadline {
-                    message(Self.givingUpLine(signal: number, attempts: crashes, outOfTime: true) + keptSuffix())
+                    message(Self.givingUpLine(signal: number, attempts: crashes, outOfTime: true) + keptSuffix(staging: staging))
                     return ExitCode.network
                 }
-                if !options.quiet { message(Self.restartLine(signal: number, restart: crashes, of: options.retries)) }
+                if !options.quiet {
+                    message(
+                        Self.restartLine(
+                            signal: number, restart: crashes, of: options.retries, writtenToStandardOutput: onStandardOutput?.written))
+                }
             case .signaled(let number):
                 if let stop, number == stop { return ExitCode.forSignal(number) }
                 message("courier: the download process was killed by \(Self.describe(signal: number))")
@@ -297,8 +309,13 @@ struct GetSupervisor {
     }
 
     /// Stopped by `signal` while no child ran.
-    private func stoppedBetweenAttempts(_ signal: Int32) -> Int32 {
-        message(GetCommand.interruptedLine(keeping: recorded(), toStandardOutput: options.writesToStandardOutput))
+    private func stoppedBetweenAttempts(_ signal: Int32, staging: URL?) -> Int32 {
+        if options.streamsToStandardOutput {
+            let written = staging.flatMap { StandardOutputRecord.read(in: $0) }?.written ?? 0
+            message(GetCommand.interruptedStreamLine(written: written))
+        } else {
+            message(GetCommand.interruptedLine(keeping: recorded(), toStandardOutput: options.writesToStandardOutput))
+        }
         return ExitCode.forSignal(signal)
     }
 
@@ -309,9 +326,13 @@ struct GetSupervisor {
         return GetCommand.recordedResume(for: options, in: cwd)
     }
 
-    /// `; 12.3 MiB kept — run the same command again to resume`, `; nothing was written to stdout`, or nothing.
-    private func keptSuffix() -> String {
-        GetCommand.keptSuffix(recorded(), toStandardOutput: options.writesToStandardOutput)
+    /// `; 12.3 MiB kept — run the same command again to resume`, `; nothing was written to stdout`,
+    /// how much a streamed body put on stdout, or nothing.
+    private func keptSuffix(staging: URL?) -> String {
+        if options.streamsToStandardOutput {
+            return staging.flatMap { StandardOutputRecord.read(in: $0) }?.incompleteSuffix ?? GetCommand.incompleteSuffix(written: 0)
+        }
+        return GetCommand.keptSuffix(recorded(), toStandardOutput: options.writesToStandardOutput)
     }
 
     /// One line on stderr; on a terminal it first clears a progress line the child left behind.
@@ -322,9 +343,25 @@ struct GetSupervisor {
 
     // MARK: - Messages
 
-    static func restartLine(signal: Int32, restart: Int, of limit: Int) -> String {
-        "courier: the download process crashed (\(describe(signal: signal))): the server's response set off "
-            + "a known trap in FoundationNetworking; retrying from the bytes kept (\(restart) of \(limit))"
+    static func restartLine(signal: Int32, restart: Int, of limit: Int, writtenToStandardOutput written: Int64? = nil) -> String {
+        let from = written.map { $0 > 0 ? "continuing after the \(StandardOutputRecord.amount($0)) already on stdout" : "retrying" }
+            ?? "retrying from the bytes kept"
+        return "courier: the download process crashed (\(describe(signal: signal))): the server's response set off "
+            + "a known trap in FoundationNetworking; \(from) (\(restart) of \(limit))"
+    }
+
+    /// Why a crash after bytes went to stdout ends the command, or `nil` when a new child can
+    /// continue exactly after them: it needs to know exactly how many went out (no write was
+    /// under way) and a validator that proves the next response has the same bytes.
+    static func cannotContinueLine(signal: Int32, _ record: StandardOutputRecord) -> String? {
+        let crashed = "courier: network error: the download process crashed (\(describe(signal: signal)))"
+        if record.writing > 0 {
+            return crashed + " while writing to stdout, so how much of that write reached it is unknown and no new "
+                + "process can continue exactly after it" + record.incompleteSuffix
+        }
+        guard record.written > 0, record.validator == nil else { return nil }
+        return crashed + " after bytes were written to stdout, and the server sent no ETag or Last-Modified that would "
+            + "let a new process continue exactly after them" + record.incompleteSuffix
     }
 
     /// Why the command gave up after crashes; what was kept follows (``keptSuffix()``).

@@ -126,6 +126,13 @@ final class GetOptionsTests: XCTestCase {
         let options = try parse(["-o", "-", "http://h/f"])
         XCTAssertEqual(options.output, "-")
         XCTAssertTrue(options.writesToStandardOutput)
+        XCTAssertTrue(options.streamsToStandardOutput, "streamed unless --whole")
+        let whole = try parse(["-o", "-", "--whole", "http://h/f"])
+        XCTAssertTrue(whole.writesToStandardOutput)
+        XCTAssertFalse(whole.streamsToStandardOutput)
+        XCTAssertEqual(
+            usageMessage(["-o", "f", "--whole", "http://h/f"]),
+            "--whole is for -o - (a file is always written whole: it appears only once complete)")
         XCTAssertFalse(try parse(["-o", "./-", "http://h/f"]).writesToStandardOutput, "./- is a file named -")
         XCTAssertEqual(try parse(["--timeout", "2.5", "http://h/f"]).timeout, 2.5)
     }

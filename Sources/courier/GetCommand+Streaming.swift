@@ -1,0 +1,330 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import Courier
+
+/// `-o -`: the body goes to stdout as it arrives, through the library's `bytes(for:)`.
+///
+/// The rule that makes a streamed body safe to pipe: **what is on stdout is always a prefix of
+/// the true body** — never a byte twice, never two bodies spliced.
+///
+/// - Within a process, the library guarantees it: once bytes were handed over, a retry (the
+///   manager's retry policy, `--retries`) continues them with `Range`/`If-Range`, which needs a
+///   strong validator; without one the stream fails instead of starting over.
+/// - Across a trap that kills the process (GetSupervisor.swift), the child keeps a
+///   ``StandardOutputRecord`` in the supervisor's staging directory — the bytes written, a write
+///   under way, the response's validator and length. A restarted child asks for the body again,
+///   checks that the answer has the same validator and length, reads the first `written` bytes
+///   without writing them (through the SHA-256, when `--sha256` is given) and writes from there.
+///   It does not ask for those bytes with a `Range` of its own: a request that carries a `Range`
+///   turns off the library's own continuation for the rest of the body, and `--sha256` needs the
+///   bytes anyway; a trap is rare enough for the extra transfer not to matter. Without a validator,
+///   or when the child died during a write (how much of it reached the pipe is unknown), the
+///   supervisor does not restart: exit 3, naming the signal.
+///
+/// A failure after bytes were written exits as usual (3, 4, 5, 6, 130, 143) and says on stderr
+/// that the output is incomplete and how many bytes it holds; `--sha256` is checked at the end
+/// and a mismatch (exit 5) says the output must not be trusted. `--whole` keeps the staged,
+/// verified-before-writing behaviour (GetCommand+StandardOutput.swift).
+extension GetCommand {
+    /// How a streamed body ended, with what the messages need.
+    struct StreamEnd: Sendable {
+        /// Bytes on stdout now (an earlier child's included).
+        var written: Int64 = 0
+        /// Bytes an earlier child had written, which this one read again without writing.
+        var resumed: Int64 = 0
+        /// The body could not be proven complete and `--accept-unverified` let it through.
+        var unverified = false
+        /// Whether the response had a strong validator (so a cut could have been continued).
+        var hasValidator = false
+        /// Why it ended early; `nil` when every byte is out and verified.
+        var failure: (any Error)?
+    }
+
+    /// Runs the streaming download to its end and returns the exit code; every message is printed.
+    func runStreaming() -> Int32 {
+        let style = ProgressPrinter.style(quiet: options.quiet)
+        let printer = ProgressPrinter(
+            style: style, columns: style == .terminal ? TerminalSize.columns() : 80, name: initialDisplayName())
+        let resizes = style == .terminal
+            ? SignalWatcher(signals: [SIGWINCH]) { _ in printer.resize(columns: TerminalSize.columns()) } : nil
+        defer { resizes?.cancel() }
+        let stops = StopSignals()
+        let watcher = stops.watch()
+        defer { watcher.cancel() }
+        // A reader that goes away (`| head`) is a failed write said on stderr, not a silent death.
+        signal(SIGPIPE, SIG_IGN)
+
+        let staging = ProcessInfo.processInfo.environment[Self.stagingVariable].map { URL(fileURLWithPath: $0, isDirectory: true) }
+        let earlier = staging.flatMap { StandardOutputRecord.read(in: $0) }
+        if let earlier, earlier.written > 0 || earlier.writing > 0, earlier.writing > 0 || earlier.validator == nil {
+            // The supervisor does not restart in this case; a child started some other way must not either.
+            ProgressPrinter.writeToStandardError(
+                "courier: an earlier process wrote to stdout and its bytes cannot be continued exactly\(earlier.incompleteSuffix)\n")
+            return ExitCode.network
+        }
+
+        let retries = Guarded(0)
+        let manager = streamingManager(printer: printer, retries: retries)
+        defer { manager.invalidate(cancelingTasks: true) }
+        let ended = Guarded<StreamEnd?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        let started = ProgressPrinter.monotonicSeconds()
+        let request = streamingRequest()
+        let task = Task { [self] in
+            let end = await streamBody(
+                manager: manager, request: request, continuing: earlier, staging: staging, printer: printer)
+            ended.set(end)
+            finished.signal()
+        }
+        // Cancelling the consuming task cancels the transfer; the loop then ends with `cancelled`.
+        stops.onStop { task.cancel() }
+        stops.beforeLeaving { printer.finish() }
+        printer.start()
+        finished.wait()
+        printer.finish()
+        let seconds = ProgressPrinter.monotonicSeconds() - started
+        // `finished` is signalled only after `ended` is set.
+        let end = ended.current ?? StreamEnd(failure: GetFailure(ExitCode.failure, "the download ended without a result"))
+
+        guard let failure = end.failure else {
+            if end.unverified {
+                // Printed even with --quiet: the user asked for it, but must not forget it.
+                ProgressPrinter.writeToStandardError(
+                    "courier: warning: the body written to stdout was unverified: the server's body could not be proven "
+                        + "complete (content-encoded, or ended only by the connection closing)\n")
+            }
+            if printer.style != .quiet {
+                ProgressPrinter.writeToStandardError(
+                    ProgressFormat.summary(
+                        path: nil, size: end.written, seconds: seconds, bytesReceived: end.written - end.resumed,
+                        resumedBytes: end.resumed, retries: retries.current) + "\n")
+            }
+            return ExitCode.success
+        }
+        return reportStreamFailure(failure, end: end, stops: stops)
+    }
+
+    /// One line for a stream that ended early, and its exit code.
+    private func reportStreamFailure(_ failure: any Error, end: StreamEnd, stops: StopSignals) -> Int32 {
+        let line: String
+        let status: Int32
+        switch failure {
+        case let error as CourierError where error.isCancellation && stops.signal != nil:
+            let signal = stops.signal ?? SIGINT
+            ProgressPrinter.writeToStandardError(Self.interruptedStreamLine(written: end.written) + "\n")
+            return ExitCode.forSignal(signal)
+        case let error as CourierError:
+            var suffix = Self.incompleteSuffix(written: end.written)
+            if end.written > 0, !end.hasValidator, error.isTransport || error.code == .timedOut {
+                suffix += " (the server sent no ETag or Last-Modified, so the body could not be continued where it stopped)"
+            }
+            (line, status) = (Self.errorLine(error, requestURL: options.url) + suffix, ExitCode.forError(error))
+        case let failure as GetFailure:
+            (line, status) = (failure.message, failure.status)
+        default:
+            (line, status) = ("\(failure)" + Self.incompleteSuffix(written: end.written), ExitCode.failure)
+        }
+        ProgressPrinter.writeToStandardError("courier: \(Self.oneLine(line))\n")
+        return status
+    }
+
+    /// The manager for one streamed body: the command's timeouts and deadline, `--retries` as
+    /// its retry policy (which continues a stream by `Range` once bytes were handed over), and
+    /// a monitor that says each retry on stderr.
+    private func streamingManager(printer: ProgressPrinter, retries: Guarded<Int>) -> SessionManager {
+        var configuration = SessionManager.Configuration()
+        if let timeout = options.timeout { configuration.urlSessionConfiguration.timeoutIntervalForRequest = timeout }
+        configuration.deadline = options.maxTime.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }
+        var retryPolicy = RetryPolicy()
+        retryPolicy.retryLimit = options.retries
+        configuration.retryPolicy = retryPolicy
+        // Not to another origin a redirect leads to, unless trusted (as for files).
+        if !options.locationTrusted { configuration.sensitiveHeaders = Set(options.headers.map { $0.name.lowercased() }) }
+        let quiet = options.quiet
+        let limit = options.retries
+        configuration.eventMonitors = [
+            ClosureEventMonitor(onRetry: { _, event in
+                retries.withLock { $0 += 1 }
+                guard !quiet else { return }
+                // The policy is the command's, so its limit is known (the library reports `nil`
+                // for a retrier's limit).
+                let counted = TaskRetryEvent(
+                    error: event.error, retry: event.retry, retryLimit: limit, delay: event.delay,
+                    bytesReceived: event.bytesReceived, continuesFrom: event.continuesFrom)
+                printer.message(Self.retryLine(counted))
+            })
+        ]
+        return SessionManager(configuration: configuration)
+    }
+
+    private func streamingRequest() -> URLRequest {
+        var request = URLRequest(url: options.url)
+        for header in options.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
+        // The representation's own bytes, as for files: a length to check, offsets that mean
+        // something for Range, and a checksum over what the server has.
+        if request.value(forHTTPHeaderField: "Accept-Encoding") == nil {
+            request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        }
+        return request
+    }
+
+    /// Streams the body to stdout; returns how it ended (never throws: every way out is a
+    /// ``StreamEnd``, so the caller can say how much was written).
+    private func streamBody(
+        manager: SessionManager, request: URLRequest, continuing earlier: StandardOutputRecord?, staging: URL?,
+        printer: ProgressPrinter
+    ) async -> StreamEnd {
+        var end = StreamEnd(written: earlier?.written ?? 0, resumed: earlier?.written ?? 0)
+        do {
+            // Paused rather than failed when stdout is slower than the network: the library stops
+            // the transfer and continues it with Range once the writes have caught up (a body
+            // without a validator cannot pause and fails instead).
+            let (bytes, response) = try await manager.bytes(for: request, policy: StreamPolicy(overflow: .pause))
+            let facts = ResponseFacts(response)
+            end.hasValidator = facts.validator != nil
+            if let why = facts.unverifiableReason, !options.acceptUnverified, options.expectedSHA256 == nil {
+                throw GetFailure(
+                    ExitCode.integrity,
+                    why + "; nothing could prove it complete, so nothing was written to stdout "
+                        + "(--accept-unverified writes it anyway, with a warning)")
+            }
+            end.unverified = facts.unverifiableReason != nil && options.expectedSHA256 == nil
+            var skip: Int64 = 0
+            if let earlier, earlier.written > 0 {
+                guard let validator = facts.validator, validator == earlier.validator, facts.length == earlier.length else {
+                    throw GetFailure(
+                        ExitCode.network,
+                        "the server's body changed after the download process crashed (its ETag, Last-Modified or "
+                            + "length differ), so it cannot be continued after the bytes already written"
+                            + Self.incompleteSuffix(written: earlier.written))
+                }
+                skip = earlier.written
+            }
+            // Made before the first byte goes out: no record means nothing was written.
+            let record = try staging.map { staging throws(GetFailure) in
+                try StandardOutputRecorder(
+                    in: staging, StandardOutputRecord(written: end.written, validator: facts.validator, length: facts.length))
+            }
+            var hasher = options.expectedSHA256 == nil ? nil : SHA256()
+            for try await chunk in bytes.chunks {
+                var data = chunk
+                if skip > 0 {
+                    // An earlier child's bytes: already on stdout, hashed again but not written.
+                    let count = Int(min(skip, Int64(data.count)))
+                    hasher?.update(data.prefix(count))
+                    skip -= Int64(count)
+                    data = data.dropFirst(count)
+                    if data.isEmpty { continue }
+                }
+                try record?.update(written: end.written, writing: Int64(data.count))
+                let sent = Self.writeToStandardOutput(data)
+                end.written += Int64(sent.count)
+                if let reason = sent.failure {
+                    throw GetFailure(
+                        ExitCode.fileSystem,
+                        "cannot write to stdout (\(reason)) after \(ProgressFormat.bytes(end.written))"
+                            + (facts.length.map { " of \(ProgressFormat.bytes($0))" } ?? "") + ": the output is incomplete")
+                }
+                try record?.update(written: end.written, writing: 0)
+                hasher?.update(data)
+                printer.update(completed: end.written, total: facts.length)
+            }
+            if skip > 0 {
+                throw GetFailure(
+                    ExitCode.integrity,
+                    "the body ended before the bytes already written to stdout" + Self.incompleteSuffix(written: end.written))
+            }
+            if let length = facts.length, end.written != length {
+                throw GetFailure(
+                    ExitCode.integrity,
+                    "the body ended after \(end.written) of the \(length) bytes the server announced"
+                        + Self.incompleteSuffix(written: end.written))
+            }
+            if let expected = options.expectedSHA256, let digest = hasher?.finalize(), digest != expected {
+                throw GetFailure(
+                    ExitCode.integrity,
+                    "integrity check failed: the body's SHA-256 is \(SHA256.hexString(digest)), not "
+                        + "\(SHA256.hexString(expected)); the \(StandardOutputRecord.amount(end.written)) written to stdout "
+                        + "must not be trusted")
+            }
+        } catch {
+            end.failure = error
+        }
+        return end
+    }
+
+    /// Writes `data` to stdout in full, unless a write fails: how many bytes went out, and why
+    /// it stopped. A blocking write on a cooperative thread, on purpose: the pipe's pace is the
+    /// command's pace, and while it blocks the library pauses the transfer (`.pause`).
+    static func writeToStandardOutput(_ data: Data) -> (count: Int, failure: String?) {
+        data.withUnsafeBytes { buffer -> (Int, String?) in
+            guard let base = buffer.baseAddress else { return (0, nil) }
+            var offset = 0
+            while offset < buffer.count {
+                let sent = write(STDOUT_FILENO, base + offset, buffer.count - offset)
+                if sent < 0 {
+                    if errno == EINTR { continue }
+                    return (offset, String(cString: strerror(errno)))
+                }
+                offset += sent
+            }
+            return (offset, nil)
+        }
+    }
+
+    // MARK: - Messages
+
+    /// What a failure leaves on stdout: `; nothing was written to stdout`, or
+    /// `; the output is incomplete: 97.7 KiB (100000 bytes) were written to stdout`.
+    static func incompleteSuffix(written: Int64) -> String {
+        guard written > 0 else { return "; nothing was written to stdout" }
+        return "; the output is incomplete: \(StandardOutputRecord.amount(written)) were written to stdout"
+    }
+
+    /// What to say after stopping a streamed body for a signal.
+    static func interruptedStreamLine(written: Int64) -> String {
+        guard written > 0 else { return "courier: interrupted; nothing was written to stdout" }
+        return "courier: interrupted; the output is incomplete: \(StandardOutputRecord.amount(written)) were written to stdout"
+    }
+}
+
+/// What a response head says about its body, for deciding how it may be streamed: the same rules
+/// the library applies to downloads (ResumableDownloads.md, "Completeness is proven").
+struct ResponseFacts: Equatable {
+    /// `Content-Length` of an unencoded body (an encoded one's counts the compressed bytes).
+    let length: Int64?
+    /// A strong `ETag`, else `Last-Modified`, of an unencoded body: what `If-Range` may carry,
+    /// and what proves a later response has the same bytes.
+    let validator: String?
+    /// Why nothing can prove the body complete, if nothing can.
+    let unverifiableReason: String?
+
+    init(_ response: HTTPURLResponse) {
+        let encoding = (response.value(forHTTPHeaderField: "Content-Encoding") ?? "").trimmingCharacters(in: .whitespaces)
+        let encoded = !encoding.isEmpty && encoding.lowercased() != "identity"
+        let chunked = (response.value(forHTTPHeaderField: "Transfer-Encoding") ?? "").lowercased().contains("chunked")
+        let announced = response.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil }
+        length = encoded ? nil : announced
+        if encoded {
+            validator = nil
+        } else if let etag = response.value(forHTTPHeaderField: "ETag"), etag.hasPrefix("\"") {
+            validator = etag
+        } else {
+            validator = response.value(forHTTPHeaderField: "Last-Modified")
+        }
+        if response.statusCode == 204 || response.statusCode == 304 {
+            unverifiableReason = nil
+        } else if encoded {
+            unverifiableReason = "the server sent a \(encoding)-encoded body although identity was asked, so its length cannot be checked"
+        } else if announced == nil, !chunked {
+            unverifiableReason = "the server announced no length (no Content-Length, not chunked): only the connection closing ends the body"
+        } else {
+            unverifiableReason = nil
+        }
+    }
+}
