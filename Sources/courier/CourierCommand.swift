@@ -60,6 +60,7 @@ enum CourierCommand {
     /// What `courier` alone prints, on stderr (exit 2): the commands, and where the rest is.
     static let shortUsage = """
         usage: courier get <url> [-o <file> | -o -] [options]   download a file, like wget; resumable
+               courier events <url> [options]                   print Server-Sent Events as JSON lines
                courier demo                                     a download surviving dropped connections
                courier serve [--port <n>] [--root <dir>]        run the test server
         Run 'courier get --help' for the download options, 'courier --help' for everything.
@@ -73,18 +74,22 @@ enum CourierCommand {
           courier get <url> [options]           Download <url> to a file, like wget. Stopped by
                                                 Ctrl-C, kill or a crash? Run the same command again:
                                                 it continues where it stopped. Options below.
+          courier events <url> [options]        Print the Server-Sent Events of <url> as JSON lines,
+                                                reconnecting with Last-Event-ID like Courier's event
+                                                streams (courier events --help).
           courier demo                          Download a generated 64 MiB file from an embedded
                                                 server that drops the connection mid-body; Courier
                                                 resumes by itself and verifies the SHA-256.
           courier serve [--port <n>] [--root <dir>]
                                                 Run CourierTestServer on 127.0.0.1 until interrupted
                                                 (port 0, the default, picks a free port).
-          courier --help                        Show this help (courier get --help: get's alone).
+          courier --help                        Show this help (courier get --help, courier events
+                                                --help: one command's alone).
           courier --version                     Show the version.
 
-        """ + "\n" + GetCommand.help
+        """ + "\n" + GetCommand.help + "\n\n" + EventsCommand.help
 
-    static let commands = ["get", "demo", "serve", "help", "--help", "--version"]
+    static let commands = ["get", "events", "demo", "serve", "help", "--help", "--version"]
 
     static func run(_ arguments: [String]) throws -> Int32 {
         guard let command = arguments.first else {
@@ -94,7 +99,11 @@ enum CourierCommand {
         let rest = Array(arguments.dropFirst())
         switch command {
         case "--help", "-h", "help":
-            print(rest.first == "get" ? GetCommand.help : usage)
+            switch rest.first {
+            case "get": print(GetCommand.help)
+            case "events": print(EventsCommand.help)
+            default: print(usage)
+            }
             return ExitCode.success
         case "--version":
             print("courier \(CourierInfo.version)")
@@ -110,6 +119,13 @@ enum CourierCommand {
             guard isChild else { return GetSupervisor(arguments: arguments, options: options).run() }
             options.maxTime = GetSupervisor.childMaxTime(options.maxTime)
             return GetCommand(options).run()
+        case "events":
+            // In this process, unsupervised: EventsCommand.swift says why.
+            guard let options = try EventsCommand.Options.parse(rest) else {
+                print(EventsCommand.help)
+                return ExitCode.success
+            }
+            return EventsCommand(options).run()
         case "serve":
             return try ServeCommand(try OptionParser(rest, valued: ["--port", "--root"])).run()
         case "demo":
@@ -128,6 +144,9 @@ enum CourierCommand {
         }
         if GetCommand.Options.valued.union(GetCommand.Options.flags).contains(command) {
             return UsageError(message: "\(command) is an option of get: courier get <url> \(command) …")
+        }
+        if EventsCommand.Options.valued.union(EventsCommand.Options.flags).contains(command) {
+            return UsageError(message: "\(command) is an option of events: courier events <url> \(command) …")
         }
         var message = "unknown command '\(command)'"
         if let closest = Suggestion.closest(to: command, among: commands) { message += "; did you mean '\(closest)'?" }

@@ -1,0 +1,143 @@
+import Foundation
+import Courier
+
+extension EventsCommand {
+    /// `courier events`'s command line: `<url> [options]` (``EventsCommand/help`` lists them), in
+    /// `courier get`'s grammar (ArgumentScanner.swift) and with its header rules.
+    struct Options {
+        var url: URL
+        /// `-H`: extra request headers, in order.
+        var headers: [(name: String, value: String)] = []
+        /// `--last-event-id`: the `Last-Event-ID` of the first connection.
+        var lastEventID: String?
+        /// `--max-reconnects`: failed reconnections in a row before giving up (0: never reconnect).
+        var maxReconnects = ReconnectPolicy.default.maximumAttempts
+        /// `--retry-delay`: seconds to wait before reconnecting when the server sent no `retry:`.
+        var retryDelay = Options.seconds(ReconnectPolicy.default.delay)
+        /// `--idle-timeout`: seconds of silence after which the connection is dropped and remade.
+        var idleTimeout: Double?
+        /// `-n`: stop after this many events.
+        var maxEvents: Int?
+        /// `-s`: no reconnection lines.
+        var silent = false
+        /// `--location-trusted`: send the `-H` headers to other origins a redirect leads to too.
+        var locationTrusted = false
+
+        init(url: URL) { self.url = url }
+
+        private static func seconds(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        }
+
+        static let help = "courier events --help"
+        static let valued: Set<String> = [
+            "-H", "--header", "--last-event-id", "--max-reconnects", "--retry-delay", "--idle-timeout", "-n", "--max-events",
+        ]
+        static let flags: Set<String> = ["-s", "--silent", "-q", "--quiet", "-h", "--help", "--location-trusted"]
+        /// The long names, for "did you mean".
+        static var longNames: [String] { valued.union(flags).filter { $0.hasPrefix("--") }.sorted() }
+
+        /// What the event stream sets itself on every connection; `-H` must not pretend to.
+        static let reservedHeaders = [
+            "last-event-id": "use --last-event-id (courier sends the last id it saw on every reconnection itself)",
+            "accept": "courier events always asks for text/event-stream",
+            "cache-control": "courier events sends Cache-Control: no-cache itself, as the standard says",
+        ]
+
+        /// The options in `arguments` (those after `events`); `nil` when `--help` was asked for.
+        static func parse(_ arguments: [String]) throws(UsageError) -> Options? {
+            let scanner = ArgumentScanner(valued: valued, flags: flags, help: help, unknown: unknown)
+            let scanned = try scanner.scan(arguments)
+            if scanned.flags.contains("-h") || scanned.flags.contains("--help") { return nil }
+            guard let text = scanned.positionals.first else { throw UsageError(message: "events needs a URL", help: help) }
+            guard scanned.positionals.count == 1 else {
+                throw UsageError(message: "events takes one URL; unexpected '\(scanned.positionals[1])'", help: help)
+            }
+            var options = Options(url: try GetCommand.Options.url(text, help: help))
+            options.silent = !scanned.flags.isDisjoint(with: ["-s", "--silent", "-q", "--quiet"])
+            options.locationTrusted = scanned.flags.contains("--location-trusted")
+            for (name, value) in scanned.values {
+                switch name {
+                case "-H", "--header":
+                    options.headers.append(try GetCommand.Options.header(value, reserved: reservedHeaders, help: help))
+                case "--last-event-id":
+                    // Sent as a header: one line, no control characters (and an id with NULL is
+                    // one the standard says to ignore).
+                    guard !value.isEmpty, !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+                        throw UsageError(message: "--last-event-id takes an event id without control characters, not \(value.debugDescription)", help: help)
+                    }
+                    options.lastEventID = value
+                case "--max-reconnects":
+                    guard let count = Int(value), count >= 0 else {
+                        throw UsageError(message: "--max-reconnects takes a whole number 0 or more, not '\(value)'", help: help)
+                    }
+                    options.maxReconnects = count
+                case "-n", "--max-events":
+                    guard let count = Int(value), count >= 1 else {
+                        throw UsageError(message: "\(name) takes a whole number 1 or more, not '\(value)'", help: help)
+                    }
+                    options.maxEvents = count
+                case "--retry-delay":
+                    guard let seconds = Double(value), seconds.isFinite, seconds >= 0, seconds <= 86_400 else {
+                        throw UsageError(message: "--retry-delay takes a number of seconds 0 or more, not '\(value)'", help: help)
+                    }
+                    options.retryDelay = seconds
+                default:  // --idle-timeout
+                    guard let seconds = Double(value), seconds.isFinite, seconds > 0, seconds <= 1e9 else {
+                        throw UsageError(message: "--idle-timeout takes a number of seconds above 0, not '\(value)'", help: help)
+                    }
+                    options.idleTimeout = seconds
+                }
+            }
+            return options
+        }
+
+        /// The error for an option `events` does not know, with the closest one it does.
+        static func unknown(_ name: String) -> UsageError {
+            var message = "unknown option '\(name)' for events"
+            if name.count > 2, let closest = Suggestion.closest(to: name, among: longNames) {
+                message += "; did you mean \(closest)?"
+            }
+            return UsageError(message: message, help: help)
+        }
+    }
+
+    /// `courier events --help`.
+    static let help = """
+        courier events <url> [options]
+
+        Prints the Server-Sent Events of <url> as they arrive, one JSON line per event on stdout:
+          {"id":"7","event":"message","data":"first line\\nsecond line"}
+        (id: the stream's last event ID, null when there is none yet; data: the event's data lines
+        joined with \\n). Each line is written whole as soon as its event is in, so it works in a
+        pipe: courier events URL | jq -r .data
+
+        When the connection drops, ends or goes silent, it reconnects as Courier's event streams
+        do: after the server's retry: time (else --retry-delay), with Last-Event-ID set to the last
+        id seen, doubling the wait after each failed attempt (at most 60 s). Each reconnection is
+        one line on stderr: why, how long it waited, the Last-Event-ID sent. A 204 No Content from
+        the server ends the stream (exit 0).
+
+        Options:
+          -H, --header 'Name: value'  Add a request header (repeatable; not sent to another origin a
+                                      redirect leads to, unless --location-trusted).
+          --location-trusted          Send the -H headers across redirects to other hosts too.
+          --last-event-id <id>        Start after this event: the first request sends it as
+                                      Last-Event-ID.
+          --max-reconnects <n>        Give up after <n> failed reconnections in a row (no
+                                      connection, or one that ended before an event; default 5).
+                                      0: never reconnect.
+          --retry-delay <s>           Seconds to wait before reconnecting when the server sent no
+                                      retry: (default 3).
+          --idle-timeout <s>          Drop and remake a connection silent for <s> seconds
+                                      (comments count as traffic). Default: no limit.
+          -n, --max-events <n>        Stop after <n> events (exit 0).
+          -s, --silent, -q, --quiet   No reconnection lines; errors still.
+
+        Exit codes: 0 the server ended the stream with 204, or -n events were printed (also a
+        response that ended with --max-reconnects 0), 2 usage error, 3 network error after the
+        reconnections are exhausted (connection, timeout), 4 HTTP error status or a type other than
+        text/event-stream, 6 stdout cannot be written, 130 interrupted by SIGINT (Ctrl-C), 143
+        stopped by SIGTERM (what is on stdout is whole lines).
+        """
+}
