@@ -71,13 +71,9 @@ struct EventsCommand {
         case .reachedLimit:
             return ExitCode.success
         case .ended:
-            if connections.lastStatus == 204 || options.maxReconnects == 0 { return ExitCode.success }
-            // The library stops reconnecting to a server that keeps ending its response without
-            // an event, and then just ends the sequence (no error to throw): say it, and fail.
-            report(
-                "the server kept ending the response without sending an event; gave up after "
-                    + "\(options.maxReconnects) reconnections (\(GetCommand.displayURL(options.url)))")
-            return ExitCode.network
+            // A 204, or the end of the response with reconnecting off: the library throws when
+            // it gives up on a server that keeps ending its response without an event.
+            return ExitCode.success
         case .failed(let error):
             if error.isCancellation, let signal = stops.signal {
                 // Quietly: every event printed is a whole line already, and the user asked to stop.

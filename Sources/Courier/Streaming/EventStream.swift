@@ -144,7 +144,14 @@ public struct EventStream: AsyncSequence, Sendable {
                 guard failures <= stream.reconnection.maximumAttempts, stream.reconnection.maximumAttempts > 0 else {
                     finished = true
                     if let lastError { throw lastError }
-                    return  // the server ended the response and reconnecting is off
+                    // The server ended the response and reconnecting is off: a normal end.
+                    if stream.reconnection.maximumAttempts == 0 { return }
+                    // Connections that kept ending without an event: giving up must not look like a 204.
+                    throw CourierError(
+                        code: .invalidResponse,
+                        message: "the event stream ended \(failures) times in a row without an event; gave up "
+                            + "(ReconnectPolicy.maximumAttempts is \(stream.reconnection.maximumAttempts))",
+                        url: stream.request.url)
                 }
                 let wait = stream.reconnection.wait(serverRetry: parser.reconnectionTime, failures: Swift.max(0, failures - 1))
                 do {

@@ -225,4 +225,20 @@ final class EventStreamTests: CourierTestCase {
         waitUntil("the connection was cancelled", timeout: 5) { self.manager.runningTaskCount == 0 }
         XCTAssertEqual(stream.statistics.connections, 1)
     }
+
+    func testConnectionsThatKeepEndingEmptyAreGivenUpOnWithAnErrorNotAnEnd() async throws {
+        // Given a server that answers every connection with an empty event stream
+        let server = try ScriptedServer { _, _ in
+            .response(status: 200, headers: [("Content-Type", "text/event-stream"), ("Content-Length", "0")])
+        }
+        defer { server.stop() }
+        let policy = ReconnectPolicy(delay: .milliseconds(10), maximumDelay: .milliseconds(20), maximumAttempts: 2)
+        do {
+            for try await _ in manager.events(for: URLRequest(url: server.url("/")), reconnection: policy) {}
+            XCTFail("giving up must throw, not end like a 204")
+        } catch {
+            XCTAssertEqual(error.code, .invalidResponse)
+        }
+        XCTAssertEqual(server.requests.count, 3)
+    }
 }
