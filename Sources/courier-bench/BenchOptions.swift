@@ -18,6 +18,16 @@ enum Workload: String, CaseIterable, Sendable {
     case stream
     /// Server-Sent Events counted as they arrive.
     case sse
+    /// Many small files through a `DownloadQueue`, or through plain download tasks (the baseline).
+    case queue
+}
+
+/// How the `queue` workload runs its downloads.
+enum QueueMode: String, CaseIterable, Sendable {
+    /// Through a `DownloadQueue`: one `add(contentsOf:)`, completions from an observer.
+    case queue
+    /// Plain `downloadTask(with:to:)` calls, `--concurrency` in flight: the baseline.
+    case tasks
 }
 
 /// What a Courier stream does when its consumer falls `--buffer-limit` bytes behind
@@ -47,6 +57,9 @@ enum ClientKind: String, CaseIterable, Sendable {
 /// courier-bench stream   --url URL [--expect-bytes B] [--sha256 HEX] [--buffer-limit L] [--overflow fail|pause]
 ///                        [--consume-mib-s R] [--timeout S] [--client …]
 /// courier-bench sse      --url URL --expect-events N [--timeout S] [--client …]
+/// courier-bench queue    --url URL --files N --concurrency C --dir DIR [--mode queue|tasks] [--expect-bytes B]
+///                        [--timeout S]
+/// courier-bench queue    --url URL --files N --dir DIR --items-only [--timeout S]
 /// ```
 /// Options take `--name value` or `--name=value`, in any order, each at most once; an option
 /// that does not belong to the workload is an error rather than silently ignored, so a typo
@@ -79,6 +92,14 @@ struct BenchOptions: Equatable, Sendable {
     var consumeMiBPerSecond: Double?
     /// sse: how many events the response must deliver (required).
     var expectedEvents: Int?
+    /// queue: how many files (or, with `--items-only`, items) there are (required).
+    var files = 0
+    /// queue: where the queue's directory (`queue/`) and the files (`out/`) go (required).
+    var directory: String?
+    /// queue: through a `DownloadQueue` or plain download tasks.
+    var mode: QueueMode = .queue
+    /// queue: only add the items to a queue that runs none of them, and measure memory.
+    var itemsOnly = false
 
     init(workload: Workload, url: URL) {
         self.workload = workload
@@ -96,6 +117,9 @@ struct BenchOptions: Equatable, Sendable {
           courier-bench stream   --url URL [--expect-bytes B] [--sha256 HEX] [--buffer-limit L] [--overflow fail|pause]
                                  [--consume-mib-s R] [--timeout S] [--client courier|urlsession]
           courier-bench sse      --url URL --expect-events N [--timeout S] [--client courier|urlsession]
+          courier-bench queue    --url URL --files N --concurrency C --dir DIR [--mode queue|tasks] [--expect-bytes B]
+                                 [--timeout S]
+          courier-bench queue    --url URL --files N --dir DIR --items-only [--timeout S]
 
           small      N GETs (default 5000) after W untimed warm-up GETs (default 200), keeping C in
                      flight (default 1); every response must be 200 with B bytes (B defaults to the
@@ -108,17 +132,28 @@ struct BenchOptions: Equatable, Sendable {
                      fail), --consume-mib-s (the consumer paces itself to R MiB/s by sleeping).
           sse        One GET of Server-Sent Events, counted until event N (Courier: events(for:), the
                      last event's id must be N; urlsession: blank lines ending a block, N in all).
+          queue      N files, URL?i=1 … URL?i=N, into DIR/out/1 … DIR/out/N with C downloads running (Courier
+                     only; DIR/queue and DIR/out are deleted first). --mode queue (default): a DownloadQueue in
+                     DIR/queue (maximumRunning and maximumRunningPerHost C), all N added with one
+                     add(contentsOf:), timed until an observer has seen every item finish; --mode tasks: plain
+                     downloadTask(with:to:) calls, C in flight. Every file must be complete, with B bytes
+                     when --expect-bytes is given. --items-only: adds the N items to a queue whose one slot
+                     is held by an item waiting for its URL refresher (which answers only after the run), so
+                     all N stay queued and no request is sent: times the add and reports the peak memory.
           --timeout  The request timeout and the deadline for the whole run, in seconds (default 60).
           --client   courier (default): Courier's SessionManager; urlsession: one raw URLSession.
 
         Prints one line on stdout:
           RESULT client=… workload=… secs=… cpu_s=… rss_kib=… config=k:v,… then
           n=… c=… errors=… rps=… p50_ms=… p99_ms=… (small), bytes=… mib_s=… (download, memory),
-          bytes=… mib_s=… high_water_kib=… pauses=… (stream) or events=… events_s=… (sse)
+          bytes=… mib_s=… high_water_kib=… pauses=… (stream), events=… events_s=… (sse),
+          files=… c=… files_s=… (queue) or items=… items_s=… base_rss_kib=… journal_kib=… (queue --items-only)
         Exit codes: 0 success, 1 failed requests or run, 2 usage error.
         """
 
-    /// The options each workload accepts (all take a value).
+    /// The options that take no value.
+    private static let flags: Set<String> = ["--items-only"]
+    /// The options each workload accepts (all but ``flags`` take a value).
     private static let common: Set<String> = ["--url", "--expect-bytes", "--timeout", "--client"]
     private static func accepted(by workload: Workload) -> Set<String> {
         switch workload {
@@ -127,6 +162,7 @@ struct BenchOptions: Equatable, Sendable {
         case .memory: common
         case .stream: common.union(["--sha256", "--buffer-limit", "--overflow", "--consume-mib-s"])
         case .sse: ["--url", "--expect-events", "--timeout", "--client"]
+        case .queue: common.union(["--files", "--concurrency", "--dir", "--mode", "--items-only"])
         }
     }
 
@@ -154,7 +190,10 @@ struct BenchOptions: Equatable, Sendable {
             guard allowed.contains(option) else {
                 throw BenchUsageError(message: "unknown option '\(option)' for \(workload.rawValue)")
             }
-            if value == nil {
+            if flags.contains(option) {
+                guard value == nil else { throw BenchUsageError(message: "\(option) takes no value") }
+                value = ""
+            } else if value == nil {
                 guard index < arguments.count else { throw BenchUsageError(message: "\(option) needs a value") }
                 value = arguments[index]
                 index += 1
@@ -223,7 +262,38 @@ struct BenchOptions: Equatable, Sendable {
             guard let text = values["--expect-events"] else { throw BenchUsageError(message: "sse needs --expect-events N") }
             options.expectedEvents = try integer("--expect-events", text, atLeast: 1)
         }
+        if workload == .queue { try parseQueue(values, into: &options) }
         return options
+    }
+
+    /// The `queue` workload's options and the rules between them.
+    private static func parseQueue(_ values: [String: String], into options: inout BenchOptions) throws(BenchUsageError) {
+        if options.client == .urlsession {
+            // A raw URLSession has no queue to measure; the baseline is Courier's own plain tasks.
+            throw BenchUsageError(
+                message: "queue needs --client courier: it measures Courier's DownloadQueue against Courier's plain download tasks (--mode tasks)")
+        }
+        guard let files = values["--files"] else { throw BenchUsageError(message: "queue needs --files N") }
+        options.files = try integer("--files", files, atLeast: 1)
+        guard let directory = values["--dir"] else { throw BenchUsageError(message: "queue needs --dir DIR") }
+        guard !directory.isEmpty else { throw BenchUsageError(message: "--dir needs a directory path") }
+        options.directory = directory
+        if let text = values["--mode"] {
+            guard let mode = QueueMode(rawValue: text) else {
+                throw BenchUsageError(message: "--mode takes queue or tasks, not '\(text)'")
+            }
+            options.mode = mode
+        }
+        options.itemsOnly = values["--items-only"] != nil
+        if options.itemsOnly {
+            // Nothing is downloaded: options about downloads would be silently meaningless.
+            for option in ["--concurrency", "--expect-bytes"] where values[option] != nil {
+                throw BenchUsageError(message: "\(option) has no meaning with --items-only: no download runs")
+            }
+            if options.mode == .tasks { throw BenchUsageError(message: "--items-only needs --mode queue") }
+        } else {
+            guard values["--concurrency"] != nil else { throw BenchUsageError(message: "queue needs --concurrency C") }
+        }
     }
 
     /// The workloads' names, for messages.
@@ -260,6 +330,8 @@ struct BenchOptions: Equatable, Sendable {
             ]
         case .download, .memory, .sse:
             return [timeout]
+        case .queue:
+            return [("mode", itemsOnly ? "items" : mode.rawValue), timeout]
         case .stream:
             let sha256 = (key: "sha256", value: expectedSHA256 == nil ? "no" : "yes")
             guard client == .courier else { return [sha256, timeout] }

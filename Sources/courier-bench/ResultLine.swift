@@ -7,7 +7,8 @@ import Foundation
 /// ```
 /// with `n=<N> c=<C> errors=<E> rps=<r> p50_ms=<x> p99_ms=<y>` for `small`,
 /// `bytes=<B> mib_s=<m>` for `download` and `memory`, `bytes=<B> mib_s=<m> high_water_kib=<H>
-/// pauses=<P>` for `stream` and `events=<N> events_s=<e>` for `sse`. Every field is `key=value`
+/// pauses=<P>` for `stream`, `events=<N> events_s=<e>` for `sse`, `files=<N> c=<C> files_s=<f>` for
+/// `queue` and `items=<N> items_s=<i> base_rss_kib=<B> journal_kib=<J>` for `queue --items-only`. Every field is `key=value`
 /// without spaces, so `awk`/`split` can read it; the order never changes.
 struct ResultLine {
     /// The request-rate workload's figures.
@@ -30,6 +31,25 @@ struct ResultLine {
         var pauses: Int
     }
 
+    /// The `queue` workload's figures when it downloads.
+    struct Files: Equatable {
+        /// Files downloaded, each complete.
+        var count: Int
+        /// Downloads running at once.
+        var concurrency: Int
+    }
+
+    /// The `queue --items-only` figures.
+    struct Items: Equatable {
+        /// Items queued (none running).
+        var count: Int
+        /// The peak resident set size before the items were added (the queue open, its one slot
+        /// taken): `rss_kib` minus this is what the items cost at their peak.
+        var baseRSSKiB: Int
+        /// The journal's size once the items are durable, in bytes.
+        var journalBytes: Int64
+    }
+
     /// What the workload adds after `config=`.
     enum Metrics: Equatable {
         case requests(Requests)
@@ -38,6 +58,8 @@ struct ResultLine {
         case stream(Stream)
         /// Server-Sent Events delivered by an sse run.
         case events(Int)
+        case files(Files)
+        case items(Items)
     }
 
     var client: ClientKind
@@ -76,6 +98,15 @@ struct ResultLine {
             ]
         case .events(let events):
             fields += ["events=\(events)", "events_s=\(Self.fixed(Double(events) / seconds, 1))"]
+        case .files(let files):
+            fields += [
+                "files=\(files.count)", "c=\(files.concurrency)", "files_s=\(Self.fixed(Double(files.count) / seconds, 1))",
+            ]
+        case .items(let items):
+            fields += [
+                "items=\(items.count)", "items_s=\(Self.fixed(Double(items.count) / seconds, 1))",
+                "base_rss_kib=\(items.baseRSSKiB)", "journal_kib=\((items.journalBytes + 1023) / 1024)",
+            ]
         }
         return fields.joined(separator: " ")
     }

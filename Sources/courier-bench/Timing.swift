@@ -38,6 +38,9 @@ struct Deadline {
         semaphore.wait(timeout: end) == .success
     }
 
+    /// Whether the deadline has passed (for work that cannot be waited on with a timeout).
+    var hasPassed: Bool { DispatchTime.now() >= end }
+
     /// The error for a run that did not finish in time; `progress` says how far it got.
     func exceeded(_ progress: String) -> BenchFailure {
         BenchFailure("did not finish within --timeout \(ResultLine.seconds(seconds)) s (\(progress))")

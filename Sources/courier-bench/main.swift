@@ -18,7 +18,8 @@ exit(status)
 /// Runs one parsed command line: creates the client, runs the workload, prints the RESULT line.
 enum Bench {
     static let success: Int32 = 0
-    /// A failed request (`errors=` above 0), download, stream or run, or the `--timeout` deadline passed.
+    /// A failed request (`errors=` above 0), download, stream, queued file or run, or the
+    /// `--timeout` deadline passed.
     static let workloadFailure: Int32 = 1
     static let usageError: Int32 = 2
 
@@ -35,6 +36,7 @@ enum Bench {
             case .memory: line = try MemoryWorkload(options: options, client: client).run(until: deadline)
             case .stream: line = try StreamWorkload(options: options, client: client).run(until: deadline)
             case .sse: line = try EventsWorkload(options: options, client: client).run(until: deadline)
+            case .queue: line = try QueueWorkload(options: options, client: client).run(until: deadline)
             }
         } catch {
             writeToStandardError("courier-bench: \(options.workload.rawValue) with \(options.client.rawValue): \(error)\n")

@@ -192,6 +192,88 @@ final class BenchCommandLineTests: XCTestCase {
         }
     }
 
+    func testQueueAndTasksModesDownloadEveryFile() throws {
+        let work = directory.appendingPathComponent("queue-work")
+        let expected = TestServer.deterministicBytes(count: 1024)
+        for mode in ["queue", "tasks"] {
+            let result = try run([
+                "queue", "--url", server.url("/bytes/1024?seed=0").absoluteString, "--files", "30", "--concurrency", "3",
+                "--dir", work.path, "--mode", mode, "--expect-bytes", "1024",
+            ])
+            let values = fields(try resultLine(result, mode))
+            XCTAssertEqual(values["client"], "courier")
+            XCTAssertEqual(values["workload"], "queue")
+            XCTAssertEqual(values["config"], "mode:\(mode),timeout:60")
+            XCTAssertEqual(values["files"], "30")
+            XCTAssertEqual(values["c"], "3")
+            for key in ["secs", "cpu_s", "rss_kib", "files_s"] {
+                XCTAssertNotNil(values[key].flatMap(Double.init), "\(mode): \(key) is a number")
+            }
+            // Each file its own URL (the query gets i=k), each at DIR/out/k, nothing else left there.
+            for k in 1...30 {
+                XCTAssertEqual(try Data(contentsOf: work.appendingPathComponent("out/\(k)")), expected, "\(mode) file \(k)")
+            }
+            let names = try FileManager.default.contentsOfDirectory(atPath: work.appendingPathComponent("out").path)
+            XCTAssertEqual(Set(names), Set((1...30).map(String.init)), mode)
+            XCTAssertEqual(
+                FileManager.default.fileExists(atPath: work.appendingPathComponent("queue/journal").path), mode == "queue",
+                "\(mode): the queue's journal (a tasks run deletes an earlier run's queue)")
+        }
+        let targets = server.requests.map(\.target)
+        XCTAssertEqual(targets.count, 60)
+        for k in 1...30 { XCTAssertEqual(targets.filter { $0 == "/bytes/1024?seed=0&i=\(k)" }.count, 2, "i=\(k)") }
+    }
+
+    func testItemsOnlyQueuesEveryItemAndDownloadsNothing() throws {
+        let work = directory.appendingPathComponent("items-work")
+        let result = try run([
+            "queue", "--url", server.url("/bytes/1024").absoluteString, "--files", "500", "--dir", work.path, "--items-only",
+        ])
+        let values = fields(try resultLine(result, "items-only"))
+        XCTAssertEqual(values["config"], "mode:items,timeout:60")
+        XCTAssertEqual(values["items"], "500")
+        XCTAssertNil(values["files"])
+        let rss = try XCTUnwrap(values["rss_kib"].flatMap(Int.init))
+        let base = try XCTUnwrap(values["base_rss_kib"].flatMap(Int.init))
+        XCTAssertLessThanOrEqual(base, rss, "a peak never shrinks")
+        // 500 add records of a few hundred bytes each.
+        XCTAssertGreaterThan(try XCTUnwrap(values["journal_kib"].flatMap(Int.init)), 50)
+        XCTAssertNotNil(values["items_s"].flatMap(Double.init))
+        XCTAssertTrue(server.requests.isEmpty, "no item ran: \(server.requests.map(\.target).prefix(3))")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: work.appendingPathComponent("out").path), [])
+    }
+
+    func testFailedQueueDownloadsExitOneWithoutAResult() throws {
+        let work = directory.appendingPathComponent("failing-work")
+        for mode in ["queue", "tasks"] {
+            let result = try run([
+                "queue", "--url", server.url("/status/404").absoluteString, "--files", "4", "--concurrency", "2",
+                "--dir", work.path, "--mode", mode,
+            ])
+            XCTAssertEqual(result.status, 1, mode)
+            XCTAssertEqual(result.out, "", mode)
+            XCTAssertTrue(result.err.contains("4 of 4"), "\(mode): \(result.err)")
+            XCTAssertTrue(result.err.contains("404"), "\(mode): \(result.err)")
+        }
+        // The wrong size is a failure too.
+        let short = try run([
+            "queue", "--url", server.url("/bytes/100").absoluteString, "--files", "2", "--concurrency", "2",
+            "--dir", work.path, "--expect-bytes", "101",
+        ])
+        XCTAssertEqual(short.status, 1)
+        XCTAssertTrue(short.err.contains("has 100 bytes, expected 101"), short.err)
+    }
+
+    func testQueueWithURLSessionIsAUsageError() throws {
+        let result = try run([
+            "queue", "--url", server.url("/bytes/1").absoluteString, "--files", "1", "--concurrency", "1",
+            "--dir", directory.appendingPathComponent("unused").path, "--client", "urlsession",
+        ])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertEqual(result.out, "")
+        XCTAssertTrue(result.err.hasPrefix("courier-bench: queue needs --client courier"), result.err)
+    }
+
     func testWrongLengthCountsAsErrorsAndExitsOne() throws {
         let result = try run([
             "small", "--url", server.url("/bytes/100").absoluteString, "--requests", "5", "--warmup", "0",

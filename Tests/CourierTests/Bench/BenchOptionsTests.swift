@@ -103,6 +103,36 @@ final class BenchOptionsTests: XCTestCase {
         XCTAssertEqual(options.configuration.map { "\($0.key):\($0.value)" }, ["timeout:60"])
     }
 
+    func testQueueModesAndItemsOnly() throws {
+        let queue = try parse(["queue", "--url", "http://h/1k.bin", "--files", "1000", "--concurrency", "4", "--dir", "/tmp/q"])
+        XCTAssertEqual(queue.workload, .queue)
+        XCTAssertEqual(queue.files, 1000)
+        XCTAssertEqual(queue.concurrency, 4)
+        XCTAssertEqual(queue.directory, "/tmp/q")
+        XCTAssertEqual(queue.mode, .queue)
+        XCTAssertFalse(queue.itemsOnly)
+        XCTAssertNil(queue.expectedBytes)
+        XCTAssertEqual(queue.configuration.map { "\($0.key):\($0.value)" }, ["mode:queue", "timeout:60"])
+
+        let tasks = try parse([
+            "queue", "--mode=tasks", "--url", "http://h/1k.bin", "--files=3", "--concurrency", "2", "--dir", "d",
+            "--expect-bytes", "1024", "--timeout", "5", "--client", "courier",
+        ])
+        XCTAssertEqual(tasks.mode, .tasks)
+        XCTAssertEqual(tasks.files, 3)
+        XCTAssertEqual(tasks.directory, "d")
+        XCTAssertEqual(tasks.expectedBytes, 1024)
+        XCTAssertEqual(tasks.configuration.map { "\($0.key):\($0.value)" }, ["mode:tasks", "timeout:5"])
+
+        // A flag: no value, anywhere on the line; --concurrency is not needed.
+        let items = try parse(["queue", "--items-only", "--url", "http://h/1k.bin", "--files", "10000", "--dir", "d"])
+        XCTAssertTrue(items.itemsOnly)
+        XCTAssertEqual(items.mode, .queue)
+        XCTAssertEqual(items.files, 10000)
+        XCTAssertEqual(items.configuration.map { "\($0.key):\($0.value)" }, ["mode:items", "timeout:60"])
+        XCTAssertTrue(try parse(["queue", "--url", "http://h/", "--files", "1", "--dir", "d", "--mode", "queue", "--items-only"]).itemsOnly)
+    }
+
     func testHelpIsNotAnError() throws {
         XCTAssertNil(try BenchOptions.parse(["--help"]))
         XCTAssertNil(try BenchOptions.parse(["-h"]))
@@ -150,6 +180,21 @@ final class BenchOptionsTests: XCTestCase {
             (["sse", "--url", "http://h/sse", "--expect-events", "0"], "--expect-events takes a whole number 1 or more"),
             (["sse", "--url", "http://h/sse", "--expect-events", "5", "--expect-bytes", "5"], "unknown option '--expect-bytes' for sse"),
             (["sse", "--url", "http://h/sse", "--expect-events", "5", "--buffer-limit", "5"], "unknown option '--buffer-limit' for sse"),
+            (["small", "--url", "http://h/", "--items-only"], "unknown option '--items-only' for small"),
+            (["queue", "--url", "http://h/", "--concurrency", "4", "--dir", "d"], "queue needs --files"),
+            (["queue", "--url", "http://h/", "--files", "0", "--concurrency", "4", "--dir", "d"], "--files takes a whole number 1 or more"),
+            (["queue", "--url", "http://h/", "--files", "5", "--concurrency", "4"], "queue needs --dir"),
+            (["queue", "--url", "http://h/", "--files", "5", "--concurrency", "4", "--dir", ""], "--dir needs a directory path"),
+            (["queue", "--url", "http://h/", "--files", "5", "--dir", "d"], "queue needs --concurrency"),
+            (["queue", "--url", "http://h/", "--files", "5", "--concurrency", "0", "--dir", "d"], "--concurrency takes a whole number 1 or more"),
+            (["queue", "--url", "http://h/", "--files", "5", "--concurrency", "4", "--dir", "d", "--mode", "batch"], "--mode takes queue or tasks"),
+            (["queue", "--url", "http://h/", "--files", "5", "--concurrency", "4", "--dir", "d", "--client", "urlsession"], "queue needs --client courier"),
+            (["queue", "--url", "http://h/", "--files", "5", "--concurrency", "4", "--dir", "d", "--requests", "5"], "unknown option '--requests' for queue"),
+            (["queue", "--url", "http://h/", "--files", "5", "--dir", "d", "--items-only=yes"], "--items-only takes no value"),
+            (["queue", "--url", "http://h/", "--files", "5", "--dir", "d", "--items-only", "--items-only"], "--items-only is given more than once"),
+            (["queue", "--url", "http://h/", "--files", "5", "--dir", "d", "--items-only", "--concurrency", "2"], "--concurrency has no meaning with --items-only"),
+            (["queue", "--url", "http://h/", "--files", "5", "--dir", "d", "--items-only", "--expect-bytes", "2"], "--expect-bytes has no meaning with --items-only"),
+            (["queue", "--url", "http://h/", "--files", "5", "--dir", "d", "--items-only", "--mode", "tasks"], "--items-only needs --mode queue"),
         ]
         for (arguments, expected) in cases {
             let message = usageMessage(arguments)

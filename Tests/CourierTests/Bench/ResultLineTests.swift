@@ -67,6 +67,24 @@ final class ResultLineTests: XCTestCase {
                 + "events=200000 events_s=800000.0")
     }
 
+    func testQueueLines() {
+        let files = ResultLine(
+            client: .courier, workload: .queue, seconds: 0.8, cpuSeconds: 0.6, maxRSSKiB: 41000,
+            configuration: [("mode", "tasks"), ("timeout", "60")], metrics: .files(.init(count: 1000, concurrency: 4)))
+        XCTAssertEqual(
+            files.text,
+            "RESULT client=courier workload=queue secs=0.800 cpu_s=0.600 rss_kib=41000 config=mode:tasks,timeout:60 "
+                + "files=1000 c=4 files_s=1250.0")
+        let items = ResultLine(
+            client: .courier, workload: .queue, seconds: 0.25, cpuSeconds: 0.3, maxRSSKiB: 60000,
+            configuration: [("mode", "items"), ("timeout", "60")],
+            metrics: .items(.init(count: 10_000, baseRSSKiB: 38000, journalBytes: 2_000_001)))
+        XCTAssertEqual(
+            items.text,
+            "RESULT client=courier workload=queue secs=0.250 cpu_s=0.300 rss_kib=60000 config=mode:items,timeout:60 "
+                + "items=10000 items_s=40000.0 base_rss_kib=38000 journal_kib=1954")
+    }
+
     func testNoSuccessfulRequestGivesNaNLatencies() {
         let line = ResultLine(
             client: .courier, workload: .small, seconds: 1, cpuSeconds: 0, maxRSSKiB: 1, configuration: [],
