@@ -11,10 +11,13 @@ extension DownloadQueue {
         case url(id: String, url: URL)
         case remove(id: String)
 
+        /// One encoder for every record: making one per record was a visible share of the CPU.
+        private static let encoder = JSONEncoder()
+
         /// The JSON payload written to the journal.
         func encoded() -> Data {
             // Encoding these plain values cannot fail.
-            (try? JSONEncoder().encode(self)) ?? Data()
+            (try? Self.encoder.encode(self)) ?? Data()
         }
     }
 
@@ -189,45 +192,74 @@ struct QueueOrder {
             lhs.priority != rhs.priority ? lhs.priority > rhs.priority : lhs.sequence < rhs.sequence
         }
     }
-    private var hosts: [String: [(key: Key, id: String)]] = [:]
+
+    /// One host's queued items from `head` on (taken ones are dropped in batches, not one by one).
+    private struct HostQueue {
+        var entries: [(key: Key, id: String)] = []
+        var head = 0
+        var first: (key: Key, id: String)? { head < entries.count ? entries[head] : nil }
+        var isEmpty: Bool { head == entries.count }
+
+        mutating func insert(_ key: Key, _ id: String) {
+            // Items mostly arrive in order: appending is the common case.
+            if let last = entries.last, head < entries.count, key < last.key {
+                var low = head
+                var high = entries.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if entries[middle].key < key { low = middle + 1 } else { high = middle }
+                }
+                entries.insert((key, id), at: low)
+            } else {
+                entries.append((key, id))
+            }
+        }
+
+        mutating func removeFirst() -> String {
+            let id = entries[head].id
+            head += 1
+            if head == entries.count {
+                entries.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 1024, head * 2 >= entries.count {
+                entries.removeFirst(head)
+                head = 0
+            }
+            return id
+        }
+
+        mutating func remove(_ id: String) -> Bool {
+            guard let index = entries[head...].firstIndex(where: { $0.id == id }) else { return false }
+            entries.remove(at: index)
+            return true
+        }
+    }
+
+    // Mutated in place through `hosts[key, default:]`: copying a host's list out and back would
+    // make adding N items O(N²).
+    private var hosts: [String: HostQueue] = [:]
     private(set) var count = 0
 
     mutating func insert(_ item: DownloadQueue.Item) {
-        let key = Key(priority: item.priority, sequence: item.sequence)
-        var list = hosts[item.hostKey] ?? []
-        // Items are mostly added in order: appending is the common case.
-        if let last = list.last, last.key < key || last.key == key {
-            list.append((key, item.id))
-        } else {
-            var low = 0
-            var high = list.count
-            while low < high {
-                let middle = (low + high) / 2
-                if list[middle].key < key { low = middle + 1 } else { high = middle }
-            }
-            list.insert((key, item.id), at: low)
-        }
-        hosts[item.hostKey] = list
+        hosts[item.hostKey, default: HostQueue()].insert(Key(priority: item.priority, sequence: item.sequence), item.id)
         count += 1
     }
 
     mutating func remove(_ item: DownloadQueue.Item) {
-        guard var list = hosts[item.hostKey], let index = list.firstIndex(where: { $0.id == item.id }) else { return }
-        list.remove(at: index)
-        hosts[item.hostKey] = list.isEmpty ? nil : list
+        guard hosts[item.hostKey]?.remove(item.id) == true else { return }
+        if hosts[item.hostKey]?.isEmpty == true { hosts[item.hostKey] = nil }
         count -= 1
     }
 
     /// Takes the next item to run among hosts that `hasRoom`.
     mutating func popNext(hasRoom: (String) -> Bool) -> String? {
         var best: (host: String, key: Key)?
-        for (host, list) in hosts {
-            guard let head = list.first, hasRoom(host) else { continue }
-            if best == nil || head.key < best!.key { best = (host, head.key) }
+        for (host, queue) in hosts {
+            guard let first = queue.first, hasRoom(host) else { continue }
+            if best == nil || first.key < best!.key { best = (host, first.key) }
         }
-        guard let best, var list = hosts[best.host] else { return nil }
-        let id = list.removeFirst().id
-        hosts[best.host] = list.isEmpty ? nil : list
+        guard let best, let id = hosts[best.host]?.removeFirst() else { return nil }
+        if hosts[best.host]?.isEmpty == true { hosts[best.host] = nil }
         count -= 1
         return id
     }

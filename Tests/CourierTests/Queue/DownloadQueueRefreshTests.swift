@@ -100,7 +100,7 @@ final class DownloadQueueRefreshTests: CourierTestCase {
         XCTAssertEqual(failure.code, "integrityFailed")
     }
 
-    func testTheJournalIsCompactedAndStillReplaysEveryItem() throws {
+    func testTheJournalIsCompactedAndStillReplaysEveryItem() async throws {
         var configuration = DownloadQueue.Configuration()
         configuration.maximumRunning = 8
         configuration.maximumRunningPerHost = 8
@@ -118,6 +118,8 @@ final class DownloadQueueRefreshTests: CourierTestCase {
         try queue!.add(.init(url: server.url("/status/404"), to: file("last"), id: "last"))
         // About 3.3 MB of records were written; what is left is bounded by the compaction rule.
         XCTAssertLessThan(queue!.journal.byteCount, 1_200_000)
+        // Released only once stopped: pending writes hold the queue until they are done.
+        await queue!.stop()
         queue = nil
         let reopened = try DownloadQueue(directory: queueDirectory, manager: manager, configuration: configuration)
         XCTAssertEqual(reopened.items.map(\.id), ["last"])

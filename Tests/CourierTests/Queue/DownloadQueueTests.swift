@@ -124,7 +124,7 @@ final class DownloadQueueTests: CourierTestCase {
         XCTAssertNotEqual(range, "bytes=0-")
     }
 
-    func testCancelDiscardsTheBytesAndRemoveForgetsTheItemAcrossReopening() throws {
+    func testCancelDiscardsTheBytesAndRemoveForgetsTheItemAcrossReopening() async throws {
         var queue: DownloadQueue? = try makeQueue()
         try queue!.add(.init(url: server.url("/bytes/2000000?chunk=16384&chunk_delay_ms=5"), to: file("c"), id: "c"))
         try queue!.add(.init(url: server.url("/bytes/10"), to: file("d"), id: "d"))
@@ -137,6 +137,8 @@ final class DownloadQueueTests: CourierTestCase {
         waitUntil("nothing runs", timeout: 5) { self.manager.runningTaskCount == 0 }
         let parts = queueDirectory.appendingPathComponent("parts").path
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: parts), [])
+        // Released only once stopped: pending writes hold the queue until they are done.
+        await queue!.stop()
         queue = nil
         // Reopened: the cancelled item is still there, cancelled; the removed one is gone; the file stays.
         let reopened = try makeQueue()
@@ -178,7 +180,7 @@ final class DownloadQueueTests: CourierTestCase {
         withExtendedLifetime(queue) {}
     }
 
-    func testFailuresAreJournaledWithWhetherARetryMightHelp() throws {
+    func testFailuresAreJournaledWithWhetherARetryMightHelp() async throws {
         var queue: DownloadQueue? = try makeQueue()
         try queue!.add(contentsOf: [
             .init(url: server.url("/status/404"), to: file("missing"), id: "missing"),
@@ -195,6 +197,8 @@ final class DownloadQueueTests: CourierTestCase {
         XCTAssertEqual(failure("busy")?.isRetryable, true)
         XCTAssertEqual(failure("bad")?.code, "integrityFailed")
         XCTAssertFalse(FileManager.default.fileExists(atPath: file("bad").path))
+        // Released only once stopped: pending writes hold the queue until they are done.
+        await queue!.stop()
         queue = nil
         let reopened = try makeQueue()
         XCTAssertEqual(reopened.item("missing")?.state, .failed(failure404(reopened)))
@@ -227,12 +231,14 @@ final class DownloadQueueTests: CourierTestCase {
 
     struct Tag: Codable, Equatable { let owner: String; let attempt: Int }
 
-    func testMetadataTravelsWithTheItemAcrossReopening() throws {
+    func testMetadataTravelsWithTheItemAcrossReopening() async throws {
         var queue: DownloadQueue? = try makeQueue()
         var new = DownloadQueue.NewItem(url: server.url("/bytes/10"), to: file("m"), id: "m")
         try new.setMetadata(Tag(owner: "ops", attempt: 2))
         try queue!.add(new)
         waitForAll(queue!)
+        // Released only once stopped: pending writes hold the queue until they are done.
+        await queue!.stop()
         queue = nil
         let reopened = try makeQueue()
         XCTAssertEqual(try reopened.item("m")?.metadata(as: Tag.self), Tag(owner: "ops", attempt: 2))
