@@ -37,9 +37,15 @@ extension TransferTask {
     /// The writer has caught up: the next attempt asks for the rest (unless the task was paused,
     /// cancelled or failed meanwhile).
     func continueAfterBackPressure() {
+        continueAfterPause(\.download.throttled)
+    }
+
+    /// Ends a pause for the disk or for a stream's consumer, marked by `throttled`: the next
+    /// attempt asks for the rest, unless the task was paused, cancelled or failed meanwhile.
+    func continueAfterPause(_ throttled: WritableKeyPath<State, Bool>) {
         let request = state.withLock { state -> URLRequest? in
-            guard state.download.throttled, state.lifecycle.state == .running, state.current == nil else { return nil }
-            state.download.throttled = false
+            guard state[keyPath: throttled], state.lifecycle.state == .running, state.current == nil else { return nil }
+            state[keyPath: throttled] = false
             return restartRequest(&state)
         }
         if let request { startAttempt(request) }

@@ -104,12 +104,7 @@ extension TransferTask {
     /// The consumer has caught up: the next attempt asks for the rest (unless the task was
     /// paused, cancelled or failed meanwhile).
     func continueAfterStreamDrain() {
-        let request = state.withLock { state -> URLRequest? in
-            guard state.stream.throttled, state.lifecycle.state == .running, state.current == nil else { return nil }
-            state.stream.throttled = false
-            return restartRequest(&state)
-        }
-        if let request { startAttempt(request) }
+        continueAfterPause(\.stream.throttled)
     }
 
     // MARK: - Idle gaps
