@@ -112,13 +112,20 @@ enum CourierCommand {
             // The download runs in a supervised child process that a FoundationNetworking trap
             // cannot take the command down with (GetSupervisor.swift, Docs/Platform.md).
             let isChild = GetSupervisor.enterChildMode()
-            guard var options = try GetCommand.Options.parse(rest) else {
+            switch try GetCommand.Invocation.parse(rest) {
+            case .help:
                 print(GetCommand.help)
                 return ExitCode.success
+            case .single(var options):
+                guard isChild else { return GetSupervisor(arguments: arguments, options: options).run() }
+                options.maxTime = GetSupervisor.childMaxTime(options.maxTime)
+                return GetCommand(options).run()
+            case .queue(let options):
+                // The whole queue runs in one supervised child; a trap restarts it, and the
+                // journal makes the restart continue (QueueCommand.swift).
+                guard isChild else { return GetSupervisor(arguments: arguments, queue: options).run() }
+                return QueueCommand(options).run()
             }
-            guard isChild else { return GetSupervisor(arguments: arguments, options: options).run() }
-            options.maxTime = GetSupervisor.childMaxTime(options.maxTime)
-            return GetCommand(options).run()
         case "events":
             // In this process, unsupervised: EventsCommand.swift says why.
             guard let options = try EventsCommand.Options.parse(rest) else {

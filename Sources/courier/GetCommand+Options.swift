@@ -35,9 +35,9 @@ extension GetCommand {
         /// `-o -` without `--whole`: each byte goes to stdout as it arrives (GetCommand+Streaming.swift).
         var streamsToStandardOutput: Bool { writesToStandardOutput && !whole }
 
-        static let valued: Set<String> = [
+        static let valued = Set([
             "-o", "--output", "--retries", "--sha256", "-H", "--header", "--max-time", "--timeout", "-C", "--continue-at",
-        ]
+        ]).union(QueueOptions.valued)
         static let flags: Set<String> = [
             "-q", "--quiet", "-s", "--silent", "--force", "-h", "--help", "--location-trusted", "--accept-unverified",
             "--whole",
@@ -47,32 +47,63 @@ extension GetCommand {
         /// The long names, for "did you mean".
         static var longNames: [String] { (valued.union(flags)).filter { $0.hasPrefix("--") }.sorted() }
 
-        /// The options in `arguments` (those after `get`); `nil` when `--help` was asked for.
+        /// The options in `arguments` (those after `get`) for one URL; `nil` when `--help` was
+        /// asked for. With `-i`, ``GetCommand/Invocation/parse(_:)`` is the entry point.
         static func parse(_ arguments: [String]) throws(UsageError) -> Options? {
+            switch try Invocation.parse(arguments) {
+            case .help: return nil
+            case .single(let options): return options
+            case .queue: throw UsageError(get: "-i reads its URLs from a file; this parser is for one URL")
+            }
+        }
+
+        /// `get`'s arguments scanned (the grammar of ``ArgumentScanner``).
+        static func scan(_ arguments: [String]) throws(UsageError) -> ArgumentScanner.Scanned {
             let scanner = ArgumentScanner(
                 valued: valued, flags: flags, help: "courier get --help", unknown: unknown,
                 inspectFlag: { flag, next throws(UsageError) in
                     if flag == "-O" || flag == "--remote-name", let next { try checkNoFileName(after: flag, next) }
                 })
-            let scanned = try scanner.scan(arguments)
-            let (positionals, values, flagsSeen) = (scanned.positionals, scanned.values, scanned.flags)
-            if flagsSeen.contains("-h") || flagsSeen.contains("--help") { return nil }
+            return try scanner.scan(arguments)
+        }
 
-            guard let text = positionals.first else { throw UsageError(get: "get needs a URL") }
+        /// The options of a single download (no `-i`), from scanned arguments.
+        static func parseSingle(_ scanned: ArgumentScanner.Scanned) throws(UsageError) -> Options {
+            let positionals = scanned.positionals
+            if let queueOnly = scanned.values.first(where: { QueueOptions.valued.contains($0.name) }) {
+                throw UsageError(get: "\(queueOnly.name) is for -i (downloading the URLs listed in a file)")
+            }
+            guard let text = positionals.first else { throw UsageError(get: "get needs a URL (or -i FILE)") }
             guard positionals.count == 1 else {
                 throw UsageError(get: "get takes one URL; unexpected '\(positionals[1])'")
             }
             var options = Options(url: try url(text))
+            try options.apply(scanned)
+            if options.whole, !options.writesToStandardOutput {
+                throw UsageError(get: "--whole is for -o - (a file is always written whole: it appears only once complete)")
+            }
+            if options.output != nil, !scanned.flags.isDisjoint(with: ["-O", "--remote-name"]) {
+                throw UsageError(get: "-O (save under the remote name) and -o (save as) contradict each other; give one")
+            }
+            return options
+        }
+
+        /// Sets the options `scanned` holds that a single download and `-i` share (the queue's
+        /// own are skipped here: ``QueueOptions`` reads them).
+        mutating func apply(_ scanned: ArgumentScanner.Scanned) throws(UsageError) {
+            let (values, flagsSeen) = (scanned.values, scanned.flags)
+            var options = self
+            defer { self = options }
             options.quiet = !flagsSeen.isDisjoint(with: ["-q", "--quiet", "-s", "--silent"])
             options.force = flagsSeen.contains("--force")
             options.locationTrusted = flagsSeen.contains("--location-trusted")
             options.acceptUnverified = flagsSeen.contains("--accept-unverified")
             options.whole = flagsSeen.contains("--whole")
-            for (name, value) in values {
+            for (name, value) in values where !QueueOptions.valued.contains(name) {
                 switch name {
                 case "-o", "--output":
                     guard options.output == nil else { throw UsageError(get: "-o is given more than once") }
-                    options.output = try output(value)
+                    options.output = try Self.output(value)
                 case "--retries":
                     guard let count = Int(value), count >= 0 else {
                         throw UsageError(get: "--retries takes a whole number 0 or more, not '\(value)'")
@@ -96,16 +127,9 @@ extension GetCommand {
                                 + "it finds the offset in its own partial file and resume record), not '\(value)'")
                     }
                 default:  // -H, --header
-                    options.headers.append(try header(value, reserved: reservedHeaders))
+                    options.headers.append(try Self.header(value, reserved: Self.reservedHeaders))
                 }
             }
-            if options.whole, !options.writesToStandardOutput {
-                throw UsageError(get: "--whole is for -o - (a file is always written whole: it appears only once complete)")
-            }
-            if options.output != nil, !flagsSeen.isDisjoint(with: ["-O", "--remote-name"]) {
-                throw UsageError(get: "-O (save under the remote name) and -o (save as) contradict each other; give one")
-            }
-            return options
         }
 
         /// wget's `-O <file>` is curl's `-o <file>`; courier's `-O` is curl's and takes no value.

@@ -19,12 +19,12 @@ extension GetCommand {
     static let stagingVariable = "COURIER_GET_STAGING"
 
     /// A new private directory (mode 0700, from `mkdtemp`) in the temporary directory (`TMPDIR`).
-    static func makeStagingDirectory() throws(GetFailure) -> URL {
-        let template = FileManager.default.temporaryDirectory.appendingPathComponent("courier-stdout-XXXXXX").path
+    static func makeStagingDirectory(prefix: String = "courier-stdout") throws(GetFailure) -> URL {
+        let template = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-XXXXXX").path
         var bytes = Array(template.utf8CString)
         guard let made = mkdtemp(&bytes) else {
             let reason = String(cString: strerror(errno))
-            throw GetFailure(ExitCode.fileSystem, "cannot create a private directory for the body in \(template): \(reason)")
+            throw GetFailure(ExitCode.fileSystem, "cannot create a private directory in \(template): \(reason)")
         }
         return URL(fileURLWithPath: String(cString: made), isDirectory: true)
     }

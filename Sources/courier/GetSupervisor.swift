@@ -29,6 +29,14 @@ import Glibc
 /// - This process dies, even of `kill -9`: the kernel kills the child (``enterChildMode()``
 ///   asks for that), so nothing keeps downloading unseen; the next run resumes from its files.
 ///
+/// With `-i` the child runs the whole queue (QueueCommand.swift). A trap ends every download of
+/// that child, not only the one whose server set it off, and the restart reopens the queue's
+/// journal, which continues all of them from their bytes: restarting one process is as good as
+/// supervising each item, and much simpler. Restarts are bounded by `--retries` as for one URL;
+/// `--max-time` is per item there, so no deadline covers the whole command. The input is read
+/// (stdin once) and checked here, then handed to every child as a private copy
+/// (``QueueCommand/inputVariable``), so a restart sees the same lines.
+///
 /// Signals are blocked in this (single-threaded) process and taken with `sigwaitinfo`, so
 /// nothing here runs in a signal handler, and each comes with its origin (`si_code`).
 struct GetSupervisor {
@@ -44,12 +52,22 @@ struct GetSupervisor {
 
     /// The command line after the program name, starting with `get`; passed to the child as is.
     let arguments: [String]
-    /// `arguments` parsed, for `--retries` and `--quiet`.
+    /// `arguments` parsed, for `--retries` and `--quiet` (with `-i`, the options the items share).
     let options: GetCommand.Options
+    /// With `-i`: the queue's options.
+    let queue: GetCommand.QueueOptions?
 
     init(arguments: [String], options: GetCommand.Options) {
         self.arguments = arguments
         self.options = options
+        self.queue = nil
+    }
+
+    /// Supervises `courier get -i`.
+    init(arguments: [String], queue: GetCommand.QueueOptions) {
+        self.arguments = arguments
+        self.options = queue.shared
+        self.queue = queue
     }
 
     // MARK: - Child side
@@ -132,6 +150,7 @@ struct GetSupervisor {
     /// children share one private staging directory (so a restart continues its bytes), removed
     /// here once the command ends.
     func run() -> Int32 {
+        if let queue { return runQueue(queue) }
         guard options.writesToStandardOutput else { return supervise(staging: nil) }
         let staging: URL
         do {
@@ -144,7 +163,41 @@ struct GetSupervisor {
         return supervise(staging: staging)
     }
 
-    private func supervise(staging: URL?) -> Int32 {
+    /// `-i`: checks the input before any child starts (a mistake is a usage error naming its
+    /// line), keeps a private copy of it for the children, and supervises them.
+    private func runQueue(_ queue: GetCommand.QueueOptions) -> Int32 {
+        let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+        let text: String
+        do {
+            text = try QueueCommand.readText(queue, in: cwd)
+            _ = try QueueCommand.parse(text, queue, in: cwd)
+        } catch let error as UsageError {
+            ProgressPrinter.writeToStandardError("courier: \(error.message)\nRun '\(error.help)' for usage.\n")
+            return ExitCode.usage
+        } catch let failure as GetFailure {
+            ProgressPrinter.writeToStandardError("courier: \(failure.message)\n")
+            return failure.status
+        } catch {
+            ProgressPrinter.writeToStandardError("courier: \(error)\n")
+            return ExitCode.failure
+        }
+        let staging: URL
+        do {
+            staging = try GetCommand.makeStagingDirectory(prefix: "courier-input")
+            let copy = staging.appendingPathComponent("input")
+            try Data(text.utf8).write(to: copy)
+        } catch let failure as GetFailure {
+            ProgressPrinter.writeToStandardError("courier: \(failure.message)\n")
+            return failure.status
+        } catch {
+            ProgressPrinter.writeToStandardError("courier: cannot keep a copy of the input: \(error)\n")
+            return ExitCode.fileSystem
+        }
+        defer { try? FileManager.default.removeItem(at: staging) }
+        return supervise(staging: nil, input: staging.appendingPathComponent("input"))
+    }
+
+    private func supervise(staging: URL?, input: URL? = nil) -> Int32 {
         var watched = sigset_t()
         sigemptyset(&watched)
         for signal in [SIGINT, SIGTERM, SIGCHLD] { sigaddset(&watched, signal) }
@@ -153,8 +206,8 @@ struct GetSupervisor {
         // thread (nothing here starts another), so none can be delivered behind our back.
         pthread_sigmask(SIG_BLOCK, &watched, &original)
 
-        // `--max-time` covers the whole command, restarts included.
-        let deadline = options.maxTime.map { Self.monotonicNanoseconds() + UInt64(($0 * 1e9).rounded(.up)) }
+        // `--max-time` covers the whole command, restarts included (with -i, each item instead).
+        let deadline = queue != nil ? nil : options.maxTime.map { Self.monotonicNanoseconds() + UInt64(($0 * 1e9).rounded(.up)) }
         var stop: Int32?
         var crashes = 0
         while true {
@@ -163,7 +216,7 @@ struct GetSupervisor {
             if let stop { return stoppedBetweenAttempts(stop, staging: staging) }
             let child: pid_t
             do {
-                child = try spawn(restoringMask: original, deadline: deadline, staging: staging)
+                child = try spawn(restoringMask: original, deadline: deadline, staging: staging, input: input)
             } catch {
                 ProgressPrinter.writeToStandardError("courier: cannot start the download process: \(error)\n")
                 return ExitCode.failure
@@ -198,7 +251,9 @@ struct GetSupervisor {
                     message(Self.givingUpLine(signal: number, attempts: crashes, outOfTime: true) + keptSuffix(staging: staging))
                     return ExitCode.network
                 }
-                if !options.quiet {
+                if !options.quiet, queue != nil {
+                    message(Self.queueRestartLine(signal: number, restart: crashes, of: options.retries))
+                } else if !options.quiet {
                     message(
                         Self.restartLine(
                             signal: number, restart: crashes, of: options.retries, writtenToStandardOutput: onStandardOutput?.written))
@@ -276,11 +331,14 @@ struct GetSupervisor {
 
     /// Starts `/proc/self/exe` with our arguments and ``childVariable`` set, on this (main)
     /// thread, with the signal mask this process started with.
-    private func spawn(restoringMask original: sigset_t, deadline: UInt64?, staging: URL?) throws(SpawnError) -> pid_t {
+    private func spawn(
+        restoringMask original: sigset_t, deadline: UInt64?, staging: URL?, input: URL?
+    ) throws(SpawnError) -> pid_t {
         var environment = ProcessInfo.processInfo.environment
         environment[Self.childVariable] = String(getpid())
         environment[Self.deadlineVariable] = deadline.map(String.init)
         environment[GetCommand.stagingVariable] = staging?.path
+        environment[QueueCommand.inputVariable] = input?.path
         // A crash is an expected, reported event here: one line instead of the runtime's
         // full-page backtrace. A person who wants the backtrace sets SWIFT_BACKTRACE.
         if environment["SWIFT_BACKTRACE"] == nil { environment["SWIFT_BACKTRACE"] = "enable=no" }
@@ -310,7 +368,9 @@ struct GetSupervisor {
 
     /// Stopped by `signal` while no child ran.
     private func stoppedBetweenAttempts(_ signal: Int32, staging: URL?) -> Int32 {
-        if options.streamsToStandardOutput {
+        if queue != nil {
+            if !options.quiet { message("courier: interrupted; run the same command again to continue") }
+        } else if options.streamsToStandardOutput {
             let written = staging.flatMap { StandardOutputRecord.read(in: $0) }?.written ?? 0
             message(GetCommand.interruptedStreamLine(written: written))
         } else {
@@ -329,6 +389,7 @@ struct GetSupervisor {
     /// `; 12.3 MiB kept — run the same command again to resume`, `; nothing was written to stdout`,
     /// how much a streamed body put on stdout, or nothing.
     private func keptSuffix(staging: URL?) -> String {
+        if queue != nil { return "; the queue's journal keeps what was done — run the same command again to continue" }
         if options.streamsToStandardOutput {
             return staging.flatMap { StandardOutputRecord.read(in: $0) }?.incompleteSuffix ?? GetCommand.incompleteSuffix(written: 0)
         }
@@ -348,6 +409,12 @@ struct GetSupervisor {
             ?? "retrying from the bytes kept"
         return "courier: the download process crashed (\(describe(signal: signal))): the server's response set off "
             + "a known trap in FoundationNetworking; \(from) (\(restart) of \(limit))"
+    }
+
+    /// A restart of `-i`'s child after a trap.
+    static func queueRestartLine(signal: Int32, restart: Int, of limit: Int) -> String {
+        "courier: the download process crashed (\(describe(signal: signal))): a server's response set off a known trap "
+            + "in FoundationNetworking; continuing every download from the queue's journal (\(restart) of \(limit))"
     }
 
     /// Why a crash after bytes went to stdout ends the command, or `nil` when a new child can

@@ -1,0 +1,192 @@
+import Foundation
+import Courier
+
+extension GetCommand {
+    /// What `courier get` was asked to do.
+    enum Invocation {
+        /// `--help`.
+        case help
+        /// One URL (``GetCommand``).
+        case single(Options)
+        /// `-i FILE`: the URLs listed in a file, through a durable queue (``QueueCommand``).
+        case queue(QueueOptions)
+
+        /// `get`'s arguments (those after `get`).
+        static func parse(_ arguments: [String]) throws(UsageError) -> Invocation {
+            let scanned = try Options.scan(arguments)
+            if scanned.flags.contains("-h") || scanned.flags.contains("--help") { return .help }
+            guard scanned.values.contains(where: { $0.name == "-i" || $0.name == "--input-file" }) else {
+                return .single(try Options.parseSingle(scanned))
+            }
+            return .queue(try QueueOptions.parse(scanned))
+        }
+    }
+
+    /// `courier get -i FILE [options]`: the options of the whole queue, and those every item
+    /// shares (``shared``).
+    struct QueueOptions {
+        /// The options only `-i` takes.
+        static let valued: Set<String> = [
+            "-i", "--input-file", "--state", "--parallel", "--per-host", "-P", "--directory-prefix",
+        ]
+
+        /// `-i`: the input file's path, or `-` for stdin.
+        var input: String
+        /// `--state`: the queue's directory; default ``defaultStateName`` in ``directory``.
+        var state: String?
+        /// `-P`, `--directory-prefix`: where the files are saved; default the current directory.
+        var directory: String?
+        /// `--parallel`: the most downloads at once (the queue's `maximumRunning`).
+        var parallel = 4
+        /// `--per-host`: the most downloads at once from one host and port.
+        var perHost = 2
+        /// The options every item runs with: `--retries`, `--max-time` (per item), `--timeout`,
+        /// `-H`, `--location-trusted`, `--accept-unverified`, `--force`, `-q`. Its `url` is
+        /// ``placeholderURL`` and never fetched: each line brings its own.
+        var shared: Options
+
+        /// The name of the default state directory, beside the outputs.
+        static let defaultStateName = ".courier-queue"
+        /// Stands in for `shared.url`, which a queue does not have (RFC 2606 reserves `.invalid`).
+        static let placeholderURL = URL(string: "http://input-file.invalid/")!
+
+        static func parse(_ scanned: ArgumentScanner.Scanned) throws(UsageError) -> QueueOptions {
+            if let url = scanned.positionals.first {
+                throw UsageError(get: "-i reads the URLs from its file; give no URL on the command line ('\(url)')")
+            }
+            for (name, value) in scanned.values where name == "-o" || name == "--output" {
+                let what = value == "-" ? "-o - (stdout) cannot take several files" : "-o names one file"
+                throw UsageError(get: "\(what); with -i, name a file with out=<name> after its URL, and the directory with -P")
+            }
+            for (flag, why) in [
+                ("--whole", "--whole is for -o -, which -i does not take"),
+            ] where scanned.flags.contains(flag) {
+                throw UsageError(get: why)
+            }
+            if scanned.values.contains(where: { $0.name == "--sha256" }) {
+                throw UsageError(get: "--sha256 is for one URL; with -i, put sha256=<hex> after each URL in the file")
+            }
+            var shared = Options(url: placeholderURL)
+            try shared.apply(scanned)
+            var options = QueueOptions(input: "", shared: shared)
+            var inputs: [String] = []
+            for (name, value) in scanned.values where valued.contains(name) {
+                switch name {
+                case "-i", "--input-file":
+                    guard !value.isEmpty else { throw UsageError(get: "-i needs a file name (or - for stdin)") }
+                    inputs.append(value)
+                case "--state":
+                    guard !value.isEmpty else { throw UsageError(get: "--state needs a directory") }
+                    options.state = value
+                case "-P", "--directory-prefix":
+                    guard !value.isEmpty else { throw UsageError(get: "\(name) needs a directory") }
+                    options.directory = value
+                default:  // --parallel, --per-host
+                    guard let count = Int(value), count >= 1, count <= 1000 else {
+                        throw UsageError(get: "\(name) takes a whole number from 1 to 1000, not '\(value)'")
+                    }
+                    if name == "--parallel" { options.parallel = count } else { options.perHost = count }
+                }
+            }
+            guard inputs.count == 1 else { throw UsageError(get: "-i is given more than once") }
+            options.input = inputs[0]
+            return options
+        }
+
+        /// The directory files are saved in, absolute.
+        func outputDirectory(in cwd: URL) -> URL {
+            GetCommand.outputURL(directory ?? ".", in: cwd)
+        }
+
+        /// The queue's directory, absolute.
+        func stateDirectory(in cwd: URL) -> URL {
+            state.map { GetCommand.outputURL($0, in: cwd) }
+                ?? outputDirectory(in: cwd).appendingPathComponent(Self.defaultStateName, isDirectory: true)
+        }
+    }
+
+    /// The lines of an input file: `URL [sha256=<hex>] [out=<name>]`, one download each.
+    struct InputList {
+        /// One download.
+        struct Entry: Equatable {
+            /// The line it came from (1-based), for messages.
+            let line: Int
+            let url: URL
+            /// The expected SHA-256, lower-case hex.
+            let sha256: String?
+            /// The output's file name (`out=`, or the URL's last path segment made safe).
+            let name: String
+            /// Where the file is saved.
+            let destination: URL
+
+            /// The queue item's id: a hash of the URL and the output file, so the same line finds
+            /// its item again on every rerun, and a line that changes either is a new item.
+            var id: String {
+                let key = url.absoluteString + "\n" + destination.path
+                return "get-" + SHA256.hexString(SHA256.hash(Data(key.utf8))).prefix(32)
+            }
+        }
+
+        let entries: [Entry]
+
+        /// Parses `text` (the input file's contents) for files saved in `directory`; a mistake is a
+        /// usage error naming its line.
+        init(_ text: String, directory: URL, source: String) throws(UsageError) {
+            var entries: [Entry] = []
+            var byDestination: [String: Int] = [:]
+            let lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+            for (index, raw) in lines.enumerated() {
+                let number = index + 1
+                let line = raw.trimmingCharacters(in: .whitespaces)
+                if line.isEmpty || line.hasPrefix("#") { continue }
+                let fail = { (why: String) in UsageError(get: "\(source), line \(number): \(why)") }
+                let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+                let url: URL
+                do {
+                    url = try Options.url(fields[0])
+                } catch {
+                    throw fail("'\(fields[0])' is not an http:// or https:// URL")
+                }
+                var sha256: String?
+                var out: String?
+                for field in fields.dropFirst() {
+                    guard let equals = field.firstIndex(of: "=") else {
+                        throw fail("'\(field)' is not key=value (the keys are sha256 and out)")
+                    }
+                    let key = String(field[..<equals])
+                    let value = String(field[field.index(after: equals)...])
+                    switch key {
+                    case "sha256":
+                        guard sha256 == nil else { throw fail("sha256= is given twice") }
+                        guard SHA256.parseHex(value) != nil else {
+                            throw fail("sha256= takes 64 hexadecimal digits, not '\(value)'")
+                        }
+                        sha256 = value.lowercased()
+                    case "out":
+                        guard out == nil else { throw fail("out= is given twice") }
+                        guard Self.isPlainName(value) else {
+                            throw fail("out= takes a plain file name (no '/', not '.' or '..'), not '\(value)'; -P sets the directory")
+                        }
+                        out = value
+                    default:
+                        throw fail("unknown key '\(key)=' (the keys are sha256 and out)")
+                    }
+                }
+                let name = out ?? FileNameSanitizer.suggestedName(for: url, contentDisposition: nil)
+                let destination = directory.appendingPathComponent(name).standardizedFileURL
+                if let earlier = byDestination[destination.path] {
+                    throw fail("saves to \(name), as line \(earlier) does; give one of them another out=<name>")
+                }
+                byDestination[destination.path] = number
+                entries.append(Entry(line: number, url: url, sha256: sha256, name: name, destination: destination))
+            }
+            self.entries = entries
+        }
+
+        /// A name that stays in the output directory.
+        static func isPlainName(_ name: String) -> Bool {
+            !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.utf8.contains(0)
+                && name.utf8.count <= 255
+        }
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Courier
+
+/// What `courier get -i` shows on stderr while its queue runs.
+///
+/// On a terminal: one line per running download (ProgressFormat's wget-style line) and a total
+/// line below them, redrawn in place at most every ``ProgressPrinter/terminalInterval`` and
+/// fitted to the terminal's width; finished downloads are printed above the block as they end.
+/// In a pipe or file: one plain line when a download starts and one when it ends. Quiet: nothing.
+/// Thread-safe: changes come from the queue's callback queue, messages from monitors and the main
+/// thread, resizes from a signal watcher.
+final class QueueProgress: Sendable {
+    /// At most this many download lines on a terminal; the rest are counted on one line.
+    static let maximumRows = 12
+
+    let style: ProgressPrinter.Style
+    /// The display name of each item of the input, by id (others are not shown).
+    private let names: [String: String]
+    private let count: Int
+    private let now: @Sendable () -> Double
+    private let write: @Sendable (String) -> Void
+    private let state: Guarded<State>
+
+    private struct Row {
+        var completed: Int64 = 0
+        var total: Int64?
+        var meter = RateMeter()
+    }
+
+    private struct State {
+        /// Running downloads, in the order they started.
+        var running: [(id: String, row: Row)] = []
+        /// Bytes received so far per item in this run, for the total rate.
+        var received: [String: Int64] = [:]
+        var totalMeter = RateMeter()
+        var completed = 0
+        var failed = 0
+        /// Lines of the block on screen (terminal style).
+        var drawnLines = 0
+        var lastDraw: Double?
+        var columns: Int
+        var finished = false
+    }
+
+    /// A display for `count` downloads named by `names`, `completed` of which are already done.
+    init(
+        style: ProgressPrinter.Style, columns: Int, names: [String: String], count: Int, completed: Int,
+        now: @escaping @Sendable () -> Double = ProgressPrinter.monotonicSeconds,
+        write: @escaping @Sendable (String) -> Void = ProgressPrinter.writeToStandardError
+    ) {
+        self.style = style
+        self.names = names
+        self.count = count
+        self.now = now
+        self.write = write
+        var initial = State(columns: columns)
+        initial.completed = completed
+        self.state = Guarded(initial)
+    }
+
+    /// Takes one change of the queue.
+    func update(_ change: DownloadQueue.Change) {
+        guard style != .quiet, let name = names[change.id] else { return }
+        let time = now()
+        state.withLock { state in
+            guard !state.finished else { return }
+            let index = state.running.firstIndex { $0.id == change.id }
+            switch change.state {
+            case .running(let received, let total):
+                if let index {
+                    state.running[index].row.completed = received
+                    state.running[index].row.total = total
+                    state.running[index].row.meter.add(bytes: received, at: time)
+                } else {
+                    var row = Row(completed: received, total: total)
+                    row.meter.add(bytes: received, at: time)
+                    state.running.append((change.id, row))
+                    if style == .plain { write("courier: started \(ProgressFormat.displayable(name))\n") }
+                }
+                state.received[change.id] = received
+                state.totalMeter.add(bytes: state.received.values.reduce(0, +), at: time)
+                if style == .terminal, ProgressPrinter.isDue(style: .terminal, now: time, start: time, lastPrint: state.lastDraw) {
+                    draw(&state, at: time)
+                }
+                return
+            case .completed(let file):
+                state.completed += 1
+                let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
+                show("courier: saved \(ProgressFormat.displayable(file.path)) (\(ProgressFormat.bytes(size)))", &state, at: time)
+            case .failed(let failure):
+                state.failed += 1
+                show("courier: failed: \(ProgressFormat.displayable(name)): \(QueueCommand.describe(failure))", &state, at: time)
+            case .queued, .paused, .cancelled:
+                break
+            }
+            if let index = state.running.firstIndex(where: { $0.id == change.id }) { state.running.remove(at: index) }
+            if style == .terminal { draw(&state, at: time) }
+        }
+    }
+
+    /// Prints `line` on a line of its own, above the block on a terminal.
+    func message(_ line: String) {
+        let time = now()
+        state.withLock { state in
+            guard style == .terminal, !state.finished else { return write(line + "\n") }
+            show(line, &state, at: time)
+            draw(&state, at: time)
+        }
+    }
+
+    /// The terminal is now `columns` wide: redrawn at once.
+    func resize(columns: Int) {
+        let time = now()
+        state.withLock { state in
+            guard state.columns != columns else { return }
+            state.columns = columns
+            if style == .terminal, !state.finished, state.drawnLines > 0 { draw(&state, at: time) }
+        }
+    }
+
+    /// Ends the display: on a terminal the block is replaced by the final total line.
+    func finish() {
+        state.withLock { state in
+            guard !state.finished else { return }
+            state.finished = true
+            guard style == .terminal, state.drawnLines > 0 else { return }
+            write(erase(&state) + totalLine(state) + "\n")
+        }
+    }
+
+    // MARK: - Drawing (under the lock)
+
+    /// Prints a line above the block (or plainly).
+    private func show(_ line: String, _ state: inout State, at time: Double) {
+        guard style == .terminal else { return write(line + "\n") }
+        write(erase(&state) + line + "\n")
+    }
+
+    /// Moves to the block's first line and clears it and everything below.
+    private func erase(_ state: inout State) -> String {
+        guard state.drawnLines > 0 else { return "" }
+        let up = state.drawnLines > 1 ? "\u{1B}[\(state.drawnLines - 1)A" : ""
+        state.drawnLines = 0
+        return up + "\r\u{1B}[J"
+    }
+
+    private func draw(_ state: inout State, at time: Double) {
+        state.lastDraw = time
+        let width = state.columns
+        var lines = state.running.prefix(Self.maximumRows).map { entry in
+            ProgressFormat.terminalLine(
+                name: names[entry.id], completed: entry.row.completed, total: entry.row.total,
+                bytesPerSecond: entry.row.meter.bytesPerSecond, columns: width)
+        }
+        if state.running.count > Self.maximumRows {
+            lines.append(ProgressFormat.truncate("… and \(state.running.count - Self.maximumRows) more running", toColumns: max(width - 1, 1)))
+        }
+        lines.append(ProgressFormat.truncate(totalLine(state), toColumns: max(width - 1, 1)))
+        let text = erase(&state) + lines.joined(separator: "\n")
+        state.drawnLines = lines.count
+        write(text)
+    }
+
+    /// `total: 3 of 6 done, 1 failed, 2 running  12.3 MiB  4.1 MiB/s`.
+    private func totalLine(_ state: State) -> String {
+        var text = "total: \(state.completed) of \(count) done"
+        if state.failed > 0 { text += ", \(state.failed) failed" }
+        if !state.running.isEmpty { text += ", \(state.running.count) running" }
+        let received = state.received.values.reduce(0, +)
+        if received > 0 { text += "  " + ProgressFormat.bytes(received) }
+        if !state.running.isEmpty, let rate = state.totalMeter.bytesPerSecond { text += "  " + ProgressFormat.rate(rate) }
+        return text
+    }
+}
