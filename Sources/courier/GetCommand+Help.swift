@@ -3,6 +3,7 @@ extension GetCommand {
     /// body of `courier --help`.
     static let help = """
         courier get <url> [options]
+        courier get -i <file> [options]
 
         Downloads <url> to a file, like wget (or curl -fLO): the name comes from the server or the
         URL, an existing file is never overwritten, and a download that stops — Ctrl-C, kill, a
@@ -44,6 +45,19 @@ extension GetCommand {
           --accept-unverified         Save a body nothing can prove complete (the server gzips
                                       although asked not to, or gives no length), with a warning;
                                       by default it is refused (exit 5).
+
+        A list of URLs (courier get -i FILE [options]; docs: Docs/CommandLine.md):
+          -i, --input-file <file>     Download every URL in <file> (- for stdin): one per line,
+                                      optionally followed by sha256=<hex> and out=<name>; # starts
+                                      a comment. Run the same command again to continue what is
+                                      unfinished; finished files are not fetched again.
+          -P, --directory-prefix <d>  Save the files in <d> (default: the current directory).
+          --state <dir>               The queue's journal and partial files (default:
+                                      <d>/.courier-queue).
+          --parallel <n>              Downloads at once (default 4).
+          --per-host <n>              Downloads at once per host (default 2).
+                                      Exit status: 0 when all completed, else the worst of the
+                                      failures (5, 6, 4, 3, 1), listed on stderr.
 
         Requests:
           -H, --header 'Name: value'  Add a request header (repeatable). Never written to disk, and

@@ -141,7 +141,8 @@ struct QueueCommand {
             style: style, columns: style == .terminal ? TerminalSize.columns() : 80, names: names,
             count: list.entries.count, completed: alreadyDone)
         display.set(shown)
-        if let problem = reconcile(queue, list) {
+        var verifiedBeforehand = Set<String>()
+        if let problem = reconcile(queue, list, verifiedBeforehand: &verifiedBeforehand) {
             Self.stop(queue)
             shown.finish()
             return fail(problem.message, problem.status)
@@ -152,7 +153,8 @@ struct QueueCommand {
         stops.beforeLeaving { shown.finish() }
 
         // The observer wakes this thread on every change; the queue's own state decides.
-        while stops.signal == nil, !list.entries.allSatisfy({ queue.item($0.id)?.state.isFinished ?? true }) {
+        let waitedFor = list.entries.filter { !verifiedBeforehand.contains($0.id) }
+        while stops.signal == nil, !waitedFor.allSatisfy({ queue.item($0.id)?.state.isFinished ?? true }) {
             _ = wake.wait(timeout: .now() + .milliseconds(500))
             usleep(20_000)  // a burst of progress changes is looked at once
         }
@@ -168,13 +170,15 @@ struct QueueCommand {
         }
         shown.finish()
         Self.stop(queue)
-        return summarize(queue, list)
+        return summarize(queue, list, verifiedBeforehand: verifiedBeforehand)
     }
 
     /// Brings the journal in line with the input: new lines added (in one durable batch), failed,
     /// paused and cancelled items of the input queued again, items no longer listed paused.
     /// Returns a problem that stops the command before anything new starts.
-    private func reconcile(_ queue: DownloadQueue, _ list: GetCommand.InputList) -> GetFailure? {
+    private func reconcile(
+        _ queue: DownloadQueue, _ list: GetCommand.InputList, verifiedBeforehand: inout Set<String>
+    ) -> GetFailure? {
         let journaled = Dictionary(queue.items.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let listed = Set(list.entries.map(\.id))
         do {
@@ -196,6 +200,12 @@ struct QueueCommand {
                     }
                 }
                 if GetCommand.isExistingFile(entry.destination) {
+                    if !options.shared.force, let sha256 = entry.sha256, Self.sha256(of: entry.destination) == sha256 {
+                        // Already there and proven right: published by a run whose journal record
+                        // of it was lost (damaged), or fetched some other way. Nothing to fetch.
+                        verifiedBeforehand.insert(entry.id)
+                        continue
+                    }
                     guard options.shared.force else {
                         return GetFailure(
                             ExitCode.fileSystem,
@@ -210,6 +220,15 @@ struct QueueCommand {
             return GetFailure(ExitCode.forError(error), "cannot update the download queue: \(error.message)")
         }
         return nil
+    }
+
+    /// The SHA-256 of the regular file at `file` (not through a link), lower-case hex.
+    static func sha256(of file: URL) -> String? {
+        var info = stat()
+        guard lstat(file.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+            let data = try? Data(contentsOf: file, options: .alwaysMapped)
+        else { return nil }
+        return SHA256.hexString(SHA256.hash(data))
     }
 
     private static func isCompleted(_ item: DownloadQueue.Item) -> Bool {
@@ -228,10 +247,14 @@ struct QueueCommand {
     }
 
     /// Prints the saved paths (stdout) and the failures (stderr); returns the exit code.
-    private func summarize(_ queue: DownloadQueue, _ list: GetCommand.InputList) -> Int32 {
+    private func summarize(_ queue: DownloadQueue, _ list: GetCommand.InputList, verifiedBeforehand: Set<String>) -> Int32 {
         var failures: [(GetCommand.InputList.Entry, DownloadQueue.Failure?)] = []
         var paths: [String] = []
         for entry in list.entries {
+            if verifiedBeforehand.contains(entry.id) {
+                paths.append(entry.destination.path)
+                continue
+            }
             switch queue.item(entry.id)?.state {
             case .completed(let file): paths.append(file.path)
             case .failed(let failure): failures.append((entry, failure))
