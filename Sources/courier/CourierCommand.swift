@@ -63,6 +63,7 @@ enum CourierCommand {
                courier events <url> [options]                   print Server-Sent Events as JSON lines
                courier demo                                     a download surviving dropped connections
                courier serve [--port <n>] [--root <dir>]        run the test server
+               courier doctor [<url>] [--json]                  libcurl, CA file, proxies, traps
         Run 'courier get --help' for the download options, 'courier --help' for everything.
         """
 
@@ -83,13 +84,16 @@ enum CourierCommand {
           courier serve [--port <n>] [--root <dir>]
                                                 Run CourierTestServer on 127.0.0.1 until interrupted
                                                 (port 0, the default, picks a free port).
+          courier doctor [<url>] [--json]       Report libcurl, the CA file, the proxy for <url>,
+                                                the temporary directory and the known traps; exit 1
+                                                if a download would break (courier doctor --help).
           courier --help                        Show this help (courier get --help, courier events
                                                 --help: one command's alone).
           courier --version                     Show the version.
 
         """ + "\n" + GetCommand.help + "\n\n" + EventsCommand.help
 
-    static let commands = ["get", "events", "demo", "serve", "help", "--help", "--version"]
+    static let commands = ["get", "events", "demo", "serve", "doctor", "help", "--help", "--version"]
 
     static func run(_ arguments: [String]) throws -> Int32 {
         guard let command = arguments.first else {
@@ -102,6 +106,7 @@ enum CourierCommand {
             switch rest.first {
             case "get": print(GetCommand.help)
             case "events": print(EventsCommand.help)
+            case "doctor": print(DoctorCommand.help)
             default: print(usage)
             }
             return ExitCode.success
@@ -133,6 +138,12 @@ enum CourierCommand {
                 return ExitCode.success
             }
             return EventsCommand(options).run()
+        case "doctor":
+            guard let options = try DoctorCommand.parse(rest) else {
+                print(DoctorCommand.help)
+                return ExitCode.success
+            }
+            return DoctorCommand(options).run()
         case "serve":
             return try ServeCommand(try OptionParser(rest, valued: ["--port", "--root"])).run()
         case "demo":

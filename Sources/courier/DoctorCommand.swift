@@ -1,0 +1,214 @@
+import Foundation
+import Courier
+
+/// `courier doctor [URL] [--json]`: prints ``PlatformReport`` — the libcurl this process loaded and
+/// its features, the CA file TLS uses, the proxy variables and the proxy for URL, the temporary
+/// directory, the known FoundationNetworking traps — and exits 1 (``ExitCode/failure``) when
+/// something a download needs is broken, 0 otherwise. Runs in this process, unsupervised: it
+/// makes no transfer, so no server can trap it, and the libcurl it reports is the one a
+/// `courier get` child loads too.
+struct DoctorCommand {
+    struct Options: Equatable {
+        var url: URL?
+        var json = false
+    }
+
+    static let flags = ["--json", "--help", "-h"]
+
+    static let help = """
+        usage: courier doctor [<url>] [--json]
+
+        Report what this machine's URLSession is made of: the Swift and Courier versions, the
+        libcurl FoundationNetworking loaded (version, TLS library, HTTP/2, HTTP/3, WebSockets,
+        brotli, zstd), the CA file and directory TLS verifies servers with, the proxy variables
+        libcurl honours and, for <url>, the proxy it would use (libcurl's rules: lower-case
+        http_proxy only, no_proxy matching), the temporary directory, and which known
+        FoundationNetworking traps apply to this toolchain (as measured, Docs/Platform.md).
+
+          --json        Print the report as one JSON object (PlatformReport's Codable form).
+
+        Exit status: 0 when nothing a download needs is broken; 1 when something is (libcurl not
+        loaded, no readable CA certificates, a temporary directory where no file can be created),
+        each named on a "problem:" line; 2 for a usage mistake.
+        """
+
+    /// `nil` for `--help`.
+    static func parse(_ arguments: [String]) throws -> Options? {
+        var options = Options()
+        for argument in arguments {
+            switch argument {
+            case "--help", "-h": return nil
+            case "--json": options.json = true
+            default:
+                if argument.hasPrefix("-") {
+                    let closest = Suggestion.closest(to: argument, among: ["--json", "--help"])
+                    throw UsageError(
+                        message: "unknown option '\(argument)'" + (closest.map { "; did you mean \($0)?" } ?? ""),
+                        help: "courier doctor --help")
+                }
+                guard options.url == nil else {
+                    throw UsageError(message: "doctor takes one URL, not '\(argument)' as well", help: "courier doctor --help")
+                }
+                guard let url = URL(string: argument), let scheme = url.scheme, !scheme.isEmpty, url.host?.isEmpty == false else {
+                    throw UsageError(message: "'\(argument)' is not a URL like https://host/path", help: "courier doctor --help")
+                }
+                options.url = url
+            }
+        }
+        return options
+    }
+
+    let options: Options
+
+    init(_ options: Options) { self.options = options }
+
+    func run() -> Int32 {
+        let report = SessionManager.platformReport(for: options.url)
+        if options.json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            guard let data = try? encoder.encode(report) else { return ExitCode.failure }
+            FileHandle.standardOutput.write(data + Data("\n".utf8))
+        } else {
+            var size = winsize()
+            let terminal = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 ? Int(size.ws_col) : nil
+            let columns = TerminalSize.columns(terminal: terminal, environment: ProcessInfo.processInfo.environment)
+            print(Self.render(report, columns: columns), terminator: "")
+        }
+        return report.isHealthy ? ExitCode.success : ExitCode.failure
+    }
+
+    // MARK: - Text
+
+    typealias Section = (title: String, rows: [(key: String, value: String)])
+
+    /// The report as aligned `key  value` lines under section titles, values wrapped at word
+    /// boundaries to `columns`, continuation lines indented to the value column.
+    static func render(_ report: PlatformReport, columns: Int) -> String {
+        let sections = self.sections(report)
+        let keyWidth = sections.flatMap { $0.rows.map(\.key.count) }.max() ?? 0
+        let indent = 2 + keyWidth + 2
+        var text = ""
+        for section in sections {
+            text += section.title + "\n"
+            for row in section.rows {
+                let lines = wrap(row.value, width: max(20, columns - indent))
+                let padding = String(repeating: " ", count: keyWidth - row.key.count)
+                text += "  \(row.key)\(padding)  \(lines.first ?? "")\n"
+                for line in lines.dropFirst() { text += String(repeating: " ", count: indent) + line + "\n" }
+            }
+        }
+        return text
+    }
+
+    static func wrap(_ text: String, width: Int) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ", omittingEmptySubsequences: false) {
+            if !line.isEmpty, line.count + 1 + word.count > width {
+                lines.append(line)
+                line = String(word)
+            } else {
+                line += (line.isEmpty ? "" : " ") + word
+            }
+        }
+        lines.append(line)
+        return lines
+    }
+
+    static func yes(_ flag: Bool, _ detail: String? = nil) -> String {
+        (flag ? "yes" : "no") + (detail.map { " (\($0))" } ?? "")
+    }
+
+    static func sections(_ report: PlatformReport) -> [Section] {
+        var sections: [Section] = [
+            ("Toolchain", [
+                ("swift", report.swiftCompiler + " (the compiler that built courier)"),
+                ("courier", report.courierVersion),
+                ("FoundationNetworking", report.foundationNetworkingLibrary ?? "not found"),
+                ("system", report.operatingSystem),
+            ]),
+        ]
+        if let curl = report.libcurl {
+            sections.append(("libcurl (loaded by FoundationNetworking)", [
+                ("version", "\(curl.version) (\(curl.host), curl_version_info age \(curl.age))"),
+                ("loaded from", curl.path ?? "unknown"),
+                ("TLS", curl.sslVersion ?? "none: no HTTPS"),
+                ("HTTP/2", yes(curl.supportsHTTP2, curl.nghttp2Version.map { "nghttp2 \($0)" })),
+                ("HTTP/3", yes(curl.supportsHTTP3, curl.quicVersion)),
+                ("WebSockets", yes(curl.supportsWebSockets, curl.supportsWebSockets ? nil : "no ws/wss protocol: URLSessionWebSocketTask cannot work")),
+                ("gzip/deflate", yes(curl.supportsLibz, curl.libzVersion.map { "zlib \($0)" })),
+                ("brotli", yes(curl.supportsBrotli, curl.brotliVersion)),
+                ("zstd", yes(curl.supportsZstd, curl.zstdVersion)),
+                ("features", curl.features.joined(separator: " ")),
+                ("protocols", curl.protocols.joined(separator: " ")),
+            ]))
+        } else {
+            sections.append(("libcurl", [("version", "not loaded in this process")]))
+        }
+        let authorities = report.certificateAuthorities
+        var caRows: [(key: String, value: String)] = []
+        if let file = authorities.file {
+            let origin = authorities.source == .libcurlDefault ? "libcurl's built-in default" : "FoundationNetworking's fallback list"
+            caRows.append(("file", "\(file.path) (\(origin); \(describe(file)))"))
+        } else {
+            caRows.append(("file", "none"))
+        }
+        if let directory = authorities.directory {
+            caRows.append(("directory", "\(directory.path) (libcurl's built-in default; \(describe(directory)))"))
+        } else {
+            caRows.append(("directory", "none"))
+        }
+        let present = authorities.fallbackFiles.filter(\.exists).map(\.path)
+        caRows.append(("usual places", present.isEmpty ? "none of \(authorities.fallbackFiles.count) exist" : present.joined(separator: " ")))
+        sections.append(("CA certificates", caRows))
+
+        var proxyRows: [(key: String, value: String)] = report.proxy.variables.map { ($0.name, "\($0.value) (\($0.note))") }
+        if proxyRows.isEmpty { proxyRows.append(("variables", "none set: direct connections")) }
+        if let decision = report.proxy.effective {
+            let value: String
+            if let proxy = decision.proxy {
+                value = "\(proxy) (from \(decision.proxyVariable ?? "?"))"
+            } else if let entry = decision.bypassedBy {
+                value = "direct (\(decision.noProxyVariable ?? "no_proxy") entry \"\(entry)\")"
+            } else {
+                value = "direct (no proxy variable for its scheme)"
+            }
+            proxyRows.append(("for the URL", "\(decision.url) → \(value)"))
+        }
+        sections.append(("Proxy (libcurl's environment rules)", proxyRows))
+
+        let temporary = report.temporaryDirectory
+        sections.append(("Temporary directory", [
+            ("path", temporary.path + (temporary.fromEnvironment ? " (from TMPDIR)" : "")),
+            ("writable", temporary.isWritable ? "yes" : "no (\(temporary.error ?? "unknown error"))"),
+        ]))
+
+        var trapRows: [(key: String, value: String)] = []
+        if let first = report.traps.first {
+            trapRows.append(("measured with", "\(first.measuredWith) (built with \(report.swiftCompiler))"))
+        }
+        for trap in report.traps {
+            let applies: String
+            switch trap.applies {
+            case .measured: applies = "applies: yes"
+            case .assumed: applies = "applies: assumed (not measured on this toolchain)"
+            case .unknown: applies = "applies: unknown (fixed upstream; not measured on this toolchain)"
+            }
+            let who = trap.trigger == .server ? "any server" : "caller misuse"
+            trapRows.append(("§" + trap.section, "\(applies) · \(who) · \(trap.summary) · Courier: \(trap.courier)"))
+        }
+        sections.append(("Known FoundationNetworking traps (Docs/Platform.md)", trapRows))
+
+        sections.append(("Problems", report.problems.isEmpty
+            ? [("none", "nothing a download needs is broken")]
+            : report.problems.map { ("problem:", $0.message) }))
+        return sections
+    }
+
+    static func describe(_ location: PlatformReport.CertificateAuthorities.Location) -> String {
+        guard location.exists else { return "missing" }
+        guard location.isReadable else { return "not readable" }
+        return location.certificateCount.map { "readable, \($0) certificates" } ?? "readable"
+    }
+}
