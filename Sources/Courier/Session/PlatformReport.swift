@@ -12,7 +12,8 @@ import FoundationNetworking
 /// `curl_version_info`, the environment, the file system) rather than from a fresh network probe;
 /// ``traps`` states what Docs/Platform.md measured and for which toolchain.
 ///
-/// Make one with ``SessionManager/platformReport(for:)`` (or the static form, or
+/// Make one with ``SessionManager/platformReport(for:)-method`` (or the static
+/// ``SessionManager/platformReport(for:)-type.method``, or
 /// ``current(for:temporaryDirectory:environment:)``); `courier doctor` prints it. The value is
 /// `Codable`, so a service can log it once at start-up or expose it on a diagnostics endpoint.
 /// Proxy credentials are masked; nothing else in it is secret.
