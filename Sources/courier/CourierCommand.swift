@@ -61,9 +61,8 @@ enum CourierCommand {
     static let shortUsage = """
         usage: courier get <url> [-o <file> | -o -] [options]   download a file, like wget; resumable
                courier events <url> [options]                   print Server-Sent Events as JSON lines
-               courier demo                                     a download surviving dropped connections
-               courier serve [--port <n>] [--root <dir>]        run the test server
                courier doctor [<url>] [--json]                  libcurl, CA file, proxies, traps
+               courier demo | serve                             a resumed download; the test server
         Run 'courier get --help' for the download options, 'courier --help' for everything.
         """
 

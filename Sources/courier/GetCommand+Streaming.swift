@@ -47,11 +47,7 @@ extension GetCommand {
 
     /// Runs the streaming download to its end and returns the exit code; every message is printed.
     func runStreaming() -> Int32 {
-        let style = ProgressPrinter.style(quiet: options.quiet)
-        let printer = ProgressPrinter(
-            style: style, columns: style == .terminal ? TerminalSize.columns() : 80, name: initialDisplayName())
-        let resizes = style == .terminal
-            ? SignalWatcher(signals: [SIGWINCH]) { _ in printer.resize(columns: TerminalSize.columns()) } : nil
+        let (printer, resizes) = makeProgressPrinter()
         defer { resizes?.cancel() }
         let stops = StopSignals()
         let watcher = stops.watch()

@@ -25,12 +25,7 @@ struct GetCommand {
     func run() -> Int32 {
         if options.streamsToStandardOutput { return runStreaming() }
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
-        let style = ProgressPrinter.style(quiet: options.quiet)
-        let printer = ProgressPrinter(
-            style: style, columns: style == .terminal ? TerminalSize.columns() : 80, name: initialDisplayName())
-        // The progress line fits the terminal; a resized terminal gets a redrawn line at once.
-        let resizes = style == .terminal
-            ? SignalWatcher(signals: [SIGWINCH]) { _ in printer.resize(columns: TerminalSize.columns()) } : nil
+        let (printer, resizes) = makeProgressPrinter()
         defer { resizes?.cancel() }
         let stops = StopSignals()
         let watcher = stops.watch()
@@ -436,5 +431,18 @@ enum HTTPStatus {
         case 505: "HTTP Version Not Supported"
         default: nil
         }
+    }
+}
+
+extension GetCommand {
+    /// The progress printer for this command's output, and on a terminal the watcher that redraws
+    /// its line at once when the terminal is resized (cancel it when done).
+    func makeProgressPrinter() -> (ProgressPrinter, SignalWatcher?) {
+        let style = ProgressPrinter.style(quiet: options.quiet)
+        let printer = ProgressPrinter(
+            style: style, columns: style == .terminal ? TerminalSize.columns() : 80, name: initialDisplayName())
+        let resizes = style == .terminal
+            ? SignalWatcher(signals: [SIGWINCH]) { _ in printer.resize(columns: TerminalSize.columns()) } : nil
+        return (printer, resizes)
     }
 }
