@@ -74,9 +74,13 @@ final class DownloadQueueRefreshTests: CourierTestCase {
         try queue!.add(.init(url: server.url("/drip?numbytes=5&duration_ms=3000"), to: file("p"), id: "p", expectedLength: 1000))
         waitUntil("running", timeout: 5) { if case .running = queue!.item("p")?.state { return true }; return false }
         // the process dies here; the download had published its file
+        let partial = queue!.partialFile(for: "p")
         queue!.journal.close()
         queue = nil
         waitUntil("the download stopped", timeout: 5) { self.manager.runningTaskCount == 0 }
+        // Publishing renames the partial file to the destination, and the record goes with it.
+        unlink(partial.path)
+        unlink(DownloadPolicy.recordFile(for: partial).path)
         try FileManager.default.createDirectory(at: file("p").deletingLastPathComponent(), withIntermediateDirectories: true)
         try TestServer.deterministicBytes(count: 1000).write(to: file("p"))
         // When the queue is opened again
@@ -90,9 +94,13 @@ final class DownloadQueueRefreshTests: CourierTestCase {
         var queue: DownloadQueue? = try DownloadQueue(directory: queueDirectory, manager: manager)
         try queue!.add(.init(url: server.url("/drip?numbytes=5&duration_ms=3000"), to: file("w"), id: "w", expectedLength: 1000))
         waitUntil("running", timeout: 5) { if case .running = queue!.item("w")?.state { return true }; return false }
+        let partial = queue!.partialFile(for: "w")
         queue!.journal.close()
         queue = nil
         waitUntil("the download stopped", timeout: 5) { self.manager.runningTaskCount == 0 }
+        // Publishing renames the partial file to the destination, and the record goes with it.
+        unlink(partial.path)
+        unlink(DownloadPolicy.recordFile(for: partial).path)
         try FileManager.default.createDirectory(at: file("w").deletingLastPathComponent(), withIntermediateDirectories: true)
         try Data(count: 10).write(to: file("w"))
         let reopened = try DownloadQueue(directory: queueDirectory, manager: manager)
