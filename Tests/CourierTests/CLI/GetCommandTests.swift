@@ -294,7 +294,7 @@ final class GetCommandTests: CommandLineTestCase {
         let digest = SHA256.hexString(SHA256.hash(Data(url.absoluteString.utf8)))
         let partial = ".courier-\(digest.prefix(16)).courier-partial"
         let record = ".courier-\(digest.prefix(16)).courier-resume"
-        var random = SeededGenerator(seed: 20_261_121)
+        var random = SplitMix64(seed: 20_261_121)
         var kills = 0
         var finished = false
         for _ in 0..<8 where !finished {
@@ -325,18 +325,5 @@ final class GetCommandTests: CommandLineTestCase {
         XCTAssertEqual(SHA256.hash(try Data(contentsOf: directory.appendingPathComponent("big.bin"))), SHA256.hash(contents))
         XCTAssertEqual(try listing(), ["big.bin"], "the partial file and its record are gone")
         XCTAssertTrue(server.requests.contains { $0.header("Range") != nil }, "a rerun continued with Range")
-    }
-}
-
-/// splitmix64: the same "random" moments on every run, so a failure can be replayed.
-private struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

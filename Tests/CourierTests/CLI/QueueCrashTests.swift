@@ -106,7 +106,7 @@ final class QueueCrashTests: CommandLineTestCase {
 
     /// SIGKILL at seeded random moments, run after run in one directory until a run completes.
     func testKillsAtRandomMomentsPublishNothingWrong() throws {
-        var generator = SeededGenerator(seed: 0xC0_0121_E4)
+        var generator = SplitMix64(seed: 0xC0_0121_E4)
         let rounds = 10
         // 8 ms between writes: a whole run takes about a second, the largest body most of it.
         let arguments = arguments.map { $0 == input.path ? slowInput(delay: 8).path : $0 }
@@ -211,18 +211,5 @@ final class QueueCrashTests: CommandLineTestCase {
             let text = (try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/children", encoding: .utf8)) ?? ""
             return text.split(separator: " ").compactMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         }
-    }
-}
-
-/// SplitMix64: the same "random" kill moments on every run of the test.
-private struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -118,7 +118,7 @@ final class RequestValidationTests: XCTestCase {
     }
 
     func testArbitraryInputNeverTrapsAndIsJudgedByTheRules() {
-        var generator = SplitMix(seed: 9110)
+        var generator = SplitMix64(seed: 9110)
         let alphabet: [UInt8] = Array(0...127) + [0xC3, 0xA9]
         let tchars = Set("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
         for _ in 0..<2_000 {
@@ -138,19 +138,8 @@ final class RequestValidationTests: XCTestCase {
     }
 }
 
-/// A small deterministic generator (splitmix64) for reproducible fuzz inputs.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+extension SplitMix64 {
+    /// Up to `maxLength` bytes drawn from `alphabet`, as text (reproducible fuzz inputs).
     mutating func text(from alphabet: [UInt8], maxLength: Int) -> String {
         let length = Int(next() % UInt64(maxLength + 1))
         return String(decoding: (0..<length).map { _ in alphabet[Int(next() % UInt64(alphabet.count))] }, as: UTF8.self)
