@@ -22,6 +22,14 @@ enum AuthenticationChallenge: Equatable {
         }
     }
 
+    /// The scheme's name as it is written in headers.
+    var scheme: String {
+        switch self {
+        case .basic: return "Basic"
+        case .digest: return "Digest"
+        }
+    }
+
     /// The `Authorization` value answering this challenge for `request`.
     func authorization(
         for request: URLRequest, credential: Credential, clientNonce: String = Self.makeClientNonce(), count: Int = 1

@@ -3,23 +3,60 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Observes what a manager's tasks do: a typed alternative to the `NotificationCenter`
-/// notifications (Linux has no method swizzling, so Courier's task handles report these
-/// events themselves).
+/// Observes what a manager's tasks do, from creation to completion: a typed alternative to the
+/// `NotificationCenter` notifications (Linux has no method swizzling, so Courier's task handles
+/// report these events themselves), and what ``LoggingMonitor`` is built on.
 ///
-/// Monitors are called synchronously on Courier's own queues, never while Courier holds a lock.
-/// Keep them quick; hop to your own queue for real work. Every method has an empty default.
+/// **Where monitors run.** Every event is handed to the manager's own serial event queue
+/// (labelled `<label>.events`) and the monitors are called there, one event after another, in
+/// the order the events happened. A monitor never runs under a Courier lock and never on the
+/// queues that move bytes: a slow monitor delays the monitors, not the transfer (its events
+/// wait in the queue). Hop to your own queue for long work. ``taskDidComplete(_:event:)`` is
+/// queued before the task's completion handler is dispatched, but the two run on different
+/// queues. With no monitor and notifications off, no event is even made. Every method has an
+/// empty default.
+///
+/// The order of one task's events: ``taskDidCreate(_:)``, ``taskDidResume(_:)``, then per
+/// request ``taskDidAdaptRequest(_:event:)`` (with adapters), ``taskDidStartAttempt(_:event:)``,
+/// ``taskWillContinue(_:event:)`` (a `Range` continuation), ``taskDidRedirect(_:event:)`` and
+/// ``taskDidAnswerChallenge(_:event:)`` as they happen, ``taskDidReceiveResponse(_:response:)``,
+/// then ``taskWillRetry(_:event:)`` or ``taskDidPause(_:event:)``/``taskDidEndPause(_:event:)``
+/// between attempts, ``taskDidPublishDownload(_:file:)`` for a download, and
+/// ``taskDidComplete(_:event:)`` once, last.
 public protocol EventMonitor: Sendable {
-    /// A task started or continued transferring.
+    /// A task was created (before its first `resume()`).
+    func taskDidCreate(_ task: any SessionTask)
+    /// A task started or continued transferring (its first `resume()`, or one after `suspend()`).
     func taskDidResume(_ task: any SessionTask)
-    /// A task was paused by Courier (its transfer stopped).
+    /// A task was paused by `suspend()` (its transfer stopped).
     func taskDidSuspend(_ task: any SessionTask)
+    /// The interceptor's adapters changed a request before it was sent.
+    func taskDidAdaptRequest(_ task: any SessionTask, event: TaskAdaptationEvent)
+    /// A request went to URLSession: the first, a redirect Courier re-sends, an authentication
+    /// follow-up, a retry or a continuation. A redirect URLSession follows itself is reported by
+    /// ``taskDidRedirect(_:event:)`` (and starts a new attempt in ``TaskMetrics``).
+    func taskDidStartAttempt(_ task: any SessionTask, event: TaskAttemptEvent)
+    /// A request asks for the rest of a body with `Range` (after a retry, a body that ended
+    /// short, a pause, or `resume()`).
+    func taskWillContinue(_ task: any SessionTask, event: TaskContinuationEvent)
+    /// A redirect was followed or refused.
+    func taskDidRedirect(_ task: any SessionTask, event: TaskRedirectEvent)
+    /// A 401 challenge was answered with the credential, or could not be.
+    func taskDidAnswerChallenge(_ task: any SessionTask, event: TaskChallengeEvent)
+    /// A final response head arrived (1xx excluded), before its body.
+    func taskDidReceiveResponse(_ task: any SessionTask, response: HTTPURLResponse)
     /// A task's attempt failed and another one starts after ``TaskRetryEvent/delay``: called once
     /// per retry, when it is decided, before the delay. Not called for the continuations a
     /// download makes after a body that ended short without an error, nor for its pauses for a
     /// slow disk: neither is a retry.
     func taskWillRetry(_ task: any SessionTask, event: TaskRetryEvent)
-    /// A task finished; called once per task, just before its completion handler is dispatched.
+    /// The transfer stopped because the disk or a stream's consumer fell behind (back-pressure).
+    func taskDidPause(_ task: any SessionTask, event: TaskPauseEvent)
+    /// A back-pressure pause ended: the next request continues the body.
+    func taskDidEndPause(_ task: any SessionTask, event: TaskPauseEvent)
+    /// A download's file was published at its destination (just before ``taskDidComplete(_:event:)``).
+    func taskDidPublishDownload(_ task: any SessionTask, file: URL)
+    /// A task finished; called once per task, last of its events, with its ``TaskMetrics``.
     func taskDidComplete(_ task: any SessionTask, event: TaskCompletionEvent)
     /// The manager's session was invalidated (by `invalidate(cancelingTasks:)` or release).
     func sessionDidInvalidate(error: (any Error)?)
@@ -27,11 +64,31 @@ public protocol EventMonitor: Sendable {
 
 extension EventMonitor {
     /// Does nothing.
+    public func taskDidCreate(_ task: any SessionTask) {}
+    /// Does nothing.
     public func taskDidResume(_ task: any SessionTask) {}
     /// Does nothing.
     public func taskDidSuspend(_ task: any SessionTask) {}
     /// Does nothing.
+    public func taskDidAdaptRequest(_ task: any SessionTask, event: TaskAdaptationEvent) {}
+    /// Does nothing.
+    public func taskDidStartAttempt(_ task: any SessionTask, event: TaskAttemptEvent) {}
+    /// Does nothing.
+    public func taskWillContinue(_ task: any SessionTask, event: TaskContinuationEvent) {}
+    /// Does nothing.
+    public func taskDidRedirect(_ task: any SessionTask, event: TaskRedirectEvent) {}
+    /// Does nothing.
+    public func taskDidAnswerChallenge(_ task: any SessionTask, event: TaskChallengeEvent) {}
+    /// Does nothing.
+    public func taskDidReceiveResponse(_ task: any SessionTask, response: HTTPURLResponse) {}
+    /// Does nothing.
     public func taskWillRetry(_ task: any SessionTask, event: TaskRetryEvent) {}
+    /// Does nothing.
+    public func taskDidPause(_ task: any SessionTask, event: TaskPauseEvent) {}
+    /// Does nothing.
+    public func taskDidEndPause(_ task: any SessionTask, event: TaskPauseEvent) {}
+    /// Does nothing.
+    public func taskDidPublishDownload(_ task: any SessionTask, file: URL) {}
     /// Does nothing.
     public func taskDidComplete(_ task: any SessionTask, event: TaskCompletionEvent) {}
     /// Does nothing.
@@ -50,6 +107,21 @@ public struct TaskCompletionEvent: Sendable {
     public let fileURL: URL?
     /// The error, when the task failed.
     public let error: CourierError?
+    /// The task's timeline (``TaskMetrics/completedAt`` is set).
+    public let metrics: TaskMetrics
+
+    /// Creates an event; Courier creates them, tests of monitors may too.
+    public init(
+        response: HTTPURLResponse?, data: Data?, value: (any Sendable)?, fileURL: URL?, error: CourierError?,
+        metrics: TaskMetrics
+    ) {
+        self.response = response
+        self.data = data
+        self.value = value
+        self.fileURL = fileURL
+        self.error = error
+        self.metrics = metrics
+    }
 }
 
 /// A failed attempt that is about to be retried, as reported to
@@ -86,7 +158,10 @@ public struct TaskRetryEvent: Sendable {
 }
 
 /// An ``EventMonitor`` made of closures, for when a conforming type is more than you need.
+/// ``onEvent`` sees every event; the others only theirs.
 public struct ClosureEventMonitor: EventMonitor {
+    /// Called for every event, before the closure for that event (if any).
+    public var onEvent: (@Sendable (any SessionTask, TaskEvent) -> Void)?
     /// Called for ``EventMonitor/taskDidResume(_:)``.
     public var onResume: (@Sendable (any SessionTask) -> Void)?
     /// Called for ``EventMonitor/taskDidSuspend(_:)``.
@@ -104,18 +179,50 @@ public struct ClosureEventMonitor: EventMonitor {
         onSuspend: (@Sendable (any SessionTask) -> Void)? = nil,
         onComplete: (@Sendable (any SessionTask, TaskCompletionEvent) -> Void)? = nil,
         onInvalidate: (@Sendable ((any Error)?) -> Void)? = nil,
-        onRetry: (@Sendable (any SessionTask, TaskRetryEvent) -> Void)? = nil
+        onRetry: (@Sendable (any SessionTask, TaskRetryEvent) -> Void)? = nil,
+        onEvent: (@Sendable (any SessionTask, TaskEvent) -> Void)? = nil
     ) {
         self.onResume = onResume
         self.onSuspend = onSuspend
         self.onComplete = onComplete
         self.onInvalidate = onInvalidate
         self.onRetry = onRetry
+        self.onEvent = onEvent
     }
 
-    public func taskDidResume(_ task: any SessionTask) { onResume?(task) }
-    public func taskDidSuspend(_ task: any SessionTask) { onSuspend?(task) }
-    public func taskWillRetry(_ task: any SessionTask, event: TaskRetryEvent) { onRetry?(task, event) }
-    public func taskDidComplete(_ task: any SessionTask, event: TaskCompletionEvent) { onComplete?(task, event) }
+    /// Calls ``onEvent``, then the closure for this event.
+    public func receive(_ event: TaskEvent, for task: any SessionTask) {
+        onEvent?(task, event)
+        switch event {
+        case .resumed: onResume?(task)
+        case .suspended: onSuspend?(task)
+        case .retrying(let retry): onRetry?(task, retry)
+        case .completed(let completion): onComplete?(task, completion)
+        default: break
+        }
+    }
+
+    public func taskDidCreate(_ task: any SessionTask) { receive(.created, for: task) }
+    public func taskDidResume(_ task: any SessionTask) { receive(.resumed, for: task) }
+    public func taskDidSuspend(_ task: any SessionTask) { receive(.suspended, for: task) }
+    public func taskDidAdaptRequest(_ task: any SessionTask, event: TaskAdaptationEvent) { receive(.adapted(event), for: task) }
+    public func taskDidStartAttempt(_ task: any SessionTask, event: TaskAttemptEvent) {
+        receive(.attemptStarted(event), for: task)
+    }
+    public func taskWillContinue(_ task: any SessionTask, event: TaskContinuationEvent) {
+        receive(.continuing(event), for: task)
+    }
+    public func taskDidRedirect(_ task: any SessionTask, event: TaskRedirectEvent) { receive(.redirected(event), for: task) }
+    public func taskDidAnswerChallenge(_ task: any SessionTask, event: TaskChallengeEvent) {
+        receive(.challenge(event), for: task)
+    }
+    public func taskDidReceiveResponse(_ task: any SessionTask, response: HTTPURLResponse) {
+        receive(.response(response), for: task)
+    }
+    public func taskWillRetry(_ task: any SessionTask, event: TaskRetryEvent) { receive(.retrying(event), for: task) }
+    public func taskDidPause(_ task: any SessionTask, event: TaskPauseEvent) { receive(.paused(event), for: task) }
+    public func taskDidEndPause(_ task: any SessionTask, event: TaskPauseEvent) { receive(.pauseEnded(event), for: task) }
+    public func taskDidPublishDownload(_ task: any SessionTask, file: URL) { receive(.published(file), for: task) }
+    public func taskDidComplete(_ task: any SessionTask, event: TaskCompletionEvent) { receive(.completed(event), for: task) }
     public func sessionDidInvalidate(error: (any Error)?) { onInvalidate?(error) }
 }

@@ -1,5 +1,8 @@
 import Foundation
 
+// Notifications are posted on the manager's event queue, like monitors are called
+// (Sources/Courier/Events/EventDispatcher.swift), never on the queues that move bytes.
+
 extension Notification.Name {
     /// Posted when a task starts or continues; `object` is the task (``SessionTask``).
     public static let courierTaskDidResume = Notification.Name("Courier.taskDidResume")
@@ -29,45 +32,6 @@ public enum CourierNotificationKey {
     public static let fileURL = "Courier.fileURL"
     /// The ``TaskRetryEvent`` of a `courierTaskWillRetry` notification.
     public static let retry = "Courier.retry"
-}
-
-/// Fans task and session events out to monitors and `NotificationCenter`.
-struct EventDispatcher: Sendable {
-    let monitors: [any EventMonitor]
-    let postsNotifications: Bool
-
-    func taskDidResume(_ task: any SessionTask) {
-        for monitor in monitors { monitor.taskDidResume(task) }
-        if postsNotifications { NotificationCenter.default.post(name: .courierTaskDidResume, object: task) }
-    }
-
-    func taskDidSuspend(_ task: any SessionTask) {
-        for monitor in monitors { monitor.taskDidSuspend(task) }
-        if postsNotifications { NotificationCenter.default.post(name: .courierTaskDidSuspend, object: task) }
-    }
-
-    func taskWillRetry(_ task: any SessionTask, event: TaskRetryEvent) {
-        for monitor in monitors { monitor.taskWillRetry(task, event: event) }
-        guard postsNotifications else { return }
-        NotificationCenter.default.post(name: .courierTaskWillRetry, object: task, userInfo: [CourierNotificationKey.retry: event])
-    }
-
-    func taskDidComplete(_ task: (any SessionTask)?, event: TaskCompletionEvent) {
-        if let task { for monitor in monitors { monitor.taskDidComplete(task, event: event) } }
-        guard postsNotifications else { return }
-        var info: [AnyHashable: Any] = [:]
-        info[CourierNotificationKey.response] = event.response
-        info[CourierNotificationKey.responseData] = event.data
-        info[CourierNotificationKey.serializedValue] = event.value
-        info[CourierNotificationKey.fileURL] = event.fileURL
-        info[CourierNotificationKey.error] = event.error
-        NotificationCenter.default.post(name: .courierTaskDidComplete, object: task, userInfo: info)
-    }
-
-    func sessionDidInvalidate(error: (any Error)?) {
-        for monitor in monitors { monitor.sessionDidInvalidate(error: error) }
-        guard postsNotifications else { return }
-        let info: [AnyHashable: Any]? = error.map { [CourierNotificationKey.error: $0] }
-        NotificationCenter.default.post(name: .courierSessionDidInvalidate, object: nil, userInfo: info)
-    }
+    /// The ``TaskMetrics`` of a `courierTaskDidComplete` notification.
+    public static let metrics = "Courier.metrics"
 }

@@ -13,13 +13,19 @@ public struct DataResponse<Value: Sendable>: Sendable {
     public let data: Data?
     /// The serialized value, or why there is none.
     public let result: Result<Value, CourierError>
+    /// The task's timeline: attempts, redirects, retries, pauses (Docs/Observability.md).
+    public let metrics: TaskMetrics?
 
     /// Creates a response; Courier makes these for you.
-    public init(request: URLRequest?, response: HTTPURLResponse?, data: Data?, result: Result<Value, CourierError>) {
+    public init(
+        request: URLRequest?, response: HTTPURLResponse?, data: Data?, result: Result<Value, CourierError>,
+        metrics: TaskMetrics? = nil
+    ) {
         self.request = request
         self.response = response
         self.data = data
         self.result = result
+        self.metrics = metrics
     }
 
     /// The value, if serialization succeeded.
@@ -41,16 +47,19 @@ public struct DownloadResponse: Sendable {
     public let result: Result<URL, CourierError>
     /// How the download went: attempts, retries, bytes carried.
     public let report: DownloadReport
+    /// The task's timeline: attempts, redirects, retries, pauses (Docs/Observability.md).
+    public let metrics: TaskMetrics?
 
     /// Creates a response; Courier makes these for you.
     public init(
         request: URLRequest?, response: HTTPURLResponse?, result: Result<URL, CourierError>,
-        report: DownloadReport = DownloadReport()
+        report: DownloadReport = DownloadReport(), metrics: TaskMetrics? = nil
     ) {
         self.request = request
         self.response = response
         self.result = result
         self.report = report
+        self.metrics = metrics
     }
 
     /// The published file, on success.

@@ -70,7 +70,10 @@ extension SessionDelegate: URLSessionTaskDelegate {
         let (delegate, next) = table.remove(task.taskIdentifier)
         // A slot of this host is free: the next waiting task starts (Docs/Platform.md §6, the per-host
         // cap). `resume()` waits for URLSession's busy work queue: not on this thread.
-        if let next { callQueue.async { next.resume() } }
+        if let next {
+            table.delegate(for: next.taskIdentifier)?.urlTaskLeftHostQueue(next)
+            callQueue.async { next.resume() }
+        }
         delegate?.urlTask(task, didCompleteWithError: error)
     }
 }

@@ -143,12 +143,12 @@ extension SessionManager {
                 }
                 for file in outcome.obsoleteFiles { unlink(file.path) }
                 let response = DownloadResponse(
-                    request: outcome.request, response: outcome.response, result: result, report: outcome.report)
-                events.taskDidComplete(
-                    handle,
-                    event: TaskCompletionEvent(
+                    request: outcome.request, response: outcome.response, result: result, report: outcome.report,
+                    metrics: outcome.metrics)
+                if let file = response.fileURL { events.emit(.published(file), for: handle) }
+                events.emit(.completed(TaskCompletionEvent(
                         response: outcome.response, data: nil, value: response.fileURL, fileURL: response.fileURL,
-                        error: response.error))
+                        error: response.error, metrics: outcome.metrics)), for: handle)
                 delivery.run { completion(response) }
             }
         }

@@ -105,10 +105,8 @@ extension SessionManager {
             }
             var failure: CourierError?
             if case .failure(let error) = ending { failure = error }
-            events.taskDidComplete(
-                handle,
-                event: TaskCompletionEvent(
-                    response: outcome.response, data: outcome.data, value: nil, fileURL: nil, error: failure))
+            events.emit(.completed(TaskCompletionEvent(
+                    response: outcome.response, data: outcome.data, value: nil, fileURL: nil, error: failure, metrics: outcome.metrics)), for: handle)
             buffer.finish(ending)
         }
         let transfer = TransferTask(

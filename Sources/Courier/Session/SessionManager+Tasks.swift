@@ -88,12 +88,11 @@ extension SessionManager {
                 result = Self.serialize(outcome, serializer: serializer, validation: validation)
             }
             let response = DataResponse(
-                request: outcome.request, response: outcome.response, data: outcome.data, result: result)
-            events.taskDidComplete(
-                handle,
-                event: TaskCompletionEvent(
+                request: outcome.request, response: outcome.response, data: outcome.data, result: result,
+                metrics: outcome.metrics)
+            events.emit(.completed(TaskCompletionEvent(
                     response: outcome.response, data: outcome.data, value: response.value, fileURL: nil,
-                    error: response.error))
+                    error: response.error, metrics: outcome.metrics)), for: handle)
             delivery.run { completion(response) }
         }
         guard serializer.needsProcessingQueue else { return finish }

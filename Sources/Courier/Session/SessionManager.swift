@@ -31,7 +31,8 @@ public final class SessionManager: Sendable {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         let events = EventDispatcher(
-            monitors: configuration.eventMonitors, postsNotifications: configuration.postsNotifications)
+            monitors: configuration.eventMonitors, postsNotifications: configuration.postsNotifications,
+            label: configuration.label)
         self.events = events
         // Targets the global (non-overcommit) pool: a serial queue on the default overcommit
         // root made libdispatch re-arm a timer and re-register an epoll source about five times

@@ -63,6 +63,8 @@ public final class CourierTask<Kind: TaskKind>: SessionTask {
     public var response: HTTPURLResponse? { transfer.state.withLock { $0.response } }
     public var uploadProgress: Progress { transfer.progress(.upload) }
     public var downloadProgress: Progress { transfer.progress(.download) }
+    /// The task's timeline so far; complete (``TaskMetrics/completedAt`` set) once the task is.
+    public var metrics: TaskMetrics { transfer.metrics }
     public func resume() { transfer.resume(handle: self) }
     public func suspend() { transfer.suspend(handle: self) }
     public func cancel() { transfer.cancel(handle: self) }

@@ -16,4 +16,6 @@ protocol TaskDelegate: AnyObject, Sendable {
     func urlTask(_ task: URLSessionTask, willRedirectTo request: URLRequest, response: HTTPURLResponse) -> URLRequest?
     func urlTaskDidRejectChallenge(_ task: URLSessionTask)
     func urlTask(_ task: URLSessionTask, didCompleteWithError error: (any Error)?)
+    /// `task` waited behind the per-host cap and is resumed now (for its timeline).
+    func urlTaskLeftHostQueue(_ task: URLSessionTask)
 }

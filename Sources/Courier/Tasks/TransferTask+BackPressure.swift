@@ -30,6 +30,7 @@ extension TransferTask {
         state.current = nil
         state.download.throttled = true
         state.download.diskPauses += 1
+        notePause(.disk, &state)
         writer?.whenBacklog(atMost: limit / 2) { [weak self] in self?.continueAfterBackPressure() }
         return .pause
     }
@@ -37,15 +38,16 @@ extension TransferTask {
     /// The writer has caught up: the next attempt asks for the rest (unless the task was paused,
     /// cancelled or failed meanwhile).
     func continueAfterBackPressure() {
-        continueAfterPause(\.download.throttled)
+        continueAfterPause(\.download.throttled, reason: .disk)
     }
 
     /// Ends a pause for the disk or for a stream's consumer, marked by `throttled`: the next
     /// attempt asks for the rest, unless the task was paused, cancelled or failed meanwhile.
-    func continueAfterPause(_ throttled: WritableKeyPath<State, Bool>) {
+    func continueAfterPause(_ throttled: WritableKeyPath<State, Bool>, reason: TaskMetrics.Pause.Reason) {
         let request = state.withLock { state -> URLRequest? in
             guard state[keyPath: throttled], state.lifecycle.state == .running, state.current == nil else { return nil }
             state[keyPath: throttled] = false
+            notePauseEnded(reason, &state)
             return restartRequest(&state)
         }
         if let request { startAttempt(request) }

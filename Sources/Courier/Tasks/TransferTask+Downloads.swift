@@ -360,6 +360,7 @@ extension TransferTask {
             state.download.retries += 1
             writeRecord(plan, &state, force: true)
             let delay = plan.policy.retryDelay(attempt: state.download.retries, retryAfter: retryAfter)
+            noteRetry(failure, delay: delay, &state)
             let received = state.received
             let request = nextAttempt(&state)
             state.current = nil
@@ -387,6 +388,8 @@ extension TransferTask {
             return .finish(finishFailedDownload(problem, plan, &state))
         }
         state.download.continuations += 1
+        state.metrics.endAttempt(.endedShort)
+        state.metrics.nextKind = .continuation
         writeRecord(plan, &state, force: true)
         let request = restartRequest(&state)
         state.current = nil

@@ -43,20 +43,35 @@ extension TransferTask {
         guard state.lifecycle.state == .running, state.failure == nil else { return nil }
         if let redirect = state.pendingRedirect {
             state.pendingRedirect = nil
+            state.metrics.endAttempt(.redirected)
+            state.metrics.nextKind = .redirect
             return prepareFollowUp(redirect, &state)
         }
-        guard !state.authenticationAttempted, let credential = state.options.credential,
-            let response = state.response ?? state.download.rejected, response.statusCode == 401,
-            let header = response.value(forHTTPHeaderField: "WWW-Authenticate"),
-            let challenge = AuthenticationChallenge(header: header)
-        else { return nil }
+        guard let response = state.response ?? state.download.rejected, response.statusCode == 401 else { return nil }
+        let header = response.value(forHTTPHeaderField: "WWW-Authenticate")
+        let challenge = header.flatMap(AuthenticationChallenge.init(header:))
+        func refuse(_ reason: String) -> URLRequest? {
+            emit(.challenge(TaskChallengeEvent(response: response, scheme: challenge?.scheme, answered: false, reason: reason)), state)
+            return nil
+        }
+        guard let credential = state.options.credential else { return refuse("no credential is configured") }
+        guard !state.authenticationAttempted else { return refuse("the credential was already sent and refused") }
+        guard let challenge else {
+            return refuse(header == nil ? "the 401 has no WWW-Authenticate challenge" : "no supported challenge (Basic or Digest)")
+        }
         var request = state.currentRequest ?? originalRequest
         // Only the origin the task was made for gets the credential, never one a redirect led to.
-        guard RedirectPolicy.origin(of: request.url) == RedirectPolicy.origin(of: originalRequest.url),
-            let authorization = challenge.authorization(for: request, credential: credential)
-        else { return nil }
+        guard RedirectPolicy.origin(of: request.url) == RedirectPolicy.origin(of: originalRequest.url) else {
+            return refuse("the credential is only sent to the origin the task was made for")
+        }
+        guard let authorization = challenge.authorization(for: request, credential: credential) else {
+            return refuse("the challenge could not be answered with this credential")
+        }
         state.authenticationAttempted = true
         request.setValue(authorization, forHTTPHeaderField: "Authorization")
+        emit(.challenge(TaskChallengeEvent(response: response, scheme: challenge.scheme, answered: true, reason: nil)), state)
+        state.metrics.endAttempt(.challenged)
+        state.metrics.nextKind = .authentication
         return prepareFollowUp(request, &state)
     }
 
@@ -99,13 +114,14 @@ extension TransferTask {
         state.awaitingRetry = true
         state.pendingFailure = failure
         state.current = nil
+        state.metrics.endAttempt(.failed, error: candidate)
         return .askRetriers(interceptor, state.currentRequest ?? originalRequest, candidate, attempt: state.attempt)
     }
 
-    /// Tells the monitors about a retry; outside the lock, before its delay starts.
+    /// Tells the monitors about a retry, before its delay starts.
     private func announce(_ event: TaskRetryEvent) {
-        guard let handle = state.withLock({ $0.retainedHandle ?? $0.handle }) else { return }
-        events.taskWillRetry(handle, event: event)
+        guard events.isActive else { return }
+        events.emit(.retrying(event), for: state.withLock { $0.retainedHandle ?? $0.handle })
     }
 
     /// `error` is the failure the retriers were asked about.
@@ -132,6 +148,7 @@ extension TransferTask {
     /// The next attempt after a retrier's decision, with the event that announces it.
     private func retry(after delay: Duration, error: CourierError, _ state: inout State) -> FollowUp {
         let received = state.received
+        noteRetry(error, delay: delay, &state)
         let request = nextAttempt(&state)
         let event = TaskRetryEvent(
             error: error, retry: state.attempt, retryLimit: nil, delay: delay, bytesReceived: received,
@@ -174,37 +191,42 @@ extension TransferTask {
         enum Step {
             case stop
             case follow(URLRequest)
-            case ask(@Sendable (URLRequest, HTTPURLResponse) -> URLRequest?, URLRequest, resend: Bool)
+            case ask(@Sendable (URLRequest, HTTPURLResponse) -> URLRequest?, URLRequest, resend: Bool, stripped: [String])
         }
         let step = state.withLock { state -> Step in
             guard state.current === task, state.lifecycle.state == .running else { return .stop }
             let policy = state.options.redirectPolicy
-            if case .refuse = policy.action { return .stop }
+            if case .refuse = policy.action {
+                noteRedirect(response, to: nil, next: nil, refusal: "the redirect policy refuses redirects", &state)
+                return .stop
+            }
             // The raw Location: URLSession on Linux rewrites `file://…` into a same-origin http
             // URL, so the proposed request cannot show what the server asked for (Docs/Platform.md §2.3).
             let location = response.value(forHTTPHeaderField: "Location")
             guard let location, let target = URL(string: location, relativeTo: response.url)?.absoluteURL,
                 let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
             else {
-                state.failure = refusal("to \(location ?? "no Location"): only http and https redirects are followed", response)
+                refuseRedirect(
+                    "to \(location ?? "no Location"): only http and https redirects are followed", response,
+                    to: location.flatMap { URL(string: $0, relativeTo: response.url)?.absoluteURL }, &state)
                 return .stop
             }
             state.redirectCount += 1
             guard state.redirectCount <= policy.maximumHops else {
-                state.failure = refusal("after \(policy.maximumHops) redirects", response)
+                refuseRedirect("after \(policy.maximumHops) redirects", response, to: target, &state)
                 return .stop
             }
             let current = state.currentRequest ?? originalRequest
             if let from = current.url, state.visited[from.absoluteString] == nil { state.visited[from.absoluteString] = 1 }
             // A URL may come back once (A → B → A, as sign-in flows do); a third visit is a loop.
             guard state.visited[target.absoluteString, default: 0] < 2 else {
-                state.failure = refusal("to \(target.absoluteString): a redirect loop", response)
+                refuseRedirect("to \(target.absoluteString): a redirect loop", response, to: target, &state)
                 return .stop
             }
             state.visited[target.absoluteString, default: 0] += 1
             var next = proposed
             next.url = target
-            stripCredentials(from: &next, leaving: current, policy, state)
+            let stripped = stripCredentials(from: &next, leaving: current, policy, state)
             let method = (current.httpMethod ?? "GET").uppercased()
             var resend = false
             switch response.statusCode {
@@ -224,53 +246,96 @@ extension TransferTask {
             default:
                 break
             }
-            if case .modify(let decide) = policy.action { return .ask(decide, next, resend: resend) }
-            return settle(next, resend: resend, &state).map(Step.follow) ?? .stop
+            if case .modify(let decide) = policy.action { return .ask(decide, next, resend: resend, stripped: stripped) }
+            return settle(next, resend: resend, response: response, stripped: stripped, &state).map(Step.follow) ?? .stop
         }
         switch step {
         case .stop:
             return nil
         case .follow(let request):
             return request
-        case .ask(let decide, let request, let resend):
+        case .ask(let decide, let request, let resend, let stripped):
             let decided = decide(request, response)  // user code: called outside the lock
             return state.withLock { state in
-                guard var decided, state.current === task else { return nil }
+                guard state.current === task else { return nil }
+                guard var decided else {
+                    noteRedirect(response, to: request.url, next: nil, refusal: "the redirect policy's closure refused it", &state)
+                    return nil
+                }
                 // What the closure returns gets the same checks as any redirect.
                 let scheme = decided.url?.scheme?.lowercased()
                 guard scheme == "http" || scheme == "https" else {
-                    state.failure = refusal("to \(decided.url?.absoluteString ?? "no URL"): only http and https are followed", response)
+                    refuseRedirect(
+                        "to \(decided.url?.absoluteString ?? "no URL"): only http and https are followed", response,
+                        to: decided.url, &state)
                     return nil
                 }
-                stripCredentials(from: &decided, leaving: state.currentRequest ?? originalRequest, state.options.redirectPolicy, state)
-                return settle(decided, resend: resend, &state)
+                let alsoStripped = stripCredentials(
+                    from: &decided, leaving: state.currentRequest ?? originalRequest, state.options.redirectPolicy, state)
+                return settle(decided, resend: resend, response: response, stripped: stripped + alsoStripped, &state)
             }
+        }
+    }
+
+    /// Records a redirect in the timeline and tells the monitors. `next` is the request URLSession
+    /// follows on the same task (a new attempt in the timeline); `nil` when the redirect is
+    /// refused or Courier re-sends it itself after this attempt ends.
+    private func noteRedirect(
+        _ response: HTTPURLResponse, to target: URL?, next: URLRequest?, refusal: String?, stripped: [String] = [],
+        resent: Bool = false, _ state: inout State
+    ) {
+        let followed = refusal == nil
+        let record = TaskMetrics.Redirect(
+            statusCode: response.statusCode, from: response.url, to: target, followed: followed,
+            strippedHeaders: stripped, at: .zero)
+        emit(.redirected(TaskRedirectEvent(
+            response: response, target: target, followed: followed, refusal: refusal, strippedHeaders: stripped,
+            method: followed ? (next?.httpMethod ?? state.pendingRedirect?.httpMethod) : nil)), state)
+        if let attempt = state.metrics.redirect(record, followedInPlace: resent ? nil : next) {
+            emit(.attemptStarted(TaskAttemptEvent(number: attempt.number, kind: attempt.kind, request: next ?? originalRequest)), state)
         }
     }
 
     /// Removes credentials and secret headers when `next` goes to another origin than `current`:
     /// URLSession on Linux forwards them all (Docs/Platform.md §2.3).
-    private func stripCredentials(from next: inout URLRequest, leaving current: URLRequest, _ policy: RedirectPolicy, _ state: State) {
-        guard RedirectPolicy.origin(of: current.url) != RedirectPolicy.origin(of: next.url) else { return }
+    /// Returns the names it removed.
+    private func stripCredentials(
+        from next: inout URLRequest, leaving current: URLRequest, _ policy: RedirectPolicy, _ state: State
+    ) -> [String] {
+        guard RedirectPolicy.origin(of: current.url) != RedirectPolicy.origin(of: next.url) else { return [] }
         let secret = RedirectPolicy.credentialHeaders.union(policy.sensitiveHeaders.map { $0.lowercased() })
             .union(state.options.sensitiveHeaders)
+        var stripped: [String] = []
         for name in (next.allHTTPHeaderFields ?? [:]).keys where secret.contains(name.lowercased()) {
             next.setValue(nil, forHTTPHeaderField: name)
+            stripped.append(name)
         }
+        return stripped.sorted()
     }
 
     /// The request URLSession should follow, or `nil` when Courier re-sends it itself.
-    private func settle(_ next: URLRequest, resend: Bool, _ state: inout State) -> URLRequest? {
+    private func settle(
+        _ next: URLRequest, resend: Bool, response: HTTPURLResponse, stripped: [String], _ state: inout State
+    ) -> URLRequest? {
         if resend {
             state.pendingRedirect = next
+            noteRedirect(response, to: next.url, next: next, refusal: nil, stripped: stripped, resent: true, &state)
             return nil
         }
         state.currentRequest = next
+        noteRedirect(response, to: next.url, next: next, refusal: nil, stripped: stripped, &state)
         return next
     }
     private func hasBody(_ request: URLRequest) -> Bool {
         if case .upload = kind { return true }
         return request.httpBody != nil || request.httpBodyStream != nil
+    }
+
+    /// Fails the attempt with a refused redirect, and records it.
+    private func refuseRedirect(_ what: String, _ response: HTTPURLResponse, to target: URL?, _ state: inout State) {
+        let error = refusal(what, response)
+        state.failure = error
+        noteRedirect(response, to: target, next: nil, refusal: error.message, &state)
     }
 
     private func refusal(_ what: String, _ response: HTTPURLResponse) -> CourierError {

@@ -95,6 +95,7 @@ extension TransferTask {
             then = .pauseStream(task, buffer, drainedTo: policy.bufferLimit / 2)
         }
         state.received += Int64(data.count)
+        if case .pauseStream = then { notePause(.consumer, &state) }
         if case .none = then, let (observers, snapshot) = dueProgress(.download, &state) {
             then = .progress(observers, snapshot)
         }
@@ -104,7 +105,7 @@ extension TransferTask {
     /// The consumer has caught up: the next attempt asks for the rest (unless the task was
     /// paused, cancelled or failed meanwhile).
     func continueAfterStreamDrain() {
-        continueAfterPause(\.stream.throttled)
+        continueAfterPause(\.stream.throttled, reason: .consumer)
     }
 
     // MARK: - Idle gaps

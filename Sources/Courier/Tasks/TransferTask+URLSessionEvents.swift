@@ -33,6 +33,8 @@ extension TransferTask: TaskDelegate {
         let action = state.withLock { state -> TransferAction in
             // A failure already recorded (a write error, the deadline) stands: the attempt is ending.
             guard state.current === task, state.lifecycle.state == .running, state.failure == nil else { return .none }
+            state.metrics.responseHead(http.statusCode)
+            emit(.response(http), state)
             if case .download(let plan) = kind { return downloadResponse(http, task, plan, &state) }
             // Lengths are Courier's to read: libcurl takes `0x5` for 0 and would end the body there.
             let contentLength: Int64?
@@ -82,6 +84,8 @@ extension TransferTask: TaskDelegate {
                     return .cancel(task)
                 }
                 state.current = nil
+                state.metrics.endAttempt(.restarted)
+                state.metrics.nextKind = .restart
                 return .restart(task, originalRequest)
             case .replace:
                 if let refusal = streamRefusesRestart("a new response answered a stream already under way", http, &state) {
@@ -114,6 +118,7 @@ extension TransferTask: TaskDelegate {
             guard state.current === task, state.lifecycle.state == .running, state.failure == nil,
                 !state.ignoresBody
             else { return .none }
+            state.metrics.received(data.count)
             if case .stream(let buffer, let policy) = kind, state.stream.accepted {
                 return streamData(data, task, buffer, policy, &state)
             }
@@ -172,6 +177,7 @@ extension TransferTask: TaskDelegate {
         let due = state.withLock { state -> ([ProgressObserver], Progress)? in
             guard state.current === task, state.lifecycle.state == .running else { return nil }
             state.sent += bytesSent
+            state.metrics.sent(bytesSent)
             return dueProgress(.upload, &state)
         }
         if let (observers, snapshot) = due { deliver(snapshot, to: observers) }

@@ -103,6 +103,8 @@ final class TransferTask: Sendable {
         var encodedBody: EncodedBody?
         /// A streamed body's own state (TransferTask+Streaming.swift).
         var stream = StreamState()
+        /// The task's timeline (Sources/Courier/Events/TaskMetrics.swift).
+        var metrics = MetricsRecorder()
     }
 
     /// An upload body Courier encoded itself.
@@ -190,6 +192,7 @@ final class TransferTask: Sendable {
             $0.taskIdentifier = identifier
             $0.currentRequest = initialRequest
         }
+        events.emit(.created, for: handle)
         if let problem = preflightProblem() {
             // Nothing was touched: an earlier run's partial file and record stay for the next.
             return fail(with: problem, handle: handle, keepingBytes: true)
@@ -282,7 +285,12 @@ final class TransferTask: Sendable {
             state.retainedHandle = handle
             isFirstResume = transition.from == .initialized
             if !isFirstResume, streamCannotContinue(state) { return nil }
-            return isFirstResume ? initialRequest : restartRequest(&state)
+            state.metrics.resumed()
+            state.metrics.endPause()
+            guard !isFirstResume else { return initialRequest }
+            let request = restartRequest(&state)
+            state.metrics.nextKind = state.rangeOffset != nil ? .continuation : .restart
+            return request
         }
         guard let request else {
             if state.withLock({ $0.lifecycle.state == .running && streamCannotContinue($0) }) {
@@ -295,8 +303,9 @@ final class TransferTask: Sendable {
             armIdleTimer()
         }
         core.unpark(self)
+        // Before the attempt, whose own events follow.
+        events.emit(.resumed, for: handle)
         startAttempt(request)
-        events.taskDidResume(handle)
     }
 
     func suspend(handle: any SessionTask) {
@@ -307,6 +316,10 @@ final class TransferTask: Sendable {
             state.download.throttled = false
             state.stream.throttled = false
             if case .download(let plan) = kind { writeRecord(plan, &state, force: false) }
+            state.metrics.endAttempt(.suspended)
+            state.metrics.endPause()
+            state.metrics.pause(.suspended, bytesHeld: state.received)
+            events.emit(.suspended, for: handle)
             return .some(state.current === state.launching ? nil : state.current)
         }
         guard let stopped else { return }
@@ -317,7 +330,6 @@ final class TransferTask: Sendable {
         // Cancel, never `URLSessionTask.suspend()`: see the type's documentation. The cancelled
         // attempt's remaining callbacks are ignored because it is no longer `current`.
         if let stopped { core.cancel(stopped) }
-        events.taskDidSuspend(handle)
     }
 
     func cancel(handle: any SessionTask) {
@@ -460,6 +472,11 @@ final class TransferTask: Sendable {
         interceptor.adapt(request, attempt: attempt) { [self] result in
             switch result {
             case .success(let adapted):
+                if events.isActive {
+                    events.emit(
+                        .adapted(TaskAdaptationEvent(original: request, adapted: adapted, attempt: attempt)),
+                        for: state.withLock { $0.retainedHandle ?? $0.handle })
+                }
                 createAttempt(adapted)
             case .failure(let error):
                 fail(with: CourierError(
@@ -523,6 +540,7 @@ final class TransferTask: Sendable {
                 state.currentRequest = request
                 state.launching = task
                 if state.stream.idleTimer != nil { state.stream.lastActivity = .now }
+                noteAttempt(request, &state)
             }
             return decision
         }
@@ -595,6 +613,7 @@ final class TransferTask: Sendable {
     /// with the bytes the writer really wrote; otherwise they are removed.
     func completeLocked(_ state: inout State, error: CourierError?, keeping resume: ResumeData? = nil) -> Completion {
         _ = state.lifecycle.apply(.complete)
+        let metrics = state.metrics.complete(error: error)
         state.deadlineTimer?.cancel()
         state.deadlineTimer = nil
         state.stream.idleTimer?.cancel()
@@ -635,7 +654,7 @@ final class TransferTask: Sendable {
             request: state.currentRequest ?? originalRequest, response: state.response, data: data,
             stagedFile: nil, error: error?.adding(url: originalRequest.url, response: state.response, body: nil),
             alreadyComplete: state.ignoresBody, report: state.download.report, obsoleteFiles: obsoleteFiles,
-            resolvedDestination: state.download.resolvedDestination)
+            resolvedDestination: state.download.resolvedDestination, metrics: metrics)
         var finalProgress: [ProgressDirection: Progress] = [:]
         if error == nil {
             for direction in Set(state.observers.map(\.direction)) {
@@ -718,4 +737,6 @@ struct TransferOutcome: Sendable {
     let obsoleteFiles: [URL]
     /// Where an `.atResponse` destination said the file goes (its closure is not asked again).
     var resolvedDestination: (url: URL, options: DownloadDestination.Options)?
+    /// The task's timeline, ended.
+    var metrics: TaskMetrics
 }

@@ -1,0 +1,150 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One event in a task's life, as one value: what ``ClosureEventMonitor/onEvent`` receives and
+/// what ``LoggingMonitor`` writes. Each case matches one ``EventMonitor`` method.
+public enum TaskEvent: Sendable {
+    /// ``EventMonitor/taskDidCreate(_:)``.
+    case created
+    /// ``EventMonitor/taskDidResume(_:)``.
+    case resumed
+    /// ``EventMonitor/taskDidSuspend(_:)``.
+    case suspended
+    /// ``EventMonitor/taskDidAdaptRequest(_:event:)``.
+    case adapted(TaskAdaptationEvent)
+    /// ``EventMonitor/taskDidStartAttempt(_:event:)``.
+    case attemptStarted(TaskAttemptEvent)
+    /// ``EventMonitor/taskWillContinue(_:event:)``.
+    case continuing(TaskContinuationEvent)
+    /// ``EventMonitor/taskDidRedirect(_:event:)``.
+    case redirected(TaskRedirectEvent)
+    /// ``EventMonitor/taskDidAnswerChallenge(_:event:)``.
+    case challenge(TaskChallengeEvent)
+    /// ``EventMonitor/taskDidReceiveResponse(_:response:)``.
+    case response(HTTPURLResponse)
+    /// ``EventMonitor/taskWillRetry(_:event:)``.
+    case retrying(TaskRetryEvent)
+    /// ``EventMonitor/taskDidPause(_:event:)``.
+    case paused(TaskPauseEvent)
+    /// ``EventMonitor/taskDidEndPause(_:event:)``.
+    case pauseEnded(TaskPauseEvent)
+    /// ``EventMonitor/taskDidPublishDownload(_:file:)``.
+    case published(URL)
+    /// ``EventMonitor/taskDidComplete(_:event:)``.
+    case completed(TaskCompletionEvent)
+
+    /// A short name for logs: `created`, `attempt`, `response`, `retry`, `completed`…
+    public var name: String {
+        switch self {
+        case .created: return "created"
+        case .resumed: return "resumed"
+        case .suspended: return "suspended"
+        case .adapted: return "adapted"
+        case .attemptStarted: return "attempt"
+        case .continuing: return "continue"
+        case .redirected: return "redirect"
+        case .challenge: return "challenge"
+        case .response: return "response"
+        case .retrying: return "retry"
+        case .paused: return "pause"
+        case .pauseEnded: return "pause-ended"
+        case .published: return "published"
+        case .completed: return "completed"
+        }
+    }
+}
+
+extension EventMonitor {
+    /// Calls the method that matches `event`.
+    public func receive(_ event: TaskEvent, for task: any SessionTask) {
+        switch event {
+        case .created: taskDidCreate(task)
+        case .resumed: taskDidResume(task)
+        case .suspended: taskDidSuspend(task)
+        case .adapted(let event): taskDidAdaptRequest(task, event: event)
+        case .attemptStarted(let event): taskDidStartAttempt(task, event: event)
+        case .continuing(let event): taskWillContinue(task, event: event)
+        case .redirected(let event): taskDidRedirect(task, event: event)
+        case .challenge(let event): taskDidAnswerChallenge(task, event: event)
+        case .response(let response): taskDidReceiveResponse(task, response: response)
+        case .retrying(let event): taskWillRetry(task, event: event)
+        case .paused(let event): taskDidPause(task, event: event)
+        case .pauseEnded(let event): taskDidEndPause(task, event: event)
+        case .published(let file): taskDidPublishDownload(task, file: file)
+        case .completed(let event): taskDidComplete(task, event: event)
+        }
+    }
+}
+
+/// A request the interceptor's adapters changed.
+public struct TaskAdaptationEvent: Sendable {
+    /// The request before the adapters.
+    public let original: URLRequest
+    /// The request they produced, which is sent.
+    public let adapted: URLRequest
+    /// Which attempt (0 for the first request, then per retry).
+    public let attempt: Int
+}
+
+/// A request handed to URLSession.
+public struct TaskAttemptEvent: Sendable {
+    /// 0 for the task's first request, then 1, 2, … (the attempt's number in ``TaskMetrics/attempts``).
+    public let number: Int
+    /// Why it was made.
+    public let kind: TaskMetrics.Attempt.Kind
+    /// The request as sent (after adapters).
+    public let request: URLRequest
+}
+
+/// A request that continues a body with `Range`.
+public struct TaskContinuationEvent: Sendable {
+    /// The first byte asked for: the bytes held before it are kept.
+    public let offset: Int64
+    /// The `If-Range` validator sent with it (`nil`: none, when a download policy resumes without one).
+    public let validator: String?
+    /// Why the body continues (the attempt's kind: retry, continuation after a short body or a
+    /// pause, or `resume()` after `suspend()`).
+    public let kind: TaskMetrics.Attempt.Kind
+}
+
+/// A redirect response and what Courier did with it.
+public struct TaskRedirectEvent: Sendable {
+    /// The 3xx response.
+    public let response: HTTPURLResponse
+    /// Where it led (`nil` when its `Location` was missing or unusable).
+    public let target: URL?
+    /// Whether it is followed.
+    public let followed: Bool
+    /// Why it was refused, when it was: a loop, too many hops, a scheme other than http(s), the policy.
+    public let refusal: String?
+    /// Header names removed from the next request because it goes to another origin.
+    public let strippedHeaders: [String]
+    /// The method of the next request (a 303 turns a POST into a GET).
+    public let method: String?
+}
+
+/// A 401 challenge and whether the task's credential answered it.
+public struct TaskChallengeEvent: Sendable {
+    /// The 401 response.
+    public let response: HTTPURLResponse
+    /// The challenge's scheme (`Basic`, `Digest`), when one was read.
+    public let scheme: String?
+    /// Whether the request is sent again with the credential.
+    public let answered: Bool
+    /// Why it was not answered: no credential, another origin, the credential already refused,
+    /// no usable challenge.
+    public let reason: String?
+}
+
+/// A back-pressure pause: the transfer stopped because the disk or the stream's consumer fell
+/// behind, and continues with `Range` once it has caught up.
+public struct TaskPauseEvent: Sendable {
+    /// What fell behind.
+    public let reason: TaskMetrics.Pause.Reason
+    /// Body bytes held (on disk, or delivered to the consumer) when it paused.
+    public let bytesHeld: Int64
+    /// For ``EventMonitor/taskDidEndPause(_:event:)``: how long the pause lasted.
+    public let duration: Duration?
+}
