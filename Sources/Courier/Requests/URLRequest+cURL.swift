@@ -4,9 +4,12 @@ import FoundationNetworking
 #endif
 
 extension URLRequest {
-    /// A `curl` command that reproduces the request, for debugging logs. Values of Authorization,
-    /// Proxy-Authorization, Cookie and any `sensitiveHeaders` are replaced by `***`, and a URL's
-    /// password too. Single-quote shell escaping that is safe to paste. Headers in a stable order.
+    /// A `curl` command that reproduces the request, for debugging logs, with what `redaction`
+    /// names replaced by its mask (`***`): by default the values of Authorization,
+    /// Proxy-Authorization, Cookie and Set-Cookie, the URL's user info (user name and password),
+    /// and the values of secret-looking query parameters (``Redaction/defaultQueryParameters``).
+    /// Pass ``Redaction/none`` to see everything. Single-quote shell escaping that is safe to
+    /// paste. Headers in a stable order.
     ///
     /// One argument per line, joined with ` \` continuations:
     ///
@@ -21,18 +24,13 @@ extension URLRequest {
     /// sorted by lower-cased name. A header with an empty value is written `Name;`, curl's way of
     /// sending it empty. `HEAD` uses `--head`. A body that is not UTF-8 text, contains NUL or
     /// starts with `@` (which curl would read as a file name) is piped in with `printf` and
-    /// `--data-binary @-`. A body stream is not shown. `--globoff` keeps curl from treating
-    /// `[]{}` in the URL as patterns.
-    public func cURLDescription(sensitiveHeaders: Set<String> = []) -> String {
-        let redacted = Set(["authorization", "proxy-authorization", "cookie"] + sensitiveHeaders.map { $0.lowercased() })
+    /// `--data-binary @-`. A body stream is not shown, and a body is never redacted. `--globoff`
+    /// keeps curl from treating `[]{}` in the URL as patterns.
+    public func cURLDescription(redaction: Redaction = .default) -> String {
         var arguments = ["curl --globoff"]
         let method = httpMethod ?? "GET"
         arguments.append(method == "HEAD" ? "--head" : "-X " + Self.shellQuoted(method))
-        let headers = (allHTTPHeaderFields ?? [:]).sorted {
-            ($0.key.lowercased(), $0.key) < ($1.key.lowercased(), $1.key)
-        }
-        for (name, value) in headers {
-            let shown = redacted.contains(name.lowercased()) ? "***" : value
+        for (name, shown) in redaction.headers(allHTTPHeaderFields ?? [:]) {
             arguments.append("-H " + Self.shellQuoted(shown.isEmpty ? "\(name);" : "\(name): \(shown)"))
         }
         var pipedBody: String?
@@ -44,9 +42,16 @@ extension URLRequest {
                 arguments.append("--data-binary @-")
             }
         }
-        if let url { arguments.append(Self.shellQuoted(Self.redactingPassword(url))) }
+        if let url { arguments.append(Self.shellQuoted(redaction.url(url))) }
         let command = arguments.joined(separator: " \\\n  ")
         return pipedBody.map { "printf \($0) | \(command)" } ?? command
+    }
+
+    /// ``cURLDescription(redaction:)`` with the default redaction, also masking the values of
+    /// `sensitiveHeaders` (compared case-insensitively). Kept for callers written before
+    /// ``Redaction``; it now masks the URL's whole user info and secret query parameters too.
+    public func cURLDescription(sensitiveHeaders: Set<String>) -> String {
+        cURLDescription(redaction: Redaction.default.adding(headers: sensitiveHeaders))
     }
 
     /// `text` in single quotes, each `'` closed, escaped and reopened: POSIX shells expand
@@ -68,15 +73,5 @@ extension URLRequest {
             }
         }
         return "'" + format + "'"
-    }
-
-    /// The absolute URL text with any password replaced by `***`.
-    private static func redactingPassword(_ url: URL) -> String {
-        let absolute = url.absoluteURL
-        guard absolute.password != nil,
-            var components = URLComponents(url: absolute, resolvingAgainstBaseURL: false)
-        else { return absolute.absoluteString }
-        components.percentEncodedPassword = "***"
-        return components.url?.absoluteString ?? "<URL with a password that could not be redacted>"
     }
 }

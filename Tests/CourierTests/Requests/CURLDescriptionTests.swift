@@ -49,11 +49,13 @@ final class CURLDescriptionTests: XCTestCase {
         XCTAssertTrue(request(headers: ["X-Api-Key": "k"]).cURLDescription().contains("X-Api-Key: k"), "only when asked")
     }
 
-    func testURLPasswordIsRedacted() {
+    func testURLUserInfoIsRedacted() {
+        // Since `Redaction`, the whole user info is masked, the user name too (it used to show:
+        // `https://user:***@h/p?q=1`, `https://user@h/`).
         let table: [(url: String, shown: String)] = [
-            ("https://user:hunter2@h/p?q=1", "https://user:***@h/p?q=1"),
-            ("https://user:p%40ss@h:8443/", "https://user:***@h:8443/"),
-            ("https://user@h/", "https://user@h/"),
+            ("https://user:hunter2@h/p?q=1", "https://***@h/p?q=1"),
+            ("https://user:p%40ss@h:8443/", "https://***@h:8443/"),
+            ("https://user@h/", "https://***@h/"),
             ("http://h/p", "http://h/p"),
         ]
         for row in table {
@@ -61,6 +63,25 @@ final class CURLDescriptionTests: XCTestCase {
             XCTAssertTrue(description.hasSuffix("'\(row.shown)'"), description)
             XCTAssertFalse(description.contains("hunter2") || description.contains("p%40ss"), description)
         }
+    }
+
+    func testSecretQueryParametersAreRedactedAndNoneShowsEverything() {
+        let secret = request("https://me:hunter2@h/p?page=2&access_token=s3cret&X-Amz-Signature=abc%2F1#top")
+        let masked = secret.cURLDescription()
+        XCTAssertTrue(masked.hasSuffix("'https://***@h/p?page=2&access_token=***&X-Amz-Signature=***#top'"), masked)
+        XCTAssertTrue(secret.cURLDescription(sensitiveHeaders: ["X-Other"]).hasSuffix("'https://***@h/p?page=2&access_token=***&X-Amz-Signature=***#top'"))
+        let shown = secret.cURLDescription(redaction: .none)
+        XCTAssertTrue(shown.hasSuffix("'https://me:hunter2@h/p?page=2&access_token=s3cret&X-Amz-Signature=abc%2F1#top'"), shown)
+
+        let headers = request(headers: ["Authorization": "Bearer s3cret", "Set-Cookie": "id=s3cret"])
+        XCTAssertFalse(headers.cURLDescription().contains("s3cret"))
+        XCTAssertTrue(headers.cURLDescription().contains("-H 'Set-Cookie: ***'"))
+        XCTAssertTrue(headers.cURLDescription(redaction: .none).contains("-H 'Authorization: Bearer s3cret'"))
+        let custom = Redaction(headers: ["X-Api-Key"], queryParameters: ["page"], mask: "<hidden>")
+        let described = request("http://h/?page=2&token=t", headers: ["X-Api-Key": "k", "Authorization": "a"])
+            .cURLDescription(redaction: custom)
+        XCTAssertTrue(described.contains("-H 'X-Api-Key: <hidden>'") && described.contains("-H 'Authorization: a'"), described)
+        XCTAssertTrue(described.hasSuffix("'http://h/?page=<hidden>&token=t'"), described)
     }
 
     func testHeadersAreInAStableOrder() {
