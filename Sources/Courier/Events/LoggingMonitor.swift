@@ -36,8 +36,8 @@ import Darwin
 /// URL user info and secret query parameters). Bodies are never logged.
 ///
 /// **Where it runs.** On the manager's serial event queue, like every monitor, one event after
-/// another and never under a Courier lock: the sink may read the task (`state`, `metrics`) and
-/// need not be fast, though a slow one delays the monitors after it. The monitor is a value
+/// another and never under a Courier lock: the sink may call back into Courier (read a task's
+/// `state` or `metrics`) and need not be fast, though a slow one delays the monitors after it. The monitor is a value
 /// with no state of its own; whatever the sink shares is the sink's to protect.
 public struct LoggingMonitor: EventMonitor {
     /// How much a record matters: swift-log's levels, with the same raw values.
@@ -126,7 +126,8 @@ public struct LoggingMonitor: EventMonitor {
     }
 
     /// A monitor that writes each record's ``Record/line`` and a line feed to standard error, in
-    /// one `write(2)` per line so that lines from several threads or processes do not interleave.
+    /// one `write(2)` per line so that lines from several threads or processes are not cut into
+    /// each other (on a pipe, for lines up to `PIPE_BUF`). No timestamp is added.
     public static func standardError(level: Level = .info, redaction: Redaction = .default) -> LoggingMonitor {
         LoggingMonitor(level: level, redaction: redaction) { record in
             var bytes = Array((record.line + "\n").utf8)
