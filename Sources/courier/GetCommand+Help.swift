@@ -29,6 +29,8 @@ extension GetCommand {
                                       pipelines that must never see a partial body.
           --force                     Replace an existing file (default: never overwrite).
           -q, --quiet, -s, --silent   No progress, retry lines or summary; errors still.
+          -v, --verbose               Print the request and response heads (secrets masked)
+                                      and the request's timeline on stderr, curl's way.
 
         Reliability:
           --retries <n>               Continue by itself after up to <n> transient failures

@@ -27,6 +27,8 @@ extension GetCommand {
         /// `--whole`: with `-o -`, write nothing until the whole body is in and verified (staged in
         /// a private file) instead of streaming it as it arrives.
         var whole = false
+        /// `-v`/`--verbose`: the heads (redacted) and the timeline on stderr.
+        var verbose = false
 
         init(url: URL) { self.url = url }
 
@@ -40,7 +42,7 @@ extension GetCommand {
         ]).union(QueueOptions.valued)
         static let flags: Set<String> = [
             "-q", "--quiet", "-s", "--silent", "--force", "-h", "--help", "--location-trusted", "--accept-unverified",
-            "--whole",
+            "--whole", "-v", "--verbose",
             // curl's and wget's names for what courier does anyway: accepted, and nothing changes.
             "-O", "--remote-name", "-L", "--location", "-f", "--fail", "-c", "--continue", "-S", "--show-error",
         ]
@@ -99,6 +101,7 @@ extension GetCommand {
             options.locationTrusted = flagsSeen.contains("--location-trusted")
             options.acceptUnverified = flagsSeen.contains("--accept-unverified")
             options.whole = flagsSeen.contains("--whole")
+            options.verbose = !flagsSeen.isDisjoint(with: ["-v", "--verbose"])
             for (name, value) in values where !QueueOptions.valued.contains(name) {
                 switch name {
                 case "-o", "--output":

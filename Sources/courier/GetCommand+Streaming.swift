@@ -65,7 +65,8 @@ extension GetCommand {
         }
 
         let retries = Guarded(0)
-        let manager = streamingManager(printer: printer, retries: retries)
+        let verbose = options.verbose ? VerboseMonitor(printer: printer) : nil
+        let manager = streamingManager(printer: printer, retries: retries, verbose: verbose)
         defer { manager.invalidate(cancelingTasks: true) }
         let ended = Guarded<StreamEnd?>(nil)
         let finished = DispatchSemaphore(value: 0)
@@ -82,6 +83,7 @@ extension GetCommand {
         stops.beforeLeaving { printer.finish() }
         printer.start()
         finished.wait()
+        verbose?.waitUntilPrinted()
         printer.finish()
         let seconds = ProgressPrinter.monotonicSeconds() - started
         // `finished` is signalled only after `ended` is set.
@@ -132,7 +134,7 @@ extension GetCommand {
     /// The manager for one streamed body: the command's timeouts and deadline, `--retries` as
     /// its retry policy (which continues a stream by `Range` once bytes were handed over), and
     /// a monitor that says each retry on stderr.
-    private func streamingManager(printer: ProgressPrinter, retries: Guarded<Int>) -> SessionManager {
+    private func streamingManager(printer: ProgressPrinter, retries: Guarded<Int>, verbose: VerboseMonitor?) -> SessionManager {
         var configuration = SessionManager.Configuration()
         if let timeout = options.timeout { configuration.urlSessionConfiguration.timeoutIntervalForRequest = timeout }
         configuration.deadline = options.maxTime.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }
@@ -155,6 +157,7 @@ extension GetCommand {
                 printer.message(Self.retryLine(counted))
             })
         ]
+        if let verbose { configuration.eventMonitors.append(verbose) }
         return SessionManager(configuration: configuration)
     }
 

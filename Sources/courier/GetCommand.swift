@@ -92,6 +92,8 @@ struct GetCommand {
             // Each retry on a line of its own: what failed, where, when the next attempt starts.
             configuration.eventMonitors = [ClosureEventMonitor(onRetry: { _, event in printer.message(Self.retryLine(event)) })]
         }
+        let verbose = options.verbose ? VerboseMonitor(printer: printer) : nil
+        if let verbose { configuration.eventMonitors.append(verbose) }
         let manager = SessionManager(configuration: configuration)
         defer { manager.invalidate(cancelingTasks: true) }
         let finished = DispatchSemaphore(value: 0)
@@ -113,6 +115,7 @@ struct GetCommand {
         printer.start()
         task.resume()
         finished.wait()
+        verbose?.waitUntilPrinted()
         // `finished` is signalled only after `result` is set.
         return result.current ?? DownloadResponse(
             request: nil, response: nil,
