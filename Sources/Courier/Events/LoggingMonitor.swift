@@ -89,7 +89,7 @@ public struct LoggingMonitor: EventMonitor {
         /// A sentence for people, e.g. `GET https://example.com/a: 200 in 41.207 ms`.
         public let message: String
         /// The event's facts as key/value pairs (`task`, `event`, `method`, `url`, `status`,
-        /// `attempt`, `kind`, `total_ms`…; Docs/Logging.md lists them). Durations are
+        /// `attempt`, `kind`, `total_ms`…; Docs/Observability.md lists them). Durations are
         /// milliseconds with three decimals, sizes are bytes.
         public let metadata: [String: String]
         /// The whole record on one line: `level=… event=… task=… msg="…"` then the other
