@@ -100,6 +100,9 @@ struct BenchOptions: Equatable, Sendable {
     var mode: QueueMode = .queue
     /// queue: only add the items to a queue that runs none of them, and measure memory.
     var itemsOnly = false
+    /// small, Courier only: a `LoggingMonitor` at this level whose lines are written to /dev/null
+    /// (`nil`: no monitor), to measure what logging costs.
+    var logLevel: LoggingMonitor.Level?
 
     init(workload: Workload, url: URL) {
         self.workload = workload
@@ -111,7 +114,7 @@ struct BenchOptions: Equatable, Sendable {
 
         Usage:
           courier-bench small    --url URL [--requests N] [--concurrency C] [--warmup W] [--max-conns K]
-                                 [--expect-bytes B] [--timeout S] [--client courier|urlsession]
+                                 [--expect-bytes B] [--timeout S] [--client courier|urlsession] [--log LEVEL]
           courier-bench download --url URL --out PATH [--expect-bytes B] [--timeout S] [--client courier|urlsession]
           courier-bench memory   --url URL [--expect-bytes B] [--timeout S] [--client courier|urlsession]
           courier-bench stream   --url URL [--expect-bytes B] [--sha256 HEX] [--buffer-limit L] [--overflow fail|pause]
@@ -124,6 +127,8 @@ struct BenchOptions: Equatable, Sendable {
           small      N GETs (default 5000) after W untimed warm-up GETs (default 200), keeping C in
                      flight (default 1); every response must be 200 with B bytes (B defaults to the
                      first warm-up response's length). --max-conns sets httpMaximumConnectionsPerHost.
+                     --log LEVEL (Courier only) attaches a LoggingMonitor at LEVEL (trace … critical)
+                     writing each line to /dev/null.
           download   One GET streamed into the file PATH (replaced if it exists).
           memory     One GET held whole in memory.
           stream     One GET consumed chunk by chunk (Courier: bytes(for:) and .chunks), never held whole;
@@ -157,7 +162,7 @@ struct BenchOptions: Equatable, Sendable {
     private static let common: Set<String> = ["--url", "--expect-bytes", "--timeout", "--client"]
     private static func accepted(by workload: Workload) -> Set<String> {
         switch workload {
-        case .small: common.union(["--requests", "--concurrency", "--warmup", "--max-conns"])
+        case .small: common.union(["--requests", "--concurrency", "--warmup", "--max-conns", "--log"])
         case .download: common.union(["--out"])
         case .memory: common
         case .stream: common.union(["--sha256", "--buffer-limit", "--overflow", "--consume-mib-s"])
@@ -214,6 +219,12 @@ struct BenchOptions: Equatable, Sendable {
         if let text = values["--concurrency"] { options.concurrency = try integer("--concurrency", text, atLeast: 1) }
         if let text = values["--warmup"] { options.warmup = try integer("--warmup", text, atLeast: 0) }
         if let text = values["--max-conns"] { options.maxConnections = try integer("--max-conns", text, atLeast: 1) }
+        if let text = values["--log"] {
+            guard let level = LoggingMonitor.Level(rawValue: text) else {
+                throw BenchUsageError(message: "--log takes trace, debug, info, notice, warning, error or critical, not '\(text)'")
+            }
+            options.logLevel = level
+        }
         if let text = values["--expect-bytes"] {
             options.expectedBytes = Int64(try integer("--expect-bytes", text, atLeast: 0))
         }
@@ -323,7 +334,8 @@ struct BenchOptions: Equatable, Sendable {
         let timeout = (key: "timeout", value: ResultLine.seconds(timeout))
         switch workload {
         case .small:
-            return [
+            let log = logLevel.map { [(key: "log", value: $0.rawValue)] } ?? []
+            return log + [
                 ("max_conns", maxConnections.map(String.init) ?? "default"),
                 timeout,
                 ("warmup", String(warmup)),

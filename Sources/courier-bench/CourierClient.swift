@@ -25,6 +25,16 @@ final class CourierClient: BenchClient {
             let needed = options.expectedBytes.map { Int(clamping: $0) } ?? Int.max
             configuration.maximumResponseSize = max(configuration.maximumResponseSize, needed)
         }
+        if let level = options.logLevel {
+            // What a service's log sink costs at least: a record built, formatted and written.
+            let devNull = open("/dev/null", O_WRONLY)
+            configuration.eventMonitors = [
+                LoggingMonitor(level: level) { record in
+                    let line = record.line + "\n"
+                    _ = line.utf8.withContiguousStorageIfAvailable { write(devNull, $0.baseAddress, $0.count) }
+                }
+            ]
+        }
         manager = SessionManager(configuration: configuration)
         var policy = StreamPolicy.default
         if let limit = options.bufferLimit { policy.bufferLimit = limit }

@@ -47,6 +47,15 @@ final class BenchOptionsTests: XCTestCase {
         XCTAssertEqual(options.configuration.map { "\($0.key):\($0.value)" }, ["max_conns:2", "timeout:2.5", "warmup:0"])
     }
 
+    func testLogAttachesALoggingMonitorLevelAndNamesItInTheConfiguration() throws {
+        let options = try XCTUnwrap(BenchOptions.parse(["small", "--url", "http://127.0.0.1:1/x", "--log", "debug"]))
+        XCTAssertEqual(options.logLevel, .debug)
+        XCTAssertEqual(options.configuration.first?.key, "log")
+        XCTAssertEqual(options.configuration.first?.value, "debug")
+        XCTAssertThrowsError(try BenchOptions.parse(["small", "--url", "http://127.0.0.1:1/x", "--log", "loud"]))
+        XCTAssertThrowsError(try BenchOptions.parse(["memory", "--url", "http://127.0.0.1:1/x", "--log", "info"]))
+    }
+
     func testDownloadNeedsOutAndMemoryDoesNot() throws {
         let download = try parse(["download", "--url", "http://h/f", "--out", "/tmp/f.bin", "--expect-bytes", "5"])
         XCTAssertEqual(download.workload, .download)
