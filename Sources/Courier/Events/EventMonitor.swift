@@ -32,9 +32,10 @@ public protocol EventMonitor: Sendable {
     func taskDidSuspend(_ task: any SessionTask)
     /// The interceptor's adapters changed a request before it was sent.
     func taskDidAdaptRequest(_ task: any SessionTask, event: TaskAdaptationEvent)
-    /// A request went to URLSession: the first, a redirect Courier re-sends, an authentication
-    /// follow-up, a retry or a continuation. A redirect URLSession follows itself is reported by
-    /// ``taskDidRedirect(_:event:)`` (and starts a new attempt in ``TaskMetrics``).
+    /// A request went to URLSession: the first, a redirect hop, an authentication follow-up, a
+    /// retry or a continuation. A hop comes right after its ``taskDidRedirect(_:event:)``
+    /// (URLSession follows most redirects on the same connection; Courier re-sends a 307/308
+    /// with a body itself).
     func taskDidStartAttempt(_ task: any SessionTask, event: TaskAttemptEvent)
     /// A request asks for the rest of a body with `Range` (after a retry, a body that ended
     /// short, a pause, or `resume()`).
