@@ -43,11 +43,10 @@ struct EventDispatcher: Sendable {
         guard let queue else { return }
         let monitors = monitors
         let posts = postsNotifications
-        let error = error.map(SendableError.init)
         queue.async {
-            for monitor in monitors { monitor.sessionDidInvalidate(error: error?.error) }
+            for monitor in monitors { monitor.sessionDidInvalidate(error: error) }
             guard posts else { return }
-            let info: [AnyHashable: Any]? = error.map { [CourierNotificationKey.error: $0.error] }
+            let info: [AnyHashable: Any]? = error.map { [CourierNotificationKey.error: $0] }
             NotificationCenter.default.post(name: .courierSessionDidInvalidate, object: nil, userInfo: info)
         }
     }
@@ -72,10 +71,4 @@ struct EventDispatcher: Sendable {
             break
         }
     }
-}
-
-/// The error URLSession invalidated a session with, carried to the event queue.
-/// `@unchecked Sendable`: the error is only read there, after URLSession is done with it.
-private struct SendableError: @unchecked Sendable {
-    let error: any Error
 }
