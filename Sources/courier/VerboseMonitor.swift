@@ -31,7 +31,7 @@ final class VerboseMonitor: EventMonitor {
         var lines = ["* attempt \(event.number) (\(event.kind.rawValue))"]
         lines.append("> \(request.httpMethod ?? "GET") \(request.url.map(redaction.url) ?? "-")")
         for (name, value) in redaction.headers(request.allHTTPHeaderFields ?? [:]) {
-            lines.append("> \(name): \(Self.oneLine(value))")
+            lines.append("> \(name): \(GetCommand.oneLine(value))")
         }
         print(lines)
     }
@@ -47,7 +47,7 @@ final class VerboseMonitor: EventMonitor {
     func taskDidRedirect(_ task: any SessionTask, event: TaskRedirectEvent) {
         let target = event.target.map(redaction.url) ?? "no usable Location"
         var line = "* redirect \(event.response.statusCode) to \(target)"
-        if let refusal = event.refusal { line += ": refused, \(Self.oneLine(refusal))" }
+        if let refusal = event.refusal { line += ": refused, \(GetCommand.oneLine(refusal))" }
         if !event.strippedHeaders.isEmpty { line += " (removed \(event.strippedHeaders.joined(separator: ", ")))" }
         // A redirect URLSession follows has no response callback of its own: its head is shown here.
         print(head(of: event.response) + [line])
@@ -60,7 +60,7 @@ final class VerboseMonitor: EventMonitor {
             if let name = pair.key as? String { fields[name] = "\(pair.value)" }
         }
         for (name, value) in redaction.headers(fields) {
-            lines.append("< \(name): \(Self.oneLine(value))")
+            lines.append("< \(name): \(GetCommand.oneLine(value))")
         }
         return lines
     }
@@ -79,7 +79,7 @@ final class VerboseMonitor: EventMonitor {
     }
 
     func taskDidComplete(_ task: any SessionTask, event: TaskCompletionEvent) {
-        let outcome = event.error.map { "* failed: \(Self.oneLine($0.message))" } ?? "* completed"
+        let outcome = event.error.map { "* failed: \(GetCommand.oneLine($0.message))" } ?? "* completed"
         print([outcome, "* timeline (ms since the task was created):"]
             + event.metrics.timeline(redaction: redaction).split(separator: "\n").map { "*   " + $0 })
         printed.signal()
@@ -87,10 +87,5 @@ final class VerboseMonitor: EventMonitor {
 
     private func print(_ lines: [String]) {
         printer.message(lines.joined(separator: "\n"))
-    }
-
-    /// A header value or message that cannot start a line of its own.
-    private static func oneLine(_ text: String) -> String {
-        text.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
     }
 }

@@ -326,7 +326,7 @@ extension LoggingMonitor {
         metadata["redirects"] = String(metrics.redirects.filter(\.followed).count)
         metadata["bytes"] = String(metrics.bytesReceived)
         metadata["bytes_sent"] = String(metrics.bytesSent)
-        if let total = metrics.totalDuration { metadata["total_ms"] = Self.milliseconds(total) }
+        if let total = metrics.completedAt { metadata["total_ms"] = Self.milliseconds(total) }
         if let headers = metrics.attempts.last(where: { $0.responseHeaders != nil })?.timeToHeaders {
             metadata["headers_ms"] = Self.milliseconds(headers)
         }

@@ -26,12 +26,12 @@ extension TaskMetrics: CustomStringConvertible {
                 attempt.url.map(redaction.url) ?? "-",
             ]))
             if let offset = attempt.continuesFrom { lines.append("   continues from byte \(offset)") }
-            if let error = attempt.error { lines.append("   error: \(Self.oneLine(error))") }
+            if let error = attempt.error { lines.append("   error: \(LoggingMonitor.Record.escapingControls(error))") }
         }
         for retry in retries {
             lines.append(
                 "retry after attempt \(retry.afterAttempt), at \(Self.ms(retry.at)) ms, waiting \(Self.ms(retry.delay)) ms: "
-                    + Self.oneLine(retry.reason))
+                    + LoggingMonitor.Record.escapingControls(retry.reason))
         }
         for pause in pauses {
             let lasted = pause.end.map { "for \(Self.ms($0 - pause.start)) ms" } ?? "not ended"
@@ -70,10 +70,5 @@ extension TaskMetrics: CustomStringConvertible {
             line += (leftAligned ? cell + padding : padding + cell) + (index == cells.count - 1 ? "" : " ")
         }
         return line
-    }
-
-    /// Text that cannot break a line (a server's message may carry CR or LF).
-    private static func oneLine(_ text: String) -> String {
-        text.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
     }
 }

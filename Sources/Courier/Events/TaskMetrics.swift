@@ -36,8 +36,6 @@ public struct TaskMetrics: Sendable, Equatable, Codable {
         self.createdAt = createdAt
     }
 
-    /// Creation to completion (or to now, for a task still running… `nil` until it completes).
-    public var totalDuration: Duration? { completedAt }
     /// Time the task's attempts waited behind ``SessionManager/Configuration/maximumRunningTasksPerHost``.
     public var queuedBehindHostCap: Duration {
         attempts.reduce(.zero) { $0 + ($1.queuedBehindHostCap ?? .zero) }
