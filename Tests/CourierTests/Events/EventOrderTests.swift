@@ -188,17 +188,9 @@ final class EventOrderTests: CourierTestCase {
     }
 
     func testSuspendAndResumeAreReportedAndTheContinuationNamesItsOffset() throws {
-        let box = Box<DataTask>()
-        let response: DataResponse<Data>? = wait(timeout: 30) { finish in
-            let task = manager.dataTask(with: request("/bytes/300000?chunk=8192&chunk_delay_ms=5"), completion: finish)
-            box.append(task)
-            task.resume()
-            waitUntil("some bytes arrived") { task.metrics.bytesReceived > 0 }
-            task.suspend()
-            task.resume()
-        }
+        let (fetched, response) = fetchSuspendingOnce("/bytes/300000?chunk=8192&chunk_delay_ms=5")
         XCTAssertEqual(response?.data?.count, 300_000)
-        let task = try XCTUnwrap(box.first)
+        let task = try XCTUnwrap(fetched)
         XCTAssertEqual(
             names(of: task.taskIdentifier),
             ["created", "resumed", "attempt", "response", "suspended", "resumed", "attempt", "continue", "response", "completed"])

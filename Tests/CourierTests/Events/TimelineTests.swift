@@ -175,15 +175,7 @@ final class TimelineTests: CourierTestCase {
     }
 
     func testSuspendAndResumeArePausesAndTheNextAttemptContinues() throws {
-        let box = Box<DataTask>()
-        let response: DataResponse<Data>? = wait(timeout: 30) { finish in
-            let task = manager.dataTask(with: request("/bytes/400000?chunk=8192&chunk_delay_ms=5"), completion: finish)
-            box.append(task)
-            task.resume()
-            waitUntil("some bytes arrived") { task.metrics.bytesReceived > 0 }
-            task.suspend()
-            task.resume()
-        }
+        let (_, response) = fetchSuspendingOnce("/bytes/400000?chunk=8192&chunk_delay_ms=5")
         XCTAssertEqual(response?.data?.count, 400_000)
         let metrics = try XCTUnwrap(response?.metrics)
         XCTAssertEqual(metrics.attempts.first?.ending, .suspended)

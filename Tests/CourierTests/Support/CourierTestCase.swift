@@ -67,6 +67,21 @@ class CourierTestCase: XCTestCase {
     }
 
     /// Runs a data task to completion.
+    /// Fetches `path`, suspending and resuming the task once after its first body bytes; returns
+    /// the task and its response.
+    func fetchSuspendingOnce(_ path: String) -> (task: DataTask?, response: DataResponse<Data>?) {
+        let box = Box<DataTask>()
+        let response: DataResponse<Data>? = wait(timeout: 30) { finish in
+            let task = manager.dataTask(with: request(path), completion: finish)
+            box.append(task)
+            task.resume()
+            waitUntil("some bytes arrived") { task.metrics.bytesReceived > 0 }
+            task.suspend()
+            task.resume()
+        }
+        return (box.first, response)
+    }
+
     func data(_ request: URLRequest, validation: Validation = .default) -> DataResponse<Data> {
         wait { finish in manager.dataTask(with: request, validation: validation, completion: finish).resume() }!
     }
