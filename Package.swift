@@ -17,7 +17,10 @@ let package = Package(
         .executable(name: "courier-bench", targets: ["courier-bench"]),
     ],
     targets: [
-        .target(name: "Courier", swiftSettings: swiftSettings),
+        .target(name: "Courier", dependencies: ["CCourierPlatformFixes"], swiftSettings: swiftSettings),
+        // The platform kit: C wrappers put in front of FoundationNetworking's libcurl calls
+        // (Docs/PlatformFixes.md). Part of the Courier product; no libcurl headers needed.
+        .target(name: "CCourierPlatformFixes"),
         .target(name: "CourierTestServer", swiftSettings: swiftSettings),
         .executableTarget(
             name: "courier",

@@ -1,0 +1,36 @@
+// What the wrappers (Wrappers.c) and the installer (Install.c) share.
+
+#ifndef COURIER_KIT_H
+#define COURIER_KIT_H
+
+#include "LibcurlABI.h"
+#include "include/CourierPlatformFixes.h"
+
+#define COURIER_HIDDEN __attribute__((visibility("hidden")))
+
+/// libcurl's own entry points, found with dlsym before any import slot is changed (the slot may
+/// still hold the lazy-binding stub, and calling that would write the real address back over the
+/// wrapper).
+typedef struct {
+    courier_multi_setopt_fn multi_setopt;
+    courier_multi_cleanup_fn multi_cleanup;
+    courier_multi_add_handle_fn multi_add_handle;
+    courier_multi_assign_fn multi_assign;
+    courier_multi_info_read_fn multi_info_read;
+    courier_easy_setopt_fn easy_setopt;
+    courier_easy_getinfo_fn easy_getinfo;
+    courier_easy_cleanup_fn easy_cleanup;
+} courier_libcurl;
+
+COURIER_HIDDEN extern courier_libcurl courier_real;
+COURIER_HIDDEN extern courier_fixes_counters courier_counters;
+
+COURIER_HIDDEN CURLMcode courier_wrap_multi_setopt(CURLM *multi, int option, ...);
+COURIER_HIDDEN CURLMcode courier_wrap_multi_cleanup(CURLM *multi);
+COURIER_HIDDEN CURLMcode courier_wrap_multi_add_handle(CURLM *multi, CURL *easy);
+COURIER_HIDDEN courier_curl_msg *courier_wrap_multi_info_read(CURLM *multi, int *left);
+COURIER_HIDDEN CURLcode courier_wrap_easy_setopt(CURL *easy, int option, ...);
+COURIER_HIDDEN CURLcode courier_wrap_easy_getinfo(CURL *easy, int info, ...);
+COURIER_HIDDEN void courier_wrap_easy_cleanup(CURL *easy);
+
+#endif

@@ -1,0 +1,69 @@
+// The slice of libcurl's ABI the kit needs, declared here so that building Courier needs no
+// libcurl development files. The values are libcurl's stable public ones (curl.h, multi.h);
+// they have not changed since the options were introduced.
+
+#ifndef COURIER_LIBCURL_ABI_H
+#define COURIER_LIBCURL_ABI_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+typedef void CURL;
+typedef void CURLM;
+typedef int curl_socket_t;
+typedef int CURLcode;
+typedef int CURLMcode;
+typedef int64_t curl_off_t;
+
+// Option numbers are a type base plus an index; the base says how the vararg is passed.
+#define COURIER_CURLOPTTYPE_LONG 0
+#define COURIER_CURLOPTTYPE_OBJECTPOINT 10000
+#define COURIER_CURLOPTTYPE_FUNCTIONPOINT 20000
+#define COURIER_CURLOPTTYPE_OFF_T 30000
+#define COURIER_CURLOPTTYPE_BLOB 40000
+
+#define COURIER_CURLOPT_ERRORBUFFER (COURIER_CURLOPTTYPE_OBJECTPOINT + 10)
+#define COURIER_CURLOPT_HEADERDATA (COURIER_CURLOPTTYPE_OBJECTPOINT + 29)
+#define COURIER_CURLOPT_HEADERFUNCTION (COURIER_CURLOPTTYPE_FUNCTIONPOINT + 79)
+
+#define COURIER_CURLMOPT_SOCKETFUNCTION (COURIER_CURLOPTTYPE_FUNCTIONPOINT + 1)
+#define COURIER_CURLMOPT_SOCKETDATA (COURIER_CURLOPTTYPE_OBJECTPOINT + 2)
+
+#define COURIER_CURLINFO_DOUBLE 0x300000
+#define COURIER_CURLINFO_CONTENT_LENGTH_DOWNLOAD (COURIER_CURLINFO_DOUBLE + 15)
+
+#define COURIER_CURL_POLL_NONE 0
+#define COURIER_CURL_POLL_IN 1
+#define COURIER_CURL_POLL_OUT 2
+#define COURIER_CURL_POLL_INOUT 3
+#define COURIER_CURL_POLL_REMOVE 4
+
+#define COURIER_CURLE_OK 0
+#define COURIER_CURLE_GOT_NOTHING 52
+#define COURIER_CURL_ERROR_SIZE 256
+
+#define COURIER_CURLMSG_DONE 1
+
+/// libcurl's `struct CURLMsg`.
+typedef struct {
+    int msg;
+    CURL *easy_handle;
+    union {
+        void *whatever;
+        CURLcode result;
+    } data;
+} courier_curl_msg;
+
+typedef int (*courier_socket_callback)(CURL *easy, curl_socket_t socket, int what, void *userp, void *socketp);
+typedef size_t (*courier_header_callback)(char *buffer, size_t size, size_t nitems, void *userdata);
+
+typedef CURLMcode (*courier_multi_setopt_fn)(CURLM *multi, int option, ...);
+typedef CURLMcode (*courier_multi_cleanup_fn)(CURLM *multi);
+typedef CURLMcode (*courier_multi_add_handle_fn)(CURLM *multi, CURL *easy);
+typedef CURLMcode (*courier_multi_assign_fn)(CURLM *multi, curl_socket_t socket, void *socketp);
+typedef courier_curl_msg *(*courier_multi_info_read_fn)(CURLM *multi, int *left);
+typedef CURLcode (*courier_easy_setopt_fn)(CURL *easy, int option, ...);
+typedef CURLcode (*courier_easy_getinfo_fn)(CURL *easy, int info, ...);
+typedef void (*courier_easy_cleanup_fn)(CURL *easy);
+
+#endif
