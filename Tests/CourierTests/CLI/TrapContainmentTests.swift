@@ -10,42 +10,51 @@ import Glibc
 #endif
 
 /// Two responses make FoundationNetworking trap, killing the process that made the request
-/// ("Traps a server can trigger" in Docs/Platform.md). `courier get` runs the transfer in a
-/// supervised child (GetSupervisor) so that the command survives them. These tests run the built
-/// `courier`: once in child mode (the raw trap, no supervisor) and once as people run it.
+/// ("Traps a server can trigger" in Docs/Platform.md). Courier's platform kit
+/// (`PlatformFixes`, Docs/PlatformFixes.md) turns both into errors inside the process; without it
+/// (`COURIER_PLATFORM_FIXES=off`) `courier get` still survives them because it runs the transfer
+/// in a supervised child (GetSupervisor). These tests run the built `courier`: in child mode (the
+/// transfer alone, no supervisor) and as people run it, with the kit and without.
 final class TrapContainmentTests: CommandLineTestCase {
     /// 2^63 − 1: libcurl hands it over as a Double, which rounds to 2^63, and `Int64(_:)` traps.
     private static let hugeLength = "9223372036854775807"
     /// A status line and then FIN: libcurl completes without error, but there is no response.
     private static let statusLineOnly = ScriptedServer.Reply.bytes("HTTP/1.1 200 OK\r\n")
+    /// The environment that leaves FoundationNetworking as it is.
+    private static let withoutKit = [PlatformFixes.environmentVariable: "off"]
 
-    // MARK: - The two traps, raw and contained
+    // MARK: - The two traps: raw without the kit, contained by the supervisor
 
-    func testAStatusLineThenCloseKillsTheTransferAndGetContainsIt() throws {
-        try assertTrapIsContained(by: Self.statusLineOnly)
+    func testAStatusLineThenCloseKillsTheTransferWithoutTheKitAndGetContainsIt() throws {
+        try assertTrapIsContainedBySupervisor(by: Self.statusLineOnly)
     }
 
-    func testAContentLengthJustBelow2To63KillsTheTransferAndGetContainsIt() throws {
-        try assertTrapIsContained(by: .response(status: 200, headers: [("Content-Length", Self.hugeLength)], body: Data("abc".utf8)))
+    func testAContentLengthJustBelow2To63KillsTheTransferWithoutTheKitAndGetContainsIt() throws {
+        try assertTrapIsContainedBySupervisor(
+            by: .response(status: 200, headers: [("Content-Length", Self.hugeLength)], body: Data("abc".utf8)))
     }
 
-    private func assertTrapIsContained(by reply: ScriptedServer.Reply, file: StaticString = #filePath, line: UInt = #line) throws {
+    private func assertTrapIsContainedBySupervisor(
+        by reply: ScriptedServer.Reply, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         let hostile = try ScriptedServer { _, _ in reply }
         defer { hostile.stop() }
         let url = hostile.url("/file.bin").absoluteString
 
         // Given the transfer itself, without a supervisor (child mode, with this process as the
-        // parent it checks for), when the server answers, then the process dies of a signal.
-        // If this starts failing, the toolchain has fixed the trap: update Docs/Platform.md
-        // ("Traps a server can trigger") and reconsider whether `courier get` still needs its child.
-        let raw = try run(["get", url, "-o", "out.bin", "--retries", "0"], environment: childMode(of: getpid()))
+        // parent it checks for) and without the kit, when the server answers, then the process
+        // dies of a signal. If this starts failing, the toolchain has fixed the trap: update
+        // Docs/Platform.md ("Traps a server can trigger") and reconsider the kit and the child.
+        var childWithoutKit = childMode(of: getpid())
+        childWithoutKit.merge(Self.withoutKit) { _, new in new }
+        let raw = try run(["get", url, "-o", "out.bin", "--retries", "0"], environment: childWithoutKit)
         XCTAssertEqual(raw.reason, .uncaughtSignal, "the trap did not fire: \(raw.err)", file: file, line: line)
         XCTAssertTrue([SIGILL, SIGTRAP].contains(raw.status), "signal \(raw.status)", file: file, line: line)
         XCTAssertEqual(hostile.requests.count, 1, file: file, line: line)
 
-        // When `courier get` runs as usual with two retries, then it exits 3 after three
-        // attempts, saying why, and publishes nothing.
-        let contained = try run(["get", url, "-o", "out.bin", "--retries", "2"])
+        // When `courier get` runs as usual with two retries, still without the kit, then it exits
+        // 3 after three attempts, saying why, and publishes nothing.
+        let contained = try run(["get", url, "-o", "out.bin", "--retries", "2"], environment: Self.withoutKit)
         XCTAssertEqual(contained.reason, .exit, "courier itself crashed: \(contained.err)", file: file, line: line)
         XCTAssertEqual(contained.status, ExitCode.network, contained.err, file: file, line: line)
         XCTAssertEqual(hostile.requests.count, 1 + 3, "retries + 1 attempts", file: file, line: line)
@@ -58,7 +67,44 @@ final class TrapContainmentTests: CommandLineTestCase {
         XCTAssertFalse(try listing().contains("out.bin"), "nothing is published", file: file, line: line)
     }
 
-    // MARK: - The bytes kept before a trap
+    // MARK: - With the kit: an ordinary failure in the transfer's own process
+
+    func testWithTheKitAStatusLineThenCloseIsAnErrorInTheTransfersOwnProcess() throws {
+        try assertTrapIsAnError(by: Self.statusLineOnly, saying: "the connection closed before the end of the response head")
+    }
+
+    func testWithTheKitAContentLengthJustBelow2To63IsAnErrorInTheTransfersOwnProcess() throws {
+        try assertTrapIsAnError(
+            by: .response(status: 200, headers: [("Content-Length", Self.hugeLength)], body: Data("abc".utf8)),
+            saying: "network error")
+    }
+
+    private func assertTrapIsAnError(
+        by reply: ScriptedServer.Reply, saying expected: String, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
+        let hostile = try ScriptedServer { _, _ in reply }
+        defer { hostile.stop() }
+        let url = hostile.url("/file.bin").absoluteString
+
+        // Given the transfer alone (child mode, no supervisor to restart it) with the kit, when
+        // the server answers, then the process itself exits 3 with a message: it did not die.
+        let child = try run(["get", url, "-o", "out.bin", "--retries", "0"], environment: childMode(of: getpid()))
+        XCTAssertEqual(child.reason, .exit, "the transfer's process died: \(child.err)", file: file, line: line)
+        XCTAssertEqual(child.status, ExitCode.network, child.err, file: file, line: line)
+        XCTAssertTrue(child.err.contains(expected), child.err, file: file, line: line)
+
+        // When `courier get` runs as usual with two retries, then every attempt fails the same
+        // way in its one child, nothing crashed, and nothing is published.
+        let command = try run(["get", url, "-o", "out.bin", "--retries", "2"])
+        XCTAssertEqual(command.reason, .exit, command.err, file: file, line: line)
+        XCTAssertEqual(command.status, ExitCode.network, command.err, file: file, line: line)
+        XCTAssertEqual(hostile.requests.count, 1 + 3, "the child's attempt, then retries + 1", file: file, line: line)
+        XCTAssertFalse(command.err.contains("crashed"), command.err, file: file, line: line)
+        XCTAssertEqual(command.err.components(separatedBy: "retrying in").count - 1, 2, command.err, file: file, line: line)
+        XCTAssertFalse(try listing().contains("out.bin"), "nothing is published", file: file, line: line)
+    }
+
+    // MARK: - The bytes kept before a trap (without the kit, so that the child does die)
 
     func testBytesReceivedBeforeATrapAreContinuedByTheNextAttempt() throws {
         let contents = TestServer.deterministicBytes(count: 200_000, seed: 41)
@@ -84,7 +130,7 @@ final class TrapContainmentTests: CommandLineTestCase {
         }
         defer { hostile.stop() }
 
-        let result = try run(["get", hostile.url("/file.bin").absoluteString, "-o", "out.bin", "--retries", "3"])
+        let result = try run(["get", hostile.url("/file.bin").absoluteString, "-o", "out.bin", "--retries", "3"], environment: Self.withoutKit)
         XCTAssertEqual(result.reason, .exit, result.err)
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertEqual(try Data(contentsOf: directory.appendingPathComponent("out.bin")), contents)
@@ -107,7 +153,7 @@ final class TrapContainmentTests: CommandLineTestCase {
                 : Self.statusLineOnly
         }
         defer { hostile.stop() }
-        let result = try run(["get", hostile.url("/file.bin").absoluteString, "-o", "out.bin", "--retries", "1"])
+        let result = try run(["get", hostile.url("/file.bin").absoluteString, "-o", "out.bin", "--retries", "1"], environment: Self.withoutKit)
         XCTAssertEqual(result.status, ExitCode.network, result.err)
         let last = result.err.split(separator: "\n").last.map(String.init) ?? ""
         XCTAssertTrue(last.hasPrefix("courier: network error: the download process crashed 2 times"), last)
@@ -123,7 +169,7 @@ final class TrapContainmentTests: CommandLineTestCase {
         }
         defer { hostile.stop() }
         let started = Date()
-        let result = try run(["get", hostile.url("/file.bin").absoluteString, "-o", "out.bin", "--retries", "5", "--max-time", "1.5"])
+        let result = try run(["get", hostile.url("/file.bin").absoluteString, "-o", "out.bin", "--retries", "5", "--max-time", "1.5"], environment: Self.withoutKit)
         XCTAssertEqual(result.reason, .exit, result.err)
         XCTAssertEqual(result.status, ExitCode.network, result.err)
         XCTAssertTrue(result.err.contains("did not finish within --max-time"), result.err)
