@@ -3,7 +3,7 @@ import Courier
 
 /// `courier doctor [URL] [--json]`: prints ``PlatformReport`` — the libcurl this process loaded and
 /// its features, the CA file TLS uses, the proxy variables and the proxy for URL, the temporary
-/// directory, the known FoundationNetworking traps — and exits 1 (``ExitCode/failure``) when
+/// directory, the known FoundationNetworking traps, Courier's platform fixes — and exits 1 (``ExitCode/failure``) when
 /// something a download needs is broken, 0 otherwise. Runs in this process, unsupervised: it
 /// makes no transfer, so no server can trap it, and the libcurl it reports is the one a
 /// `courier get` child loads too.
@@ -23,7 +23,9 @@ struct DoctorCommand {
         brotli, zstd), the CA file and directory TLS verifies servers with, the proxy variables
         libcurl honours and, for <url>, the proxy it would use (libcurl's rules: lower-case
         http_proxy only, no_proxy matching), the temporary directory, and which known
-        FoundationNetworking traps apply to this toolchain (as measured, Docs/Platform.md).
+        FoundationNetworking traps apply to this toolchain (as measured, Docs/Platform.md), and
+        which of Courier's platform fixes are active in this process (COURIER_PLATFORM_FIXES=off
+        turns them off).
 
           --json        Print the report as one JSON object (PlatformReport's Codable form).
 
@@ -63,6 +65,8 @@ struct DoctorCommand {
     init(_ options: Options) { self.options = options }
 
     func run() -> Int32 {
+        // As in every command that transfers: the report then says what a transfer here gets.
+        PlatformFixes.install()
         let report = SessionManager.platformReport(for: options.url)
         if options.json {
             let encoder = JSONEncoder()
@@ -199,11 +203,33 @@ struct DoctorCommand {
             trapRows.append(("§" + trap.section, "\(applies) · \(who) · \(trap.summary) · Courier: \(trap.courier)"))
         }
         sections.append(("Known FoundationNetworking traps (Docs/Platform.md)", trapRows))
+        sections.append(("Platform fixes (Courier's kit, Docs/PlatformFixes.md)", fixRows(report.platformFixes)))
 
         sections.append(("Problems", report.problems.isEmpty
             ? [("none", "nothing a download needs is broken")]
             : report.problems.map { ("problem:", $0.message) }))
         return sections
+    }
+
+    /// The kit's state, then one row per fix: active or not, and what it did in this process.
+    static func fixRows(_ status: PlatformFixes.Status) -> [(key: String, value: String)] {
+        var rows: [(key: String, value: String)]
+        switch status.state {
+        case .active: rows = [("state", "active in \(status.object ?? "FoundationNetworking")")]
+        case .disabled: rows = [("state", "disabled (\(status.reason ?? PlatformFixes.environmentVariable))")]
+        case .notInstalled: rows = [("state", "not installed in this process")]
+        case .inert: rows = [("state", "inert: \(status.reason ?? "unknown reason"); nothing was changed")]
+        }
+        for fix in status.fixes {
+            let acted = switch fix.fix {
+            case .staleSocketSources: "stale sources removed"
+            case .responseHeadCutShort: "heads cut short reported"
+            case .hugeContentLength: "lengths reported as unknown"
+            }
+            let state = fix.isActive ? "active · \(fix.count) \(acted) so far" : "not active"
+            rows.append(("§" + fix.fix.section, "\(state) · \(fix.fix.summary)"))
+        }
+        return rows
     }
 
     static func describe(_ location: PlatformReport.CertificateAuthorities.Location) -> String {

@@ -44,10 +44,17 @@ extension PlatformReport {
         /// on 6.3.1; for an older toolchain assumed (the code is older than the fix, where there
         /// is one); for a newer one assumed where no fix is known, unknown where one is.
         static var known: [Trap] {
-            known(measuredToolchain: PlatformReport.isMeasuredToolchain, newer: PlatformReport.isNewerThanMeasured)
+            known(fixes: PlatformFixes.status)
         }
 
-        static func known(measuredToolchain: Bool, newer: Bool) -> [Trap] {
+        /// ``known``, saying for each server trap whether the platform kit contains it here.
+        static func known(fixes: PlatformFixes.Status) -> [Trap] {
+            known(
+                measuredToolchain: PlatformReport.isMeasuredToolchain, newer: PlatformReport.isNewerThanMeasured,
+                headFixed: fixes.isActive(.responseHeadCutShort), lengthFixed: fixes.isActive(.hugeContentLength))
+        }
+
+        static func known(measuredToolchain: Bool, newer: Bool, headFixed: Bool = false, lengthFixed: Bool = false) -> [Trap] {
             func applies(fixKnownUpstream: Bool) -> Applicability {
                 if measuredToolchain { return .measured }
                 return newer && fixKnownUpstream ? .unknown : .assumed
@@ -57,11 +64,13 @@ extension PlatformReport {
                     section: section, summary: summary, trigger: trigger, applies: applies(fixKnownUpstream: fixed),
                     measuredWith: measurementToolchain, courier: courier)
             }
+            let kit = "contained in this process: the platform kit makes it an error (PlatformFixes)"
+            let noKit = "the platform kit is not active: courier get runs transfers in a supervised child and retries; the library cannot contain it (§7.5)"
             return [
                 trap("7.1", "a response head cut short (status line, then FIN): \"Transfer completed, but there's no response.\"",
-                     .server, fixed: true, "courier get runs transfers in a supervised child and retries; the library cannot contain it (§7.5)"),
+                     .server, fixed: true, headFixed ? kit : noKit),
                 trap("7.2", "a Content-Length from 2^63 - 512 to 2^63 - 1: Double-to-Int64 conversion in the header callback",
-                     .server, "courier get runs transfers in a supervised child and retries; the library cannot contain it (§7.5)"),
+                     .server, lengthFixed ? kit : noKit),
                 trap("4.1", "cancel() racing completion while a URL cache is configured", .caller,
                      "avoided: no URL cache, cancels through SessionCore"),
                 trap("4.2", "suspend() and resume() back to back on a running task", .caller, "avoided: never calls suspend()"),

@@ -16,6 +16,7 @@ import FoundationNetworking
 /// ``SessionManager/platformReport(for:)-type.method``, or
 /// ``current(for:temporaryDirectory:environment:)``); `courier doctor` prints it. The value is
 /// `Codable`, so a service can log it once at start-up or expose it on a diagnostics endpoint.
+/// ``platformFixes`` says what Courier's platform kit changes in this process.
 /// Proxy credentials are masked; nothing else in it is secret.
 public struct PlatformReport: Sendable, Codable, Equatable {
     /// The Swift compiler that built Courier, e.g. `6.3.1` (from `#if compiler(>=…)`, so a newer
@@ -39,6 +40,9 @@ public struct PlatformReport: Sendable, Codable, Equatable {
     public var temporaryDirectory: TemporaryDirectory
     /// The known FoundationNetworking traps (Docs/Platform.md §4 and §7) and whether they apply.
     public var traps: [Trap]
+    /// Courier's platform kit in this process: whether it is installed, which fixes are active
+    /// (read from FoundationNetworking's import table) and what each did so far.
+    public var platformFixes: PlatformFixes.Status
     /// What a download needs that is broken here; empty when nothing is.
     public var problems: [Problem]
 
@@ -59,6 +63,7 @@ public struct PlatformReport: Sendable, Codable, Equatable {
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> PlatformReport {
         let libcurl = Libcurl.loaded()
+        let fixes = PlatformFixes.status
         let authorities = CertificateAuthorities.resolve(libcurl: libcurl)
         let proxy = ProxyEnvironment(environment: environment, url: url)
         let temporary = TemporaryDirectory.check(
@@ -85,7 +90,8 @@ public struct PlatformReport: Sendable, Codable, Equatable {
             certificateAuthorities: authorities,
             proxy: proxy,
             temporaryDirectory: temporary,
-            traps: Trap.known,
+            traps: Trap.known(fixes: fixes),
+            platformFixes: fixes,
             problems: problems)
     }
 
