@@ -7,6 +7,8 @@ import FoundationNetworking
 ///
 /// The default accepts status 200–299 and any content type. A response that fails validation is
 /// an error carrying the response and its body; a download that fails it is never published.
+/// Content types are checked only for a response that has a body: an empty body, an answer to
+/// `HEAD`, and a 204, 205 or 304 pass whatever `Content-Type` they carry.
 public struct Validation: Sendable {
     /// Acceptable status codes; `nil` accepts any.
     public var acceptableStatusCodes: Set<Int>?
@@ -36,16 +38,29 @@ public struct Validation: Sendable {
                 message: "the server answered HTTP \(response.statusCode) (\(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)))",
                 url: request?.url ?? response.url, response: response, body: data)
         }
-        if let types = acceptableContentTypes {
-            let bodyIsEmpty = data?.isEmpty ?? true
+        // A response with no body has no content to type: a 204 from a DELETE passes whatever
+        // `Content-Type` a framework put on it (httpbin sends text/html), as in Alamofire.
+        if let types = acceptableContentTypes, !Self.hasNoBody(request: request, response: response, data: data) {
             guard let mimeType = response.mimeType ?? response.value(forHTTPHeaderField: "Content-Type").map(Self.mediaType) else {
-                if bodyIsEmpty || types.contains("*/*") { return }
+                // No type and a body not read into memory (a download, a stream's head): nothing
+                // says it is wrong yet.
+                if data == nil || types.contains("*/*") { return }
                 throw contentTypeError("no Content-Type", types, request, response, data)
             }
             if !types.contains(where: { Self.mediaType(mimeType, matches: $0) }) {
                 throw contentTypeError("Content-Type \(mimeType)", types, request, response, data)
             }
         }
+    }
+
+    /// Whether the response has no body: one read and found empty, or one that cannot have a body
+    /// (RFC 9110: an answer to HEAD, 1xx, 204, 205 and 304). `data` is `nil` when the body was not
+    /// read into memory (a download on disk, a stream at its head).
+    static func hasNoBody(request: URLRequest?, response: HTTPURLResponse, data: Data?) -> Bool {
+        if let data, data.isEmpty { return true }
+        if request?.httpMethod?.uppercased() == "HEAD" { return true }
+        let status = response.statusCode
+        return (100..<200).contains(status) || status == 204 || status == 205 || status == 304
     }
 
     private func contentTypeError(

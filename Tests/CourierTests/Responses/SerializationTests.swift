@@ -109,6 +109,27 @@ final class SerializationTests: CourierTestCase {
         XCTAssertNil(accepted?.error)
     }
 
+    /// httpbin and most frameworks put `Content-Type: text/html` on a 204: a DELETE answered that
+    /// way succeeds under a JSON content-type rule, as in Alamofire; so does a HEAD answer.
+    func testAnEmptyAnswerWithAContentTypePassesContentTypeValidation() throws {
+        let hostile = try ScriptedServer { request, _ in
+            request.method == "HEAD"
+                ? .bytes("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 1234\r\n\r\n")
+                : .bytes("HTTP/1.1 204 No Content\r\nContent-Type: text/html; charset=utf-8\r\n\r\n")
+        }
+        defer { hostile.stop() }
+        let json = Validation(contentTypes: ["application/json"])
+        for method in ["DELETE", "HEAD"] {
+            var request = URLRequest(url: hostile.url("/items/1"))
+            request.httpMethod = method
+            let response = data(request, validation: json)
+            XCTAssertNil(response.error, "\(method): \(response.error.map(String.init(describing:)) ?? "")")
+        }
+        // A body of the wrong type still fails.
+        let refused = data(request("/html"), validation: json)
+        XCTAssertEqual(refused.error?.code, .unacceptableContentType)
+    }
+
     func testCustomStatusCodeValidation() {
         let response = data(request("/status/404"), validation: Validation(statusCodes: [404]))
         XCTAssertNil(response.error?.code == .unacceptableStatusCode ? response.error : nil)

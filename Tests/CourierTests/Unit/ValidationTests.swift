@@ -54,6 +54,45 @@ final class ValidationTests: XCTestCase {
         XCTAssertThrowsError(try validation.validate(request: nil, response: makeResponse(200), data: Data("x".utf8)))
     }
 
+    /// What "has no body" means for content-type validation, row by row: (method, status, body
+    /// read into memory or nil when not read, has no body).
+    func testAResponseWithNoBodyIsOneReadEmptyOrOneThatCannotHaveABody() {
+        let rows: [(String, Int, Data?, Bool)] = [
+            ("GET", 200, Data(), true),
+            ("GET", 200, Data("x".utf8), false),
+            ("GET", 200, nil, false),  // a download on disk or a stream's head: not known to be empty
+            ("DELETE", 204, nil, true),
+            ("PUT", 205, nil, true),
+            ("GET", 304, nil, true),
+            ("GET", 101, nil, true),
+            ("HEAD", 200, nil, true),
+            ("head", 200, nil, true),
+            ("HEAD", 200, Data(), true),
+            ("POST", 201, Data("{}".utf8), false),
+        ]
+        for (method, status, data, expected) in rows {
+            var request = URLRequest(url: URL(string: "http://127.0.0.1/x")!)
+            request.httpMethod = method
+            XCTAssertEqual(
+                Validation.hasNoBody(request: request, response: makeResponse(status), data: data), expected,
+                "\(method) \(status) \(data.map { "\($0.count) bytes" } ?? "not read")")
+        }
+    }
+
+    func testContentTypeIsCheckedOnlyWhenThereIsABody() {
+        let validation = Validation(contentTypes: ["application/json"])
+        let html = ["Content-Type": "text/html; charset=utf-8"]
+        var delete = URLRequest(url: URL(string: "http://127.0.0.1/x")!)
+        delete.httpMethod = "DELETE"
+        // A 204 with a type it does not need, an empty 200, a HEAD answer: accepted.
+        XCTAssertNoThrow(try validation.validate(request: delete, response: makeResponse(204, headers: html), data: Data()))
+        XCTAssertNoThrow(try validation.validate(request: delete, response: makeResponse(204, headers: html), data: nil))
+        XCTAssertNoThrow(try validation.validate(request: nil, response: makeResponse(200, headers: html), data: Data()))
+        // A body of the wrong type is still refused.
+        XCTAssertThrowsError(
+            try validation.validate(request: nil, response: makeResponse(200, headers: html), data: Data("<p>".utf8)))
+    }
+
     func testMediaTypeMatchingIgnoresParametersAndCase() {
         XCTAssertTrue(Validation.mediaType("Text/HTML; charset=UTF-8", matches: "text/html"))
         XCTAssertTrue(Validation.mediaType("text/html", matches: "TEXT/*"))
