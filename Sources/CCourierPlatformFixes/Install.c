@@ -45,6 +45,8 @@ static wrapped_function functions[] = {
     { "curl_easy_setopt", COURIER_WRAP_EASY_SETOPT, (void *)courier_wrap_easy_setopt, (void **)&courier_real.easy_setopt },
     { "curl_easy_getinfo", COURIER_WRAP_EASY_GETINFO, (void *)courier_wrap_easy_getinfo, (void **)&courier_real.easy_getinfo },
     { "curl_easy_cleanup", COURIER_WRAP_EASY_CLEANUP, (void *)courier_wrap_easy_cleanup, (void **)&courier_real.easy_cleanup },
+    { "curl_url", COURIER_WRAP_URL, (void *)courier_wrap_url, (void **)&courier_real.url },
+    { "curl_free", COURIER_WRAP_FREE, (void *)courier_wrap_free, (void **)&courier_real.free },
 };
 #define FUNCTION_COUNT (sizeof(functions) / sizeof(functions[0]))
 
@@ -192,7 +194,9 @@ static unsigned complete_fixes(unsigned found) {
     unsigned headFix = COURIER_WRAP_EASY_SETOPT | COURIER_WRAP_EASY_CLEANUP | COURIER_WRAP_MULTI_ADD_HANDLE
         | COURIER_WRAP_MULTI_INFO_READ;
     unsigned lengthFix = COURIER_WRAP_EASY_GETINFO;
+    unsigned urlFix = COURIER_WRAP_URL | COURIER_WRAP_FREE;
     unsigned usable = 0;
+    if ((found & urlFix) == urlFix) usable |= urlFix;
     if ((found & socketFix) == socketFix) usable |= socketFix;
     if ((found & headFix) == headFix) usable |= headFix;
     if ((found & lengthFix) == lengthFix) usable |= lengthFix;
@@ -221,12 +225,18 @@ static courier_fixes_status install(const void *anchor, unsigned wrap) {
     dl_iterate_phdr(find_object, &object);
     if (!object.found) return COURIER_FIXES_NO_FOUNDATION_NETWORKING;
 
+    // A function libcurl lacks (curl_url before 7.62) leaves out only the fixes that need it.
     courier_real.multi_assign = (courier_multi_assign_fn)libcurl_symbol("curl_multi_assign");
-    if (courier_real.multi_assign == NULL) return COURIER_FIXES_NO_LIBCURL;
+    courier_real.url_cleanup = (courier_url_cleanup_fn)libcurl_symbol("curl_url_cleanup");
+    unsigned available = 0;
     for (size_t function = 0; function < FUNCTION_COUNT; function++) {
         *functions[function].real = libcurl_symbol(functions[function].name);
-        if (*functions[function].real == NULL) return COURIER_FIXES_NO_LIBCURL;
+        if (*functions[function].real != NULL) available |= functions[function].bit;
     }
+    if (courier_real.multi_assign == NULL) available &= ~(unsigned)COURIER_WRAP_MULTI_SETOPT;
+    if (courier_real.url_cleanup == NULL) available &= ~(unsigned)COURIER_WRAP_URL;
+    if (complete_fixes(available) == 0) return COURIER_FIXES_NO_LIBCURL;
+    wrap &= available;
 
     size_t count = collect_slots(&object, wrap);
     unsigned found = 0;
@@ -290,5 +300,6 @@ courier_fixes_counters courier_platform_fixes_counters(void) {
     counters.staleSourcesRemoved = __atomic_load_n(&courier_counters.staleSourcesRemoved, __ATOMIC_RELAXED);
     counters.headsCutShort = __atomic_load_n(&courier_counters.headsCutShort, __ATOMIC_RELAXED);
     counters.lengthsHidden = __atomic_load_n(&courier_counters.lengthsHidden, __ATOMIC_RELAXED);
+    counters.urlHandlesReleased = __atomic_load_n(&courier_counters.urlHandlesReleased, __ATOMIC_RELAXED);
     return counters;
 }

@@ -20,6 +20,9 @@ typedef struct {
     courier_easy_setopt_fn easy_setopt;
     courier_easy_getinfo_fn easy_getinfo;
     courier_easy_cleanup_fn easy_cleanup;
+    courier_url_fn url;
+    courier_url_cleanup_fn url_cleanup;
+    courier_free_fn free;
 } courier_libcurl;
 
 COURIER_HIDDEN extern courier_libcurl courier_real;
@@ -32,5 +35,7 @@ COURIER_HIDDEN courier_curl_msg *courier_wrap_multi_info_read(CURLM *multi, int 
 COURIER_HIDDEN CURLcode courier_wrap_easy_setopt(CURL *easy, int option, ...);
 COURIER_HIDDEN CURLcode courier_wrap_easy_getinfo(CURL *easy, int info, ...);
 COURIER_HIDDEN void courier_wrap_easy_cleanup(CURL *easy);
+COURIER_HIDDEN void *courier_wrap_url(void);
+COURIER_HIDDEN void courier_wrap_free(void *pointer);
 
 #endif

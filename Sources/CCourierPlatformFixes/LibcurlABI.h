@@ -65,5 +65,8 @@ typedef courier_curl_msg *(*courier_multi_info_read_fn)(CURLM *multi, int *left)
 typedef CURLcode (*courier_easy_setopt_fn)(CURL *easy, int option, ...);
 typedef CURLcode (*courier_easy_getinfo_fn)(CURL *easy, int info, ...);
 typedef void (*courier_easy_cleanup_fn)(CURL *easy);
+typedef void *(*courier_url_fn)(void);
+typedef void (*courier_url_cleanup_fn)(void *url);
+typedef void (*courier_free_fn)(void *pointer);
 
 #endif

@@ -225,6 +225,7 @@ struct DoctorCommand {
             case .staleSocketSources: "stale sources removed"
             case .responseHeadCutShort: "heads cut short reported"
             case .hugeContentLength: "lengths reported as unknown"
+            case .urlHandleLeak: "URL handles released whole"
             }
             let state = fix.isActive ? "active · \(fix.count) \(acted) so far" : "not active"
             rows.append(("§" + fix.fix.section, "\(state) · \(fix.fix.summary)"))

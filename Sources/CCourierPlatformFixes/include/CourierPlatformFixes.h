@@ -36,6 +36,8 @@ enum {
     COURIER_WRAP_EASY_SETOPT = 1 << 4,
     COURIER_WRAP_EASY_GETINFO = 1 << 5,
     COURIER_WRAP_EASY_CLEANUP = 1 << 6,
+    COURIER_WRAP_URL = 1 << 7,
+    COURIER_WRAP_FREE = 1 << 8,
 };
 
 /// What the kit has done in this process, counted since it was installed.
@@ -49,6 +51,9 @@ typedef struct {
     /// `Content-Length` values FoundationNetworking would have converted into a trap, reported as
     /// unknown instead (§7.2).
     uint64_t lengthsHidden;
+    /// URL handles FoundationNetworking released with curl_free, released with
+    /// curl_url_cleanup instead so that their parts are freed too (§6.17).
+    uint64_t urlHandlesReleased;
 } courier_fixes_counters;
 
 /// Installs the kit into the loaded object that contains `anchor` (any address inside

@@ -16,6 +16,9 @@ internal import CCourierPlatformFixes
 ///   with an error instead of killing the process.
 /// - ``Fix/hugeContentLength`` (§7.2): a `Content-Length` just below 2^63 is reported as unknown
 ///   instead of killing the process; Courier refuses the response.
+/// - ``Fix/urlHandleLeak`` (§6.17): the libcurl URL handle FoundationNetworking makes to check
+///   every transfer's host is released whole instead of leaking its parts (about 50–60 bytes a
+///   request).
 ///
 /// Every ``SessionManager`` installs the kit before it makes its URLSession, so a service that
 /// uses Courier has it with nothing to add. URLSessions made in the process before the first
@@ -38,6 +41,8 @@ public enum PlatformFixes {
         case responseHeadCutShort
         /// §7.2: a length FoundationNetworking cannot convert is reported as unknown.
         case hugeContentLength
+        /// §6.17: the URL handle made for every transfer is released whole.
+        case urlHandleLeak
 
         /// The section of Docs/Platform.md that describes the defect.
         public var section: String {
@@ -45,6 +50,7 @@ public enum PlatformFixes {
             case .staleSocketSources: "6.16"
             case .responseHeadCutShort: "7.1"
             case .hugeContentLength: "7.2"
+            case .urlHandleLeak: "6.17"
             }
         }
 
@@ -57,6 +63,8 @@ public enum PlatformFixes {
                 "a response head cut short ends the task with an error instead of a trap"
             case .hugeContentLength:
                 "a Content-Length from 2^63 - 512 up is reported as unknown instead of a trap"
+            case .urlHandleLeak:
+                "the URL handle each transfer's host check makes is released whole, not leaked"
             }
         }
 
@@ -70,6 +78,8 @@ public enum PlatformFixes {
                     | COURIER_WRAP_MULTI_ADD_HANDLE | COURIER_WRAP_MULTI_INFO_READ)
             case .hugeContentLength:
                 UInt32(COURIER_WRAP_EASY_GETINFO)
+            case .urlHandleLeak:
+                UInt32(COURIER_WRAP_URL | COURIER_WRAP_FREE)
             }
         }
     }
@@ -112,7 +122,8 @@ public enum PlatformFixes {
         /// Whether its wrappers are in FoundationNetworking's import table right now.
         public var isActive: Bool
         /// How often it acted since it was installed: sockets whose stale sources were removed,
-        /// response heads reported as cut short, lengths reported as unknown.
+        /// response heads reported as cut short, lengths reported as unknown, URL handles
+        /// released whole.
         public var count: UInt64
     }
 
@@ -138,6 +149,7 @@ public enum PlatformFixes {
             case .staleSocketSources: counters.staleSourcesRemoved
             case .responseHeadCutShort: counters.headsCutShort
             case .hugeContentLength: counters.lengthsHidden
+            case .urlHandleLeak: counters.urlHandlesReleased
             }
             return FixStatus(fix: fix, isActive: wrapped & fix.functions == fix.functions, count: count)
         }
