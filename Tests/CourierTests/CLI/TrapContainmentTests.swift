@@ -237,7 +237,9 @@ final class TrapContainmentTests: CommandLineTestCase {
         defer { hanging.stop() }
         let started = Date()
         let command = try start(["get", "--max-time", "1", "-o", "stuck.bin", hanging.url("/stuck.bin").absoluteString])
-        waitUntil("the child started", timeout: 10) { !Self.children(of: command.process.processIdentifier).isEmpty }
+        // Stopped only once its request arrived: a child still inside the supervisor's
+        // posix_spawn (a vfork before exec) would hold the supervisor stopped with it.
+        waitUntil("the child's request arrived", timeout: 10) { hanging.requests.count == 1 }
         let child = try XCTUnwrap(Self.children(of: command.process.processIdentifier).first)
         kill(child, SIGSTOP)
         let ended = finish(command, timeout: 30)
