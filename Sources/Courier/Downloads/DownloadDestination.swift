@@ -70,3 +70,21 @@ public struct DownloadDestination: Sendable {
         return destination
     }
 }
+
+extension DownloadDestination {
+    /// This destination with `check` asked right before the file is published: after the body
+    /// is complete, validated and checked, before the rename. When it throws, nothing is
+    /// published and the task fails with its error (the DownloadQueue's publication gate). For
+    /// destinations decided after the body (`.afterBody`), whose closure runs at that moment.
+    func checking(beforePublishing check: @escaping @Sendable () throws(CourierError) -> Void) -> DownloadDestination {
+        assert(timing == .afterBody, "an .atResponse closure runs before the body, not before publishing")
+        let resolve = self.resolve
+        var checked = DownloadDestination(stagingDirectory: stagingDirectory, timing: timing) { staged, response in
+            try check()
+            return try resolve(staged, response)
+        }
+        checked.stagingOptions = stagingOptions
+        checked.fixedURL = fixedURL
+        return checked
+    }
+}

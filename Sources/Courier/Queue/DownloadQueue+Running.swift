@@ -160,10 +160,10 @@ extension DownloadQueue {
 
     /// Creates and resumes the item's download task, unless it was stopped meanwhile.
     private func launch(_ run: Run, request: URLRequest?) {
-        guard let item = state.withLock({ $0.entry(run).map { $0.ending } == false ? $0.items[run.id] : nil }) else { return }
+        guard let item = state.withLock({ $0.entry(run)?.phase == .active ? $0.items[run.id] : nil }) else { return }
         let task = makeTask(item, run: run, request: request)
         let launched = state.withLock { state -> Bool in
-            guard var entry = state.entry(run), !entry.ending, entry.task == nil else { return false }
+            guard var entry = state.entry(run), entry.phase == .active, entry.task == nil else { return false }
             entry.task = task
             state.running[run.id] = entry
             return true
@@ -188,7 +188,16 @@ extension DownloadQueue {
         policy.expectedSHA256 = item.sha256.flatMap(DownloadPolicy.sha256(hex:))
         let partial = partialFile(for: item.id)
         policy.partialFile = partial
+        // The gate: the run publishes only if no pause, cancel or remove came first (and if one
+        // comes later, it changes nothing). A queue already gone lets it publish: the journal
+        // still has the item running, and reopening recognises the file.
         let destination = DownloadDestination.file(item.destination, options: [.createIntermediateDirectories])
+            .checking { [weak self] () throws(CourierError) in
+                guard let self, !self.state.withLock({ $0.beginPublishing(run) }) else { return }
+                throw CourierError(
+                    code: .cancelled, message: "the item \(item.id) was paused, cancelled or removed before its file was published",
+                    url: item.url)
+            }
         let progress: @Sendable (Progress) -> Void = { [weak self] progress in self?.progressed(run, progress) }
         let completion: @Sendable (DownloadResponse) -> Void = { [weak self] response in self?.finished(run, response) }
         // A record made for an earlier URL of this item (before a refresh) continues with the
@@ -211,7 +220,7 @@ extension DownloadQueue {
     private func progressed(_ run: Run, _ progress: Progress) {
         let id = run.id
         commit { state in
-            guard let entry = state.entry(run), !entry.ending, var item = state.items[id] else { return }
+            guard let entry = state.entry(run), entry.phase == .active, var item = state.items[id] else { return }
             item.state = .running(
                 received: progress.completedUnitCount, total: progress.totalUnitCount > 0 ? progress.totalUnitCount : nil)
             state.items[id] = item
@@ -220,36 +229,11 @@ extension DownloadQueue {
     }
 
     private func finished(_ run: Run, _ response: DownloadResponse) {
-        let id = run.id
         commit { state in
-            guard let entry = state.entry(run) else { return }
-            defer {
-                state.finishStopIfIdle()
-                scheduleLocked(&state)
-            }
-            if entry.ending || state.stopping {
-                state.release(id, entry)
-                return
-            }
-            switch response.result {
-            case .success(let url):
-                state.release(id, entry)
-                state.refreshes[id] = nil
-                state.set(id, .completed(url))
-            case .failure(let error):
-                if let status = error.response?.statusCode, configuration.refresher != nil,
-                    configuration.refreshStatusCodes.contains(status),
-                    (state.refreshes[id] ?? 0) < configuration.maximumRefreshes
-                {
-                    // The slot stays the item's while the refresher works.
-                    state.refreshes[id, default: 0] += 1
-                    state.running[id]?.task = nil
-                    state.actions.append(.refresh(run, .expired(status: status)))
-                    return
-                }
-                state.release(id, entry)
-                state.set(id, .failed(Failure(error)))
-            }
+            guard state.entry(run) != nil else { return }
+            state.finish(run, with: response.result, configuration: configuration)
+            state.finishStopIfIdle()
+            scheduleLocked(&state)
         }
     }
 
@@ -270,7 +254,7 @@ extension DownloadQueue {
     private func refreshed(_ run: Run, _ outcome: Result<URLRequest?, any Error>, reason: RefreshReason) {
         let id = run.id
         commit { state in
-            guard let entry = state.entry(run), !entry.ending else { return }
+            guard let entry = state.entry(run), entry.phase == .active else { return }
             switch outcome {
             case .success(let request?) where request.url != nil:
                 if let url = request.url, url != state.items[id]?.url {

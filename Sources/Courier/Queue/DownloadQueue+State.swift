@@ -45,8 +45,25 @@ extension DownloadQueue {
         let host: String
         let token: UInt64
         var task: DownloadTask?
-        /// Paused, cancelled, removed or stopped: its completion changes no state.
-        var ending = false
+        var phase = Phase.active
+
+        /// Where a run stands between its start and its completion. The publication gate
+        /// (``QueueState/beginPublishing(_:)``) and the caller's requests
+        /// (``QueueState/apply(_:to:)``) decide it under the queue's lock, so a run either
+        /// publishes and its item completes, or is stopped before its rename and never publishes.
+        enum Phase: Equatable {
+            /// Starting, fetching or waiting for a refresh: pause, cancel, remove and stop end it.
+            case active
+            /// Stopped by a shutdown, keeping its bytes. Its item is still running in the journal,
+            /// so it may still publish (then its outcome is recorded before the queue closes).
+            case stopping
+            /// Past the gate: its file is being renamed into place. Its outcome is the item's
+            /// state; pause and cancel change nothing, remove forgets the item and leaves the file.
+            case publishing
+            /// Paused, cancelled or removed before the gate: it may not publish, and its
+            /// completion changes no state.
+            case ending
+        }
     }
 
     /// The queue's whole mutable state, behind one lock.
@@ -110,11 +127,13 @@ extension DownloadQueue {
             emit(item)
         }
 
-        /// Stops a running download; its completion then changes nothing. (A shutdown journals
-        /// no new state for it: the journal keeps it as running, so the next open continues it.)
-        mutating func stopRunning(_ id: String, keepingBytes: Bool) {
-            guard var entry = running[id], !entry.ending else { return }
-            entry.ending = true
+        /// Stops an active download: paused, cancelled or removed (`phase` `.ending`), it may no
+        /// longer publish and its completion changes nothing; stopped by a shutdown (`.stopping`),
+        /// it keeps its bytes and the journal keeps it as running, so the next open continues it.
+        /// A run past the publication gate is left to finish.
+        mutating func stopRunning(_ id: String, as phase: Running.Phase, keepingBytes: Bool) {
+            guard var entry = running[id], entry.phase == .active else { return }
+            entry.phase = phase
             if let task = entry.task {
                 running[id] = entry
                 actions.append(.stopTask(task, keepingBytes: keepingBytes))

@@ -199,66 +199,31 @@ public final class DownloadQueue: Sendable {
     }
 
     /// Pauses an item: a queued one stays put, a running one stops and keeps its bytes. Returns
-    /// once journaled; does nothing to an item that is finished or already paused.
+    /// once journaled. Does nothing to an item that is finished or already paused, nor to one
+    /// whose download is already publishing its file: completion wins over a late pause.
     public func pause(_ id: String) throws(CourierError) {
-        try commitAndWait { state in
-            guard let item = state.items[id] else { return }
-            switch item.state {
-            case .queued:
-                state.order.remove(item)
-                state.set(id, .paused)
-            case .running:
-                state.set(id, .paused)
-                state.stopRunning(id, keepingBytes: true)
-            case .paused, .failed, .cancelled, .completed: return
-            }
-        }
+        try commitAndWait { $0.apply(.pause, to: id) }
     }
 
     /// Queues a paused, failed or cancelled item again (it continues from its bytes, if any).
     public func resume(_ id: String) throws(CourierError) {
         try commitAndWait { state in
-            guard let item = state.items[id] else { return }
-            switch item.state {
-            case .paused, .failed, .cancelled:
-                state.refreshes[id] = nil
-                state.set(id, .queued)
-                if let queued = state.items[id] { state.order.insert(queued) }
-                scheduleLocked(&state)
-            case .queued, .running, .completed: return
-            }
+            state.apply(.resume, to: id)
+            scheduleLocked(&state)
         }
     }
 
     /// Stops an item and discards its bytes; it stays in the queue as cancelled until removed.
+    /// An item whose download is already publishing its file is not cancelled: it completes (a
+    /// cancel never deletes a published file). Returns once journaled.
     public func cancel(_ id: String) throws(CourierError) {
-        try commitAndWait { state in
-            guard let item = state.items[id] else { return }
-            switch item.state {
-            case .queued: state.order.remove(item)
-            case .running: state.stopRunning(id, keepingBytes: false)
-            case .paused, .failed: break
-            case .cancelled, .completed: return
-            }
-            state.set(id, .cancelled)
-            state.actions.append(.removePartialFiles(id))
-        }
+        try commitAndWait { $0.apply(.cancel, to: id) }
     }
 
-    /// Removes an item from the queue (stopping it and discarding its bytes; a published file stays).
+    /// Removes an item from the queue (stopping it and discarding its bytes). A published file
+    /// stays, also one whose download was already publishing it.
     public func remove(_ id: String) throws(CourierError) {
-        try commitAndWait { state in
-            guard let item = state.items[id] else { return }
-            switch item.state {
-            case .queued: state.order.remove(item)
-            case .running: state.stopRunning(id, keepingBytes: false)
-            case .paused, .failed, .cancelled, .completed: break
-            }
-            state.items[id] = nil
-            state.refreshes[id] = nil
-            state.record(.remove(id: id))
-            state.actions.append(.removePartialFiles(id))
-        }
+        try commitAndWait { $0.apply(.remove, to: id) }
     }
 
     /// Stops the queue for a graceful shutdown (SIGTERM in a container): no new download starts,
@@ -269,7 +234,7 @@ public final class DownloadQueue: Sendable {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             commit { state in
                 state.stopping = true
-                for id in Array(state.running.keys) { state.stopRunning(id, keepingBytes: true) }
+                for id in Array(state.running.keys) { state.stopRunning(id, as: .stopping, keepingBytes: true) }
                 state.stopWaiters.append { continuation.resume() }
                 state.finishStopIfIdle()
             }
