@@ -14,6 +14,11 @@ extension Router {
         let comments = try flagParameter(request, "comments")
         let dataLines = try intParameter(request, "data_lines", default: 1, in: 1...100)
         let bom = try flagParameter(request, "bom")
+        // `ids=0`: no `id:` lines, as LLM APIs send; a client then has no Last-Event-ID to resume with.
+        var ids = true
+        if request.query("ids") != nil { ids = try flagParameter(request, "ids") }
+        // `done=1`: a last event `data: [DONE]`, as OpenAI-style APIs end their answer.
+        let done = try flagParameter(request, "done")
         let eol = try lineEnding(request)
         let event = request.query("event")
         if let event, HTTPResponseWriter.isUnsafe(event) {
@@ -46,9 +51,11 @@ extension Router {
         stream.record = { id, buffer in
             let start = buffer.count
             buffer += comment
-            buffer += idPrefix
-            RecordStream.appendDecimal(id, to: &buffer)
-            buffer += eol
+            if ids {
+                buffer += idPrefix
+                RecordStream.appendDecimal(id, to: &buffer)
+                buffer += eol
+            }
             buffer += eventLine
             var cut = 0
             for line in 1...dataLines {
@@ -66,6 +73,7 @@ extension Router {
                 buffer += eol
             }
             buffer += eol
+            if done, id == count { buffer += dataPrefix + Array("[DONE]".utf8) + eol + eol }
             return cut
         }
         var response = HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
