@@ -3,52 +3,23 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// When and how often an event stream reconnects after its connection ends.
-public struct ReconnectPolicy: Sendable, Equatable {
-    /// The wait before reconnecting when the server sent no `retry:` (WHATWG leaves it to the
-    /// client; browsers use a few seconds).
-    public var delay: Duration
-    /// The longest wait: a server's `retry:` and the backoff are capped here, so a hostile
-    /// `retry: 999999999` cannot park the stream for days.
-    public var maximumDelay: Duration
-    /// How many reconnections in a row may fail (no connection, or a connection that ended
-    /// before delivering an event) before the sequence fails with the last error. Each of them
-    /// doubles the wait, up to ``maximumDelay``. An event resets the count.
-    public var maximumAttempts: Int
-
-    /// Creates a policy.
-    public init(delay: Duration = .seconds(3), maximumDelay: Duration = .seconds(60), maximumAttempts: Int = 5) {
-        self.delay = max(.zero, delay)
-        self.maximumDelay = max(.zero, maximumDelay)
-        self.maximumAttempts = max(0, maximumAttempts)
-    }
-
-    /// 3 s (or the server's `retry:`), doubling on failures up to 60 s, at most 5 failures in a row.
-    public static let `default` = ReconnectPolicy()
-    /// Never reconnect: the sequence ends (or fails) with its first connection.
-    public static let never = ReconnectPolicy(maximumAttempts: 0)
-
-    /// The wait before reconnection number `failures + 1` (`failures` failed in a row).
-    func wait(serverRetry: Duration?, failures: Int) -> Duration {
-        var wait = serverRetry ?? delay
-        for _ in 0..<min(failures, 32) where wait < maximumDelay { wait = wait * 2 }
-        return min(wait, maximumDelay)
-    }
-}
-
 /// Server-Sent Events from ``SessionManager/events(for:policy:reconnection:)``: one
 /// uninterrupted sequence across reconnections.
 ///
 /// The first connection is made by the first `next()`. When a connection drops (a transport
-/// error, the idle timeout, or a normal end of the response), the stream waits the server's
-/// `retry:` (or ``ReconnectPolicy/delay``) and reconnects with `Last-Event-ID`, so a server that
-/// honours it continues where the consumer is. It ends when the server answers 204 No Content;
-/// it fails on any other refused response (a non-2xx status or a type other than
-/// `text/event-stream`, as the WHATWG rules say), on cancellation, or after
-/// ``ReconnectPolicy/maximumAttempts`` failed reconnections. With ``StreamPolicy/Overflow/pause``
-/// a consumer that falls more than ``StreamPolicy/bufferLimit`` behind makes the stream drop the
-/// connection, hand over the events it holds, and reconnect with `Last-Event-ID`; with
-/// ``StreamPolicy/Overflow/fail`` (the default) the stream fails.
+/// error, a timeout of the ``StreamPolicy``, or a normal end of the response), the stream waits
+/// the server's `retry:` (or ``ReconnectPolicy/delay``), within the policy's bounds, and
+/// reconnects with `Last-Event-ID`, so a server that honours it continues where the consumer is.
+/// It ends when the server answers 204 No Content; it fails on any other refused response (a
+/// non-2xx status or a type other than `text/event-stream`, as the WHATWG rules say), on
+/// cancellation, or after ``ReconnectPolicy/maximumAttempts`` failed reconnections. With
+/// ``StreamPolicy/Overflow/pause`` a consumer that falls more than ``StreamPolicy/bufferLimit``
+/// behind makes the stream drop the connection, hand over the events it holds, and reconnect
+/// with `Last-Event-ID`; with ``StreamPolicy/Overflow/fail`` (the default) the stream fails.
+///
+/// Only a GET or HEAD request reconnects, unless ``ReconnectPolicy/reconnectsAnyMethod`` is set:
+/// a `POST` (an LLM completion) is sent once, its sequence ends when its response ends, and a
+/// drop, a timeout or an overflow fails it instead of sending it again.
 public struct EventStream: AsyncSequence, Sendable {
     public typealias Element = ServerSentEvent
     public typealias Failure = CourierError
@@ -89,13 +60,20 @@ public struct EventStream: AsyncSequence, Sendable {
         private var deliveredOnConnection = false
         private var lastError: CourierError?
         private var finished = false
+        /// The request may be sent again (AutomaticResend.swift): otherwise its sequence is one response.
+        private let reconnects: Bool
+        /// When the latest reconnections started, oldest first, for ``ReconnectPolicy/maximumReconnectionsPerMinute``.
+        private var recentReconnections: [ContinuousClock.Instant] = []
 
         init(stream: EventStream) {
             self.stream = stream
             self.parser = ServerSentEventParser(policy: stream.policy)
+            self.reconnects = AutomaticResend.isAllowed(
+                .reconnection, for: stream.request, optedIn: stream.reconnection.reconnectsAnyMethod)
         }
 
-        /// The next event, or `nil` once the server said there are no more (204).
+        /// The next event, or `nil` once the server said there are no more (204), or once the
+        /// response of a request that is not sent again (a `POST`) ended.
         public mutating func next() async throws(CourierError) -> ServerSentEvent? {
             while !finished {
                 if reader == nil {
@@ -113,7 +91,7 @@ public struct EventStream: AsyncSequence, Sendable {
                     guard isReconnectable(error) else {
                         finished = true
                         stream.progress.attach(nil)
-                        throw error
+                        throw explained(error)
                     }
                     connectionEnded(error)
                 }
@@ -122,8 +100,22 @@ public struct EventStream: AsyncSequence, Sendable {
         }
 
         private func isReconnectable(_ error: CourierError) -> Bool {
+            guard reconnects else { return false }
             if error.isTransport || error.code == .timedOut { return true }
             return error.code == .bufferOverflow && stream.policy.overflow == .pause
+        }
+
+        /// An overflow under `.pause` that cannot reconnect says why, rather than blaming `.fail`
+        /// (the connection's own policy, set below).
+        private func explained(_ error: CourierError) -> CourierError {
+            guard error.code == .bufferOverflow, stream.policy.overflow == .pause, !reconnects else { return error }
+            let method = (stream.request.httpMethod ?? "GET").uppercased()
+            return CourierError(
+                code: .bufferOverflow,
+                message: "the consumer fell more than \(stream.policy.bufferLimit) bytes (StreamPolicy.bufferLimit) behind "
+                    + "the network, and the event stream cannot pause: it would reconnect, and a \(method) is not sent "
+                    + "again unless ReconnectPolicy.reconnectsAnyMethod is set",
+                url: stream.request.url)
         }
 
         /// The connection is over: its parser state goes (an unfinished event is dropped, as the
@@ -141,6 +133,12 @@ public struct EventStream: AsyncSequence, Sendable {
 
         private mutating func connect() async throws(CourierError) {
             if connections > 0 {
+                guard reconnects else {
+                    // Not safe to send again, and the caller did not opt in: one response is the sequence.
+                    finished = true
+                    if let lastError { throw lastError }
+                    return
+                }
                 guard failures <= stream.reconnection.maximumAttempts, stream.reconnection.maximumAttempts > 0 else {
                     finished = true
                     if let lastError { throw lastError }
@@ -153,13 +151,19 @@ public struct EventStream: AsyncSequence, Sendable {
                             + "(ReconnectPolicy.maximumAttempts is \(stream.reconnection.maximumAttempts))",
                         url: stream.request.url)
                 }
-                let wait = stream.reconnection.wait(serverRetry: parser.reconnectionTime, failures: Swift.max(0, failures - 1))
+                let wait = stream.reconnection.wait(
+                    serverRetry: parser.reconnectionTime, failures: Swift.max(0, failures - 1), recent: recentReconnections,
+                    now: .now)
                 do {
                     try await Task.sleep(for: wait)
                 } catch {
                     finished = true
                     throw CourierError.cancelled(url: stream.request.url)
                 }
+                recentReconnections.append(.now)
+                // Only the latest `maximumReconnectionsPerMinute` are ever looked at.
+                let kept = stream.reconnection.reconnectionsPerMinute
+                if recentReconnections.count > kept { recentReconnections.removeFirst(recentReconnections.count - kept) }
             }
             connections += 1
             deliveredOnConnection = false
@@ -243,8 +247,9 @@ final class EventStreamProgress: Sendable {
 
 extension SessionManager {
     /// Server-Sent Events from `request`, parsed by the WHATWG rules and reconnecting with
-    /// `Last-Event-ID` when the connection drops (see ``EventStream``). Nothing is sent until the
-    /// first `next()`.
+    /// `Last-Event-ID` when the connection drops (see ``EventStream``), within `reconnection`'s
+    /// bounds. Only a GET or HEAD reconnects unless ``ReconnectPolicy/reconnectsAnyMethod`` is set:
+    /// a `POST` (an LLM completion) is sent once. Nothing is sent until the first `next()`.
     public func events(
         for request: URLRequest, policy: StreamPolicy = .default, reconnection: ReconnectPolicy = .default
     ) -> EventStream {

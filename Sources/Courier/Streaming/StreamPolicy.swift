@@ -14,10 +14,12 @@ public struct StreamPolicy: Sendable, Equatable {
         /// taken the bytes already held. Nothing unbounded, nothing silent: the default.
         case fail
         /// Stop receiving and continue once the consumer has caught up: a byte resource by
-        /// asking for the rest with `Range`/`If-Range` (it needs a strong validator: an `ETag`
-        /// or `Last-Modified`, and an unencoded body; without one the stream fails as with
-        /// ``fail``); an event stream by reconnecting with `Last-Event-ID` after the consumer has
-        /// drained the events held. Memory stays bounded and, for byte resources, nothing is lost.
+        /// asking for the rest with `Range`/`If-Range` (it needs a GET and a strong validator: an
+        /// `ETag` or `Last-Modified`, and an unencoded body; without them the stream fails as with
+        /// ``fail``, since a `POST` is never sent again by itself); an event stream by
+        /// reconnecting with `Last-Event-ID` after the consumer has drained the events held (a GET
+        /// or HEAD, or any method with ``ReconnectPolicy/reconnectsAnyMethod``). Memory stays
+        /// bounded and, for byte resources, nothing is lost.
         case pause
     }
 

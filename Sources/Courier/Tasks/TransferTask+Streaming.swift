@@ -85,7 +85,9 @@ extension TransferTask {
         var then = TransferAction.none
         if held > policy.bufferLimit {
             guard policy.overflow == .pause, canContinueByRange(state) else {
-                state.failure = .bufferOverflow(policy, canPause: policy.overflow == .pause, url: originalRequest.url)
+                state.failure = .bufferOverflow(
+                    policy, canPause: policy.overflow == .pause, method: originalRequest.httpMethod,
+                    mayContinue: AutomaticResend.isAllowed(.rangeContinuation, for: originalRequest), url: originalRequest.url)
                 return .cancel(task)
             }
             // This chunk is kept (the buffer ends at most one chunk past the limit); the next
@@ -142,11 +144,20 @@ extension TransferTask {
 }
 
 extension CourierError {
-    /// The stream's consumer fell more than its buffer limit behind.
-    static func bufferOverflow(_ policy: StreamPolicy, canPause: Bool, url: URL?) -> CourierError {
-        let why = canPause
-            ? "and the stream cannot pause: continuing with Range needs a strong validator (ETag or Last-Modified) and an unencoded body"
-            : "and StreamPolicy.overflow is .fail (.pause would stop the transfer and continue it once the consumer catches up)"
+    /// The stream's consumer fell more than its buffer limit behind. `mayContinue`: the request is
+    /// one a `Range` continuation may send again (``AutomaticResend``).
+    static func bufferOverflow(
+        _ policy: StreamPolicy, canPause: Bool, method: String?, mayContinue: Bool, url: URL?
+    ) -> CourierError {
+        let why: String
+        if !canPause {
+            why = "and StreamPolicy.overflow is .fail (.pause would stop the transfer and continue it once the consumer catches up)"
+        } else if !mayContinue {
+            why = "and the stream cannot pause: it would continue with Range, which only a GET can, "
+                + "and a \((method ?? "GET").uppercased()) is never sent again by itself"
+        } else {
+            why = "and the stream cannot pause: continuing with Range needs a strong validator (ETag or Last-Modified) and an unencoded body"
+        }
         return CourierError(
             code: .bufferOverflow,
             message: "the consumer fell more than \(policy.bufferLimit) bytes (StreamPolicy.bufferLimit) behind the network, \(why)",

@@ -571,8 +571,7 @@ final class TransferTask: Sendable {
     /// Whether the bytes held can be continued with `Range`: a plain GET whose body arrived
     /// unencoded, with a strong validator (or a download policy that opts in without one).
     func canContinueByRange(_ state: State) -> Bool {
-        let method = (originalRequest.httpMethod ?? "GET").uppercased()
-        guard method == "GET", state.received > 0, !state.ignoresBody,
+        guard AutomaticResend.isAllowed(.rangeContinuation, for: originalRequest), state.received > 0, !state.ignoresBody,
             originalRequest.value(forHTTPHeaderField: "Range") == nil
         else { return false }
         switch kind {

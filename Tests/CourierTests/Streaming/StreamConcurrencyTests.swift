@@ -36,7 +36,7 @@ final class StreamConcurrencyTests: CourierTestCase {
     func testEventStreamsCallbackStreamsAndCancelledConsumersRunSideBySide() async throws {
         let manager = manager!
         let server = server!
-        let quick = ReconnectPolicy(delay: .milliseconds(10), maximumDelay: .milliseconds(50))
+        let quick = ReconnectPolicy(delay: .milliseconds(10), minimumDelay: .milliseconds(10), maximumDelay: .milliseconds(50))
         let callbackBytes = Locked(0)
         let completions = Locked(0)
         let done = expectation(description: "callback streams")
