@@ -10,8 +10,11 @@ import Courier
 /// `for try await`, as async code would.
 final class CourierClient: BenchClient {
     let manager: SessionManager
-    /// The `stream` workload's policy: `--buffer-limit` and `--overflow` over the library's defaults.
+    /// The `stream` workload's policy: `--buffer-limit` and `--overflow` over the library's defaults,
+    /// and `--timeout` as its idle limit.
     let streamPolicy: StreamPolicy
+    /// The `sse` workload's policy: `--timeout` as its idle limit.
+    let eventPolicy: StreamPolicy
 
     init(options: BenchOptions) {
         var configuration = SessionManager.Configuration()
@@ -36,10 +39,15 @@ final class CourierClient: BenchClient {
             ]
         }
         manager = SessionManager(configuration: configuration)
+        // A stream's waits are its policy's (the request timeout does not apply to streams):
+        // `--timeout` bounds silence there, as it does for URLSession's client.
+        let silence = Duration.milliseconds(Int64((options.timeout * 1000).rounded(.up)))
         var policy = StreamPolicy.default
         if let limit = options.bufferLimit { policy.bufferLimit = limit }
         policy.overflow = options.overflow == .pause ? .pause : .fail
+        policy.idleTimeout = silence
         streamPolicy = policy
+        eventPolicy = StreamPolicy(idleTimeout: silence)
     }
 
     /// Caps how many tasks Courier runs at once per host at `--max-conns`, like the URLSession limit.
@@ -118,6 +126,7 @@ final class CourierClient: BenchClient {
 
     func events(_ request: URLRequest, expected: Int, completion: @escaping @Sendable (Result<EventCount, BenchFailure>) -> Void) {
         let manager = manager
+        let policy = eventPolicy
         Task {
             var count = 0
             var lastID: String?
@@ -125,7 +134,7 @@ final class CourierClient: BenchClient {
                 // The default reconnection policy, as a user would have it; the loop stops at
                 // event `expected`, so the reconnection after the body's end (which the server
                 // answers with 204) is not part of the run.
-                for try await event in manager.events(for: request) {
+                for try await event in manager.events(for: request, policy: policy) {
                     count += 1
                     lastID = event.id
                     if count == expected { break }

@@ -131,12 +131,12 @@ extension GetCommand {
         return status
     }
 
-    /// The manager for one streamed body: the command's timeouts and deadline, `--retries` as
-    /// its retry policy (which continues a stream by `Range` once bytes were handed over), and
-    /// a monitor that says each retry on stderr.
+    /// The manager for one streamed body: the command's deadline, `--retries` as its retry
+    /// policy (which continues a stream by `Range` once bytes were handed over), and a monitor
+    /// that says each retry on stderr. `--timeout` is the stream's policy (``streamPolicy()``):
+    /// URLSession's request timeout does not apply to streams.
     private func streamingManager(printer: ProgressPrinter, retries: Guarded<Int>, verbose: VerboseMonitor?) -> SessionManager {
         var configuration = SessionManager.Configuration()
-        if let timeout = options.timeout { configuration.urlSessionConfiguration.timeoutIntervalForRequest = timeout }
         configuration.deadline = options.maxTime.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }
         var retryPolicy = RetryPolicy()
         retryPolicy.retryLimit = options.retries
@@ -161,6 +161,13 @@ extension GetCommand {
         return SessionManager(configuration: configuration)
     }
 
+    /// `.pause` (see `streamBody`), and `--timeout` (default 60 s, whole seconds rounded up, as
+    /// for files) as the longest wait for the head and the longest silence between chunks.
+    private func streamPolicy() -> StreamPolicy {
+        let silence = Duration.seconds(max(1, (options.timeout ?? 60).rounded(.up)))
+        return StreamPolicy(overflow: .pause, headTimeout: silence, idleTimeout: silence)
+    }
+
     private func streamingRequest() -> URLRequest {
         var request = URLRequest(url: options.url)
         for header in options.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
@@ -183,7 +190,7 @@ extension GetCommand {
             // Paused rather than failed when stdout is slower than the network: the library stops
             // the transfer and continues it with Range once the writes have caught up (a body
             // without a validator cannot pause and fails instead).
-            let (bytes, response) = try await manager.bytes(for: request, policy: StreamPolicy(overflow: .pause))
+            let (bytes, response) = try await manager.bytes(for: request, policy: streamPolicy())
             let facts = ResponseFacts(response)
             end.hasValidator = facts.validator != nil
             if let why = facts.unverifiableReason, !options.acceptUnverified, options.expectedSHA256 == nil {

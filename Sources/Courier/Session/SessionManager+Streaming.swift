@@ -34,7 +34,9 @@ extension SessionManager {
     /// has passed `validation` (an error page throws, with its body, instead of looking like a
     /// stream). The shape of Darwin's `URLSession.bytes(for:)`: a port renames the call.
     ///
-    /// The body arrives in a buffer bounded by `policy` (see ``StreamPolicy``). Cancelling the
+    /// The body arrives in a buffer bounded by `policy` (see ``StreamPolicy``), which also sets
+    /// how long the head and the gaps between chunks may take: URLSession's request timeout
+    /// (`timeoutIntervalForRequest`, `request.timeoutInterval`) does not apply. Cancelling the
     /// Swift task that awaits this call or iterates the stream, or dropping the stream, cancels
     /// the transfer. The manager's retry policy and interceptors apply; once bytes were handed
     /// over, a retry continues them with `Range` or does not happen.
@@ -109,8 +111,12 @@ extension SessionManager {
                     response: outcome.response, data: outcome.data, value: nil, fileURL: nil, error: failure, metrics: outcome.metrics)), for: handle)
             buffer.finish(ending)
         }
+        var request = prepared(request)
+        // A stream's waits are its policy's: URLSession's request timeout (the session's, or the
+        // request's own) must not cut a wait the policy allows (TransferTask+Streaming.swift keeps them).
+        request.timeoutInterval = policy.urlSessionTimeout
         let transfer = TransferTask(
-            core: core, request: prepared(request), kind: .stream(buffer, policy), validation: validation,
+            core: core, request: request, kind: .stream(buffer, policy), validation: validation,
             options: taskOptions, settings: settings(for: queue), events: events, finisher: finisher)
         let task = StreamTask(transfer: transfer)
         // Weak: the task keeps the buffer, and a started task keeps itself until it completes.

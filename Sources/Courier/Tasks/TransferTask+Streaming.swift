@@ -17,10 +17,16 @@ extension TransferTask {
         var accepted = false
         /// The attempt was stopped because the consumer fell behind; the buffer's drain restarts it.
         var throttled = false
-        /// The idle-gap timer (``StreamPolicy/idleTimeout``), cancelled on completion.
+        /// The timer of the stream's waits (``StreamPolicy/headTimeout``, ``StreamPolicy/idleTimeout``),
+        /// cancelled on completion.
         var idleTimer: (any DispatchSourceTimer)?
         /// When the server last sent something (or an attempt started).
         var lastActivity = ContinuousClock.Instant.now
+        /// The current attempt has no response head yet: its silence is bounded by the head limit.
+        var awaitingHead = true
+        /// The head or idle limit ended the current attempt: its URLSession task is being cancelled,
+        /// and its completion reports this (TransferTask+URLSessionEvents.swift).
+        var expiredWait: CourierError?
     }
 
     /// Whether the next attempt continues the body held instead of starting over: a download's
@@ -110,14 +116,32 @@ extension TransferTask {
         continueAfterPause(\.stream.throttled, reason: .consumer)
     }
 
-    // MARK: - Idle gaps
+    // MARK: - Waits: the head, and idle gaps
 
-    /// Starts the idle-gap clock on the first `resume()`, for a stream with an idle timeout.
+    /// An attempt starts (`awaitingHead`), or its response head arrived: the clock of the
+    /// stream's waits starts again, under the head limit before the head and
+    /// ``StreamPolicy/idleTimeout`` after it. The timer is moved to the new limit, which may be
+    /// shorter than the one it was set for.
+    func restartWaitClock(awaitingHead: Bool, _ state: inout State) {
+        guard case .stream(_, let policy) = kind else { return }
+        state.stream.awaitingHead = awaitingHead
+        if awaitingHead { state.stream.expiredWait = nil }
+        guard let timer = state.stream.idleTimer else { return }
+        state.stream.lastActivity = .now
+        let limit = awaitingHead ? policy.headLimit : policy.idleTimeout
+        if let next = limit ?? policy.headLimit ?? policy.idleTimeout {
+            timer.schedule(deadline: .now() + max(0, next.seconds))
+        }
+    }
+
+    /// Starts the clock of the stream's waits on the first `resume()`, for a stream whose policy
+    /// limits the wait for the head or the gaps between chunks. These limits are Courier's to
+    /// keep: URLSession's request timeout is set past them (``StreamPolicy/urlSessionTimeout``).
     func armIdleTimer() {
-        guard case .stream(_, let policy) = kind, let idle = policy.idleTimeout else { return }
+        guard case .stream(_, let policy) = kind, let first = policy.headLimit ?? policy.idleTimeout else { return }
         let timer = DispatchSource.makeTimerSource(queue: core.callQueue)
-        timer.schedule(deadline: .now() + max(0, idle.seconds))
-        timer.setEventHandler { [weak self] in self?.checkIdleGap(idle) }
+        timer.schedule(deadline: .now() + max(0, first.seconds))
+        timer.setEventHandler { [weak self] in self?.checkWaits(policy) }
         let armed = state.withLock { state -> Bool in
             guard state.lifecycle.state != .completed else { return false }
             state.stream.idleTimer = timer
@@ -127,19 +151,38 @@ extension TransferTask {
         if armed { timer.resume() }
     }
 
-    /// Fails the stream when the server has been silent for `idle`; otherwise looks again when
-    /// it could be. Time between attempts (paused for the consumer, waiting to retry) is not a gap.
-    private func checkIdleGap(_ idle: Duration) {
+    /// Ends the current attempt with ``CourierError/Code-swift.struct/timedOut`` when the server
+    /// has been silent longer than the current wait allows (the head limit before the attempt's
+    /// head, ``StreamPolicy/idleTimeout`` after it), as URLSession's request timeout would have:
+    /// the retriers are then asked, and without a retry the stream fails. Otherwise it looks again
+    /// when the limit could pass. Time between attempts (paused for the consumer, waiting to
+    /// retry) is not silence.
+    private func checkWaits(_ policy: StreamPolicy) {
         let now = ContinuousClock.Instant.now
-        let expired = state.withLock { state -> Bool in
-            guard let timer = state.stream.idleTimer else { return false }
+        let expired = state.withLock { state -> URLSessionTask? in
+            guard let timer = state.stream.idleTimer, state.stream.expiredWait == nil, state.failure == nil else { return nil }
             if state.current == nil || state.lifecycle.state != .running { state.stream.lastActivity = now }
             let silent = now - state.stream.lastActivity
-            guard silent < idle else { return true }
-            timer.schedule(deadline: .now() + (idle - silent).seconds)
-            return false
+            let head = state.stream.awaitingHead
+            let limit = head ? policy.headLimit : policy.idleTimeout
+            if let limit, silent >= limit, let current = state.current {
+                // A task still being launched is not registered yet: cancelling it now would lose
+                // its completion. It is looked at again in a moment.
+                guard current !== state.launching else {
+                    timer.schedule(deadline: .now() + 0.01)
+                    return nil
+                }
+                state.stream.expiredWait = head
+                    ? .headTimeout(limit, policy: policy, url: originalRequest.url) : .idleTimeout(limit, url: originalRequest.url)
+                return current
+            }
+            // A wait without a limit (no idle limit once the head is in) is looked at again after
+            // the other one, for the next attempt's head.
+            guard let next = limit.map({ $0 - silent }) ?? policy.headLimit ?? policy.idleTimeout else { return nil }
+            timer.schedule(deadline: .now() + max(0.001, next.seconds))
+            return nil
         }
-        if expired { stop(with: .idleTimeout(idle, url: originalRequest.url), keepingBytes: false) }
+        if let expired { core.cancel(expired) }
     }
 }
 
@@ -162,6 +205,14 @@ extension CourierError {
             code: .bufferOverflow,
             message: "the consumer fell more than \(policy.bufferLimit) bytes (StreamPolicy.bufferLimit) behind the network, \(why)",
             url: url)
+    }
+
+    /// No response head arrived within the stream's head limit (``StreamPolicy/headTimeout``, or
+    /// its idle timeout when it has none).
+    static func headTimeout(_ limit: Duration, policy: StreamPolicy, url: URL?) -> CourierError {
+        let setting = policy.headTimeout != nil ? "StreamPolicy.headTimeout" : "StreamPolicy.idleTimeout, which bounds the head when headTimeout is nil"
+        return CourierError(
+            code: .timedOut, message: "no response head arrived within \(Backoff.describe(limit)) (\(setting))", url: url)
     }
 
     /// No byte arrived within the stream's idle timeout.

@@ -32,8 +32,11 @@ extension TransferTask: TaskDelegate {
         if (100..<200).contains(http.statusCode) { return }
         let action = state.withLock { state -> TransferAction in
             // A failure already recorded (a write error, the deadline) stands: the attempt is ending.
-            guard state.current === task, state.lifecycle.state == .running, state.failure == nil else { return .none }
+            guard state.current === task, state.lifecycle.state == .running, state.failure == nil,
+                state.stream.expiredWait == nil
+            else { return .none }
             state.metrics.responseHead(http.statusCode)
+            restartWaitClock(awaitingHead: false, &state)
             emit(.response(http), state)
             if case .download(let plan) = kind { return downloadResponse(http, task, plan, &state) }
             // Lengths are Courier's to read: libcurl takes `0x5` for 0 and would end the body there.
@@ -116,7 +119,7 @@ extension TransferTask: TaskDelegate {
     func urlTask(_ task: URLSessionTask, didReceive data: Data) {
         let action = state.withLock { state -> TransferAction in
             guard state.current === task, state.lifecycle.state == .running, state.failure == nil,
-                !state.ignoresBody
+                state.stream.expiredWait == nil, !state.ignoresBody
             else { return .none }
             state.metrics.received(data.count)
             if case .stream(let buffer, let policy) = kind, state.stream.accepted {
@@ -223,6 +226,10 @@ extension TransferTask: TaskDelegate {
                 failure = .cancelled(url: originalRequest.url)
             } else if let problem = state.failure {
                 failure = problem
+            } else if let expired = state.stream.expiredWait {
+                // The stream's own head or idle limit ended the attempt, as URLSession's timeout
+                // would have: the retriers are asked about it like any timeout.
+                failure = expired
             } else if let error {
                 failure = classify(error, state)
             } else if state.continuedByRange, !state.ignoresBody, let total = state.expectedToReceive, state.received != total {

@@ -539,7 +539,7 @@ final class TransferTask: Sendable {
                 state.current = task
                 state.currentRequest = request
                 state.launching = task
-                if state.stream.idleTimer != nil { state.stream.lastActivity = .now }
+                restartWaitClock(awaitingHead: true, &state)
                 noteAttempt(request, &state)
             }
             return decision

@@ -52,6 +52,23 @@ final class GetStandardOutputTests: CommandLineTestCase {
         XCTAssertEqual(try staged(), [], "the staging directory is gone")
     }
 
+    /// `--timeout` is the stream's policy now that URLSession's request timeout no longer
+    /// applies to streams: a silent attempt still fails after it and is retried.
+    func testTimeoutFailsASilentStreamAndRetriesIt() throws {
+        let silent = try ScriptedServer { _, _ in ScriptedServer.Reply([], ending: .hang) }
+        defer { silent.stop() }
+        let started = Date()
+        let result = try get(["--timeout", "1", "--retries", "1", silent.url("/x.bin").absoluteString])
+        XCTAssertEqual(result.status, 3, result.err)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 15, "two attempts of about a second, not 60 s each")
+        XCTAssertEqual(silent.requests.count, 2)
+        XCTAssertEqual(result.out, "")
+        let lines = errorLines(result.err)
+        XCTAssertTrue(lines.first?.hasPrefix("courier: timed out: ") ?? false, result.err)
+        XCTAssertTrue(lines.first?.hasSuffix("(retry 1 of 1)") ?? false, result.err)
+        XCTAssertTrue(lines.last?.hasPrefix("courier: timed out: ") ?? false, result.err)
+    }
+
     func testAFailedDownloadWritesNothingToStdout() throws {
         for whole in [[], ["--whole"]] {
             let result = try get(whole + [server.url("/status/404?body=gone").absoluteString])
