@@ -114,9 +114,11 @@ extension EventsCommand {
 
         When the connection drops, ends or goes silent, it reconnects as Courier's event streams
         do: after the server's retry: time (else --retry-delay), with Last-Event-ID set to the last
-        id seen, doubling the wait after each failed attempt (at most 60 s). Each reconnection is
-        one line on stderr: why, how long it waited, the Last-Event-ID sent. A 204 No Content from
-        the server ends the stream (exit 0).
+        id seen, doubling the wait after each failed attempt (at most 60 s). It never waits less
+        than 0.5 s and reconnects at most 60 times a minute, whatever the connections delivered,
+        so a server that sends retry: 0 and closes after every event cannot make it spin. Each
+        reconnection is one line on stderr: why, how long it waited, the Last-Event-ID sent. A 204
+        No Content from the server ends the stream (exit 0).
 
         Options:
           -H, --header 'Name: value'  Add a request header (repeatable; not sent to another origin a
@@ -128,9 +130,10 @@ extension EventsCommand {
                                       connection, or one that ended before an event; default 5).
                                       0: never reconnect.
           --retry-delay <s>           Seconds to wait before reconnecting when the server sent no
-                                      retry: (default 3).
+                                      retry: (default 3; at least 0.5).
           --idle-timeout <s>          Drop and remake a connection silent for <s> seconds
-                                      (comments count as traffic). Default: no limit.
+                                      (comments count as traffic; waiting for the response
+                                      head counts too). Default: no limit.
           -n, --max-events <n>        Stop after <n> events (exit 0).
           -s, --silent, -q, --quiet   No reconnection lines; errors still.
 

@@ -118,10 +118,9 @@ struct EventsCommand {
 
     private func configuration(_ connections: ConnectionLog) -> SessionManager.Configuration {
         var configuration = SessionManager.Configuration()
-        // An event stream may rightly be silent for long stretches; URLSession's request timeout
-        // (60 s of silence by default) would drop it behind the user's back. Silence is
-        // --idle-timeout's business, measured by the library to the millisecond.
-        configuration.urlSessionConfiguration.timeoutIntervalForRequest = 7 * 24 * 3600
+        // An event stream may rightly be silent for long stretches: silence is --idle-timeout's
+        // business (the stream's policy, measured by the library to the millisecond), and the
+        // library keeps URLSession's request timeout out of a stream's way.
         // No retry policy: reconnecting is the event stream's, with Last-Event-ID.
         configuration.retryPolicy = nil
         // -H headers often carry tokens: not to another origin a redirect leads to, unless trusted.
@@ -145,10 +144,13 @@ struct EventsCommand {
     private func policy() -> StreamPolicy {
         // `.pause`: a slow reader of stdout makes the stream drop the connection, hand over the
         // events held and reconnect with Last-Event-ID, rather than fail or grow without bound.
+        // No head timeout of its own: --idle-timeout bounds the wait for the head too.
         StreamPolicy(overflow: .pause, idleTimeout: options.idleTimeout.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) })
     }
 
     private func reconnection() -> ReconnectPolicy {
+        // The library's minimum delay (0.5 s) and rate (60 a minute) bound a server that asks for
+        // `retry: 0` and closes after every event; --retry-delay below the minimum is raised to it.
         ReconnectPolicy(
             delay: .milliseconds(Int64((options.retryDelay * 1000).rounded())), maximumAttempts: options.maxReconnects)
     }

@@ -136,6 +136,20 @@ final class EventsCommandTests: CommandLineTestCase {
         XCTAssertEqual(once.status, 0, "asked for one connection, and it ended cleanly: \(once.err)")
     }
 
+    /// A server that asks for `retry: 0` and drops the connection after every event: each
+    /// connection delivers, so only the minimum delay (0.5 s) and the rate bound hold the
+    /// command back (it reconnected 844–4,507 times in 3 s without them).
+    func testRetryZeroWithOneEventPerConnectionIsNotAHotLoop() throws {
+        let child = try start(["events", "-s", server.url("/sse?count=100000&drop_after=1&retry=0").absoluteString])
+        Thread.sleep(forTimeInterval: 2)
+        kill(child.process.processIdentifier, SIGINT)
+        let stopped = finish(child, timeout: 15)
+        XCTAssertEqual(stopped.status, 130, stopped.err)
+        XCTAssertLessThanOrEqual(server.requests.count, 6, "at most about two connections a second")
+        XCTAssertGreaterThanOrEqual(server.requests.count, 3)
+        XCTAssertEqual(lines(stopped.out).count, server.requests.count, "one event per connection")
+    }
+
     func testSIGINTAndSIGTERMStopQuietlyWithWholeLinesOnStdout() throws {
         for (signal, status) in [(SIGINT, Int32(130)), (SIGTERM, Int32(143))] {
             let child = try start(["events", server.url("/sse?count=1000&interval_ms=50").absoluteString])
