@@ -9,6 +9,12 @@ import FoundationNetworking
 /// callers' `switch` statements: compare ``code`` against the static members of ``Code``.
 /// Every error carries the context a person needs to act on it: the URL, the HTTP response and
 /// body when there was one, and the underlying error.
+///
+/// What it says is safe to log: ``message`` and ``description`` never hold a URL's user info or
+/// a secret query parameter in clear — every URL in them goes through ``Redaction/default``
+/// (`https://***@host/file?X-Amz-Signature=***`), so a failing presigned URL does not put a
+/// working credential in a service's log. ``url`` keeps the URL as requested, for code; print
+/// it through a ``Redaction`` (``Redaction/url(_:)``), never as it is.
 public struct CourierError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is. Compare with the static members (`error.code == .timedOut`).
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -112,9 +118,14 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
 
     /// What kind of failure this is.
     public let code: Code
-    /// A sentence for people: what happened, and where.
+    /// A sentence for people: what happened, and where. Any `scheme://…` URL in it has been
+    /// through ``Redaction/default`` (``Redaction/redactingURLs(in:)``), whatever text it was
+    /// created with.
     public let message: String
-    /// The request URL, when known.
+    /// The request URL, when known, **in clear**: user info and query parameters as requested,
+    /// for code that needs them (to retry, to refresh a presigned URL). Never print or log it as
+    /// it is: ``description`` shows it through ``Redaction/default``, and ``Redaction/url(_:)``
+    /// through any redaction.
     public var url: URL?
     /// The HTTP response, when one arrived (also for network errors after the head).
     public var response: HTTPURLResponse?
@@ -126,13 +137,16 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     /// with ``SessionManager/downloadTask(resumingFrom:request:to:policy:validation:queue:progress:completion:)``.
     public var resumeData: ResumeData?
 
-    /// Creates an error; Courier's own code uses the static factories.
+    /// Creates an error; Courier's own code uses the static factories. The URLs in `message`
+    /// are masked (``Redaction/default``) before it is kept.
     public init(
         code: Code, message: String, url: URL? = nil, response: HTTPURLResponse? = nil,
         body: Data? = nil, underlyingError: (any Error)? = nil
     ) {
         self.code = code
-        self.message = message
+        // Masked here, once, so that no message can carry a secret whatever built it: libcurl's
+        // text, a refusal naming a Location, a wrapped error's description.
+        self.message = Redaction.default.redactingURLs(in: message)
         self.url = url
         self.response = response
         self.body = body
@@ -152,11 +166,14 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     /// ``Code-swift.struct/timedOut``, which never was.
     public var isTransport: Bool { code.isTransport }
 
-    /// `"<code>: <message> (<url>)"`, plus the underlying error.
+    /// `"<code>: <message> (<url>)"`, plus the underlying error, with the URL and every URL in
+    /// the underlying error's text (a `URLError` names the failing URL) through
+    /// ``Redaction/default``.
     public var description: String {
+        let redaction = Redaction.default
         var text = "\(code): \(message)"
-        if let url { text += " (\(url.absoluteString))" }
-        if let underlyingError { text += " [underlying: \(underlyingError)]" }
+        if let url { text += " (\(redaction.url(url)))" }
+        if let underlyingError { text += " [underlying: \(redaction.redactingURLs(in: String(describing: underlyingError)))]" }
         return text
     }
 

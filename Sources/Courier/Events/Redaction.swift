@@ -6,19 +6,25 @@ import FoundationNetworking
 /// What to mask before a request or response is written where people read it: header values,
 /// a URL's user info, and the values of query parameters that carry secrets.
 ///
-/// ``LoggingMonitor`` passes every URL and header of its records through one, and so does
-/// `URLRequest.cURLDescription(redaction:)`. The default masks:
+/// It is the one rule for everything Courier writes for people: ``LoggingMonitor`` passes every
+/// URL and header of its records through one, and so do ``TaskMetrics/timeline(redaction:)``,
+/// `URLRequest.cURLDescription(redaction:)` and ``PlatformReport``; ``CourierError``'s
+/// ``CourierError/message`` and ``CourierError/description`` go through ``default``; `courier`
+/// passes every line it prints through one. The default masks:
 ///
-/// - the values of `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie`;
-/// - a URL's whole user info (`https://user:password@host/` becomes `https://***@host/`);
+/// - the values of the headers in ``defaultHeaders`` (`Authorization`, `Cookie`, `X-Api-Key`,
+///   `X-Amz-Security-Token`…);
+/// - a URL's whole user info (`https://user:password@host/` becomes `https://***@host/`); the
+///   user info ends at the authority's **last** `@`, as libcurl and Foundation read it, so a
+///   password holding an unencoded `@` is masked whole;
 /// - the values of the query parameters named in ``defaultQueryParameters`` (`access_token`,
-///   `api_key`, `X-Amz-Signature`, `code`…).
+///   `api_key`, `X-Amz-Signature`, `sig`, `code`…).
 ///
 /// Names compare case-insensitively (they are stored lower-cased), and a query parameter's name
 /// is percent-decoded before it is compared, so `Access%5FToken=…` is masked too. Everything
 /// else is kept byte for byte: parameter order, repeated names, parameters without `=`.
 ///
-///     let redaction = Redaction.default.adding(headers: ["X-Api-Key"]).adding(queryParameters: ["session"])
+///     let redaction = Redaction.default.adding(headers: ["X-Session"]).adding(queryParameters: ["session"])
 ///     redaction.url(URL(string: "https://u:p@example.com/a?session=42&page=2")!)
 ///     // "https://***@example.com/a?session=***&page=2"
 ///
@@ -46,25 +52,48 @@ public struct Redaction: Sendable, Equatable {
     private var lowercasedHeaders: Set<String>
     private var lowercasedQueryParameters: Set<String>
 
-    /// The header names masked by default: `authorization`, `proxy-authorization`, `cookie`,
-    /// `set-cookie`.
-    public static let defaultHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+    /// The header names masked by default: HTTP's own credentials and cookies, and the
+    /// common headers that carry an API key or a token by themselves.
+    ///
+    /// - `authorization`, `proxy-authorization`, `cookie`, `set-cookie`: HTTP's;
+    /// - `x-api-key` (AWS API Gateway and many APIs), `api-key` (Azure OpenAI and Cognitive
+    ///   Search), `x-goog-api-key` (Google APIs), `ocp-apim-subscription-key` (Azure API
+    ///   Management), `x-functions-key` (Azure Functions);
+    /// - `x-amz-security-token` (an AWS session token), `x-auth-token` and `x-subject-token`
+    ///   (OpenStack), `x-vault-token` (HashiCorp Vault), `private-token` (GitLab),
+    ///   `x-access-token`.
+    ///
+    /// A name not here is shown: add your own with ``adding(headers:)`` (`courier` has
+    /// `--redact-header`).
+    public static let defaultHeaders: Set<String> = [
+        "authorization", "proxy-authorization", "cookie", "set-cookie",
+        "x-api-key", "api-key", "x-goog-api-key", "ocp-apim-subscription-key", "x-functions-key",
+        "x-amz-security-token", "x-auth-token", "x-subject-token", "x-vault-token", "private-token", "x-access-token",
+    ]
 
     /// The query parameter names masked by default: OAuth's tokens and authorization `code`,
-    /// the usual API-key spellings, request signatures (AWS SigV4 and Google Cloud Storage
-    /// signed URLs), and passwords and secrets.
+    /// the usual API-key spellings, the signatures and credentials of presigned URLs, and
+    /// passwords and secrets.
     ///
-    /// `access_token`, `refresh_token`, `id_token`, `token`, `auth`, `code`, `api_key`, `apikey`,
-    /// `api-key`, `key`, `signature`, `sig`, `x-amz-signature`, `x-amz-credential`,
-    /// `x-amz-security-token`, `x-goog-signature`, `x-goog-credential`, `password`, `passwd`,
-    /// `secret`, `client_secret`. `code` and `key` also mask harmless parameters of those names:
-    /// a log that shows too little is the cheaper mistake.
+    /// - OAuth: `access_token`, `refresh_token`, `id_token`, `token`, `auth`, `code`,
+    ///   `client_secret`;
+    /// - API keys: `api_key`, `apikey`, `api-key`, `key` (Google APIs), `private_token` (GitLab);
+    /// - presigned URLs: `x-amz-signature`, `x-amz-credential`, `x-amz-security-token` (AWS
+    ///   SigV4), `signature` and `awsaccesskeyid` (AWS SigV2), `x-goog-signature`,
+    ///   `x-goog-credential` (Google Cloud Storage V4), `googleaccessid` (its V2), `sig` (an
+    ///   Azure shared access signature);
+    /// - `password`, `passwd`, `secret`.
+    ///
+    /// A presigned URL's signature is a working credential until it expires, so it is masked;
+    /// the credential and access key ids name the key that signed it, and are masked with it.
+    /// `code` and `key` also mask harmless parameters of those names: a log that shows too little
+    /// is the cheaper mistake.
     public static let defaultQueryParameters: Set<String> = [
-        "access_token", "refresh_token", "id_token", "token", "auth", "code",
-        "api_key", "apikey", "api-key", "key",
-        "signature", "sig", "x-amz-signature", "x-amz-credential", "x-amz-security-token",
-        "x-goog-signature", "x-goog-credential",
-        "password", "passwd", "secret", "client_secret",
+        "access_token", "refresh_token", "id_token", "token", "auth", "code", "client_secret",
+        "api_key", "apikey", "api-key", "key", "private_token",
+        "signature", "sig", "x-amz-signature", "x-amz-credential", "x-amz-security-token", "awsaccesskeyid",
+        "x-goog-signature", "x-goog-credential", "googleaccessid",
+        "password", "passwd", "secret",
     ]
 
     /// Masks ``defaultHeaders``, URL user info and ``defaultQueryParameters`` with `***`.
@@ -204,10 +233,16 @@ public struct Redaction: Sendable, Equatable {
         return pieces.joined(separator: "&")
     }
 
-    /// Finds the `scheme://…` URLs in free text (an error message, a refusal) and masks each like
-    /// ``url(_:)``. A URL ends at white space, a quote or an angle bracket; punctuation that ends
-    /// a sentence (`.,;:!?)]}`) right before that is read as the sentence's, not the URL's.
-    func redactingURLs(in text: String) -> String {
+    /// Finds the `scheme://…` URLs in free text (an error message, a refusal, a line for a
+    /// terminal) and masks each like ``url(_:)``; the rest of the text is kept as it was.
+    ///
+    /// A URL ends at white space, a quote or an angle bracket; punctuation that ends a sentence
+    /// (`.,;:!?)]}`) right before that is read as the sentence's, not the URL's. A URL without
+    /// `scheme://` is not recognised: where the code has the `URL`, ``url(_:)`` is the surer way.
+    ///
+    ///     Redaction.default.redactingURLs(in: "HTTP 404 from https://h/f?token=t.")
+    ///     // "HTTP 404 from https://h/f?token=***."
+    public func redactingURLs(in text: String) -> String {
         guard text.contains("://") else { return text }
         var output = ""
         var rest = Substring(text)

@@ -5,8 +5,9 @@ extension TaskMetrics: CustomStringConvertible {
     public var description: String { timeline() }
 
     /// The timeline for people: one line per attempt with its marks in milliseconds since the
-    /// task was created, then the retries, pauses and redirects, then the totals. URLs go
-    /// through `redaction` (user info and secret query parameters masked). What Linux does not
+    /// task was created, then the retries, pauses and redirects, then the totals. Every URL,
+    /// and every URL inside an error or a retry's reason, goes through `redaction` (user info and
+    /// secret query parameters masked). What Linux does not
     /// report (DNS, connect, TLS) is said to be unknown, not shown as zero.
     ///
     ///     #  kind          method status  start queued  sent  head first  last   end    bytes  ending      url
@@ -26,12 +27,14 @@ extension TaskMetrics: CustomStringConvertible {
                 attempt.url.map(redaction.url) ?? "-",
             ]))
             if let offset = attempt.continuesFrom { lines.append("   continues from byte \(offset)") }
-            if let error = attempt.error { lines.append("   error: \(LoggingMonitor.Record.escapingControls(error))") }
+            if let error = attempt.error {
+                lines.append("   error: \(LoggingMonitor.Record.escapingControls(redaction.redactingURLs(in: error)))")
+            }
         }
         for retry in retries {
             lines.append(
                 "retry after attempt \(retry.afterAttempt), at \(Self.ms(retry.at)) ms, waiting \(Self.ms(retry.delay)) ms: "
-                    + LoggingMonitor.Record.escapingControls(retry.reason))
+                    + LoggingMonitor.Record.escapingControls(redaction.redactingURLs(in: retry.reason)))
         }
         for pause in pauses {
             let lasted = pause.end.map { "for \(Self.ms($0 - pause.start)) ms" } ?? "not ended"

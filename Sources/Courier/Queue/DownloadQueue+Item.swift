@@ -74,7 +74,8 @@ extension DownloadQueue {
     public struct Failure: Sendable, Equatable, Codable {
         /// The error's code, e.g. `integrityFailed`.
         public let code: String
-        /// The error's message.
+        /// The error's ``CourierError/message``: its URLs masked (``Redaction/default``), so the
+        /// journal and whoever prints it never hold a secret query parameter or user info.
         public let message: String
         /// The HTTP status, when the server answered.
         public let status: Int?

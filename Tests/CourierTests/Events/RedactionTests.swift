@@ -19,10 +19,16 @@ final class RedactionTests: XCTestCase {
 
     func testDefaultHeadersAreMaskedInAnyCase() {
         let redaction = Redaction.default
-        for name in ["Authorization", "authorization", "AUTHORIZATION", "Proxy-Authorization", "cookie", "Set-Cookie", "SET-COOKIE"] {
+        let masked = [
+            "Authorization", "authorization", "AUTHORIZATION", "Proxy-Authorization", "cookie", "Set-Cookie", "SET-COOKIE",
+            // The common headers that carry a key or a token by themselves.
+            "X-Api-Key", "x-api-key", "Api-Key", "X-Goog-Api-Key", "Ocp-Apim-Subscription-Key", "X-Functions-Key",
+            "X-Amz-Security-Token", "X-Auth-Token", "X-Subject-Token", "X-Vault-Token", "Private-Token", "X-Access-Token",
+        ]
+        for name in masked {
             XCTAssertEqual(redaction.headerValue(name: name, value: "s3cret"), "***", name)
         }
-        for name in ["Accept", "X-Api-Key", "Content-Type", "Authorization-Hint"] {
+        for name in ["Accept", "Content-Type", "Authorization-Hint", "WWW-Authenticate", "X-Request-Id", "X-Amz-Date"] {
             XCTAssertEqual(redaction.headerValue(name: name, value: "shown"), "shown", name)
         }
     }
@@ -61,7 +67,59 @@ final class RedactionTests: XCTestCase {
         }
     }
 
+    /// libcurl and Foundation end the user info at the authority's last `@`, so a password may
+    /// hold one unencoded; none of it may show.
+    func testUserInfoEndsAtTheLastAtOfTheAuthority() {
+        let table: [(text: String, shown: String, line: UInt)] = [
+            ("http://u:P@W@host/x?token=T", "http://***@host/x?token=***", #line),
+            ("http://a@b@c@h:8080/", "http://***@h:8080/", #line),
+            ("https://u:p@ss@h", "https://***@h", #line),
+            ("https://u:p@ss@h?x=1#y", "https://***@h?x=1#y", #line),
+            // The authority ends at the first `/`, `?` or `#`, as in libcurl: an `@` after it is the path's.
+            ("http://u:pw@h/a@b", "http://***@h/a@b", #line),
+            ("http://h/p@q?token=t", "http://h/p@q?token=***", #line),
+            // What Foundation makes of the unencoded `@`: the same text, encoded.
+            ("http://u:P%40W@host/x", "http://***@host/x", #line),
+        ]
+        for row in table {
+            XCTAssertEqual(Redaction.default.urlText(row.text), row.shown, row.text, line: row.line)
+        }
+        // Foundation reads it the same way: the last `@` ends the user info.
+        let parsed = URL(string: "http://u:P@W@host/x?token=T")
+        XCTAssertEqual(parsed?.host, "host")
+        XCTAssertEqual(parsed.map(Redaction.default.url), "http://***@host/x?token=***")
+    }
+
     // MARK: Query parameters
+
+    /// The signatures and credentials of presigned URLs are working credentials until they expire.
+    func testPresignedURLCredentialsAreMaskedByDefault() {
+        let table: [(url: String, shown: String, line: UInt)] = [
+            // AWS SigV4 (S3), with a session token.
+            ("https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIA%2F20240101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20240101T000000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Security-Token=FQo&X-Amz-Signature=abc123",
+             "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=***&X-Amz-Date=20240101T000000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Security-Token=***&X-Amz-Signature=***", #line),
+            // AWS SigV2.
+            ("https://b.s3.amazonaws.com/k?AWSAccessKeyId=AKIA&Expires=1700000000&Signature=abc%2B",
+             "https://b.s3.amazonaws.com/k?AWSAccessKeyId=***&Expires=1700000000&Signature=***", #line),
+            // Google Cloud Storage V4 and V2.
+            ("https://storage.googleapis.com/b/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Credential=sa%40p.iam&X-Goog-Date=20240101T000000Z&X-Goog-Expires=900&X-Goog-SignedHeaders=host&X-Goog-Signature=def",
+             "https://storage.googleapis.com/b/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Credential=***&X-Goog-Date=20240101T000000Z&X-Goog-Expires=900&X-Goog-SignedHeaders=host&X-Goog-Signature=***", #line),
+            ("https://storage.googleapis.com/b/o?GoogleAccessId=sa%40p&Expires=1700000000&Signature=ghi",
+             "https://storage.googleapis.com/b/o?GoogleAccessId=***&Expires=1700000000&Signature=***", #line),
+            // An Azure shared access signature: only `sig` is the secret.
+            ("https://a.blob.core.windows.net/c/b?sv=2022-11-02&se=2024-01-01&sr=b&sp=r&sig=jkl%3D",
+             "https://a.blob.core.windows.net/c/b?sv=2022-11-02&se=2024-01-01&sr=b&sp=r&sig=***", #line),
+            // GitLab's private_token; names percent-encoded or in any case.
+            ("https://gitlab.example/api/v4/projects?private_token=glpat", "https://gitlab.example/api/v4/projects?private_token=***", #line),
+            ("http://h/?X%2DAmz%2DSignature=a&x%2damz%2dcredential=b", "http://h/?X%2DAmz%2DSignature=***&x%2damz%2dcredential=***", #line),
+            ("http://h/?TOKEN=a&Sig=b", "http://h/?TOKEN=***&Sig=***", #line),
+            // In the fragment, too.
+            ("http://h/cb#id_token=a&state=s", "http://h/cb#id_token=***&state=s", #line),
+        ]
+        for row in table {
+            XCTAssertEqual(url(row.url), row.shown, row.url, line: row.line)
+        }
+    }
 
     func testMatchingQueryParametersAreMaskedAndTheRestKeptByteForByte() {
         let table: [(url: String, shown: String)] = [
@@ -151,5 +209,26 @@ final class RedactionTests: XCTestCase {
         XCTAssertEqual(redaction.redactingURLs(in: "no URL here: ://, :// x"), "no URL here: ://, :// x")
         XCTAssertEqual(redaction.redactingURLs(in: "plain text"), "plain text")
         XCTAssertEqual(redaction.redactingURLs(in: "see http://h/?code=1. Or (http://u@h/)."), "see http://h/?code=***. Or (http://***@h/).")
+    }
+
+    /// The shapes of the lines people see: courier's error lines, a URLError's text (it names the
+    /// failing URL in its user info), a usage error quoting its argument.
+    func testURLsInsideMessagesPeopleReadAreMasked() {
+        let table: [(text: String, shown: String, line: UInt)] = [
+            ("courier: HTTP 404 Not Found from http://h:1/missing?token=T&X-Amz-Signature=S",
+             "courier: HTTP 404 Not Found from http://h:1/missing?token=***&X-Amz-Signature=***", #line),
+            ("courier: network error: could not connect (http://u:P@W@h:1/x?token=T); nothing was written to stdout",
+             "courier: network error: could not connect (http://***@h:1/x?token=***); nothing was written to stdout", #line),
+            ("Error Domain=NSURLErrorDomain Code=-1004 \"(null)\" UserInfo={NSErrorFailingURLKey=http://u:p@h/x?sig=S, NSErrorFailingURLStringKey=http://u:p@h/x?sig=S}",
+             "Error Domain=NSURLErrorDomain Code=-1004 \"(null)\" UserInfo={NSErrorFailingURLKey=http://***@h/x?sig=***, NSErrorFailingURLStringKey=http://***@h/x?sig=***}", #line),
+            ("courier: 'ftp://u:p@h/?token=T' is not an http:// or https:// URL",
+             "courier: 'ftp://***@h/?token=***' is not an http:// or https:// URL", #line),
+            ("two: http://h/?key=A\nhttps://h/?apikey=B\n", "two: http://h/?key=***\nhttps://h/?apikey=***\n", #line),
+        ]
+        for row in table {
+            XCTAssertEqual(Redaction.default.redactingURLs(in: row.text), row.shown, row.text, line: row.line)
+        }
+        let custom = Redaction.default.adding(queryParameters: ["session"])
+        XCTAssertEqual(custom.redactingURLs(in: "from http://h/?session=A&b=1"), "from http://h/?session=***&b=1")
     }
 }
