@@ -33,7 +33,8 @@ extension PlatformReport {
         public struct Variable: Sendable, Codable, Equatable {
             /// Its name, e.g. `https_proxy`.
             public var name: String
-            /// Its value, with any password in a proxy URL masked.
+            /// Its value through the report's ``Redaction``: a proxy URL's user info and secret
+            /// query parameters masked (`http://***@proxy:3128`).
             public var value: String
             /// What libcurl does with it, e.g. "used for https URLs" or "ignored: …".
             public var note: String
@@ -41,9 +42,11 @@ extension PlatformReport {
 
         /// The proxy libcurl would use for one URL, and why.
         public struct Decision: Sendable, Codable, Equatable {
-            /// The URL decided for.
+            /// The URL decided for, through the report's ``Redaction`` (user info and secret
+            /// query parameters masked).
             public var url: String
-            /// The proxy (password masked), or `nil` for a direct connection.
+            /// The proxy (user info and secret query parameters masked), or `nil` for a direct
+            /// connection.
             public var proxy: String?
             /// The variable the proxy came from.
             public var proxyVariable: String?
@@ -63,18 +66,20 @@ extension PlatformReport {
         /// it never reads but people set.
         static let names = ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"]
 
-        /// The set variables and, for `url`, the decision.
-        public init(environment: [String: String], url: URL?) {
+        /// The set variables and, for `url`, the decision; every URL in them (the proxies', and
+        /// `url`) through `redaction`.
+        public init(environment: [String: String], url: URL?, redaction: Redaction = .default) {
             variables = Self.names.compactMap { name in
                 guard let value = Self.value(name, in: environment) else { return nil }
-                return Variable(name: name, value: Self.masked(value), note: Self.note(for: name, in: environment))
+                return Variable(name: name, value: Self.masked(value, redaction), note: Self.note(for: name, in: environment))
             }
-            effective = url.map { Self.decision(for: $0, environment: environment) }
+            effective = url.map { Self.decision(for: $0, environment: environment, redaction: redaction) }
         }
 
-        /// The proxy libcurl would use for `url` under `environment` (the rules above).
-        public static func decision(for url: URL, environment: [String: String]) -> Decision {
-            var decision = Decision(url: url.absoluteString, proxy: nil, proxyVariable: nil, bypassedBy: nil, noProxyVariable: nil)
+        /// The proxy libcurl would use for `url` under `environment` (the rules above); the URL
+        /// and the proxy through `redaction`.
+        public static func decision(for url: URL, environment: [String: String], redaction: Redaction = .default) -> Decision {
+            var decision = Decision(url: redaction.url(url), proxy: nil, proxyVariable: nil, bypassedBy: nil, noProxyVariable: nil)
             let host = url.host ?? ""
             for name in ["no_proxy", "NO_PROXY"] {
                 guard let list = value(name, in: environment) else { continue }
@@ -88,7 +93,7 @@ extension PlatformReport {
             }
             for name in proxyVariableNames(forScheme: url.scheme ?? "") {
                 guard let proxy = value(name, in: environment) else { continue }
-                decision.proxy = masked(proxy)
+                decision.proxy = masked(proxy, redaction)
                 decision.proxyVariable = name
                 break
             }
@@ -180,19 +185,19 @@ extension PlatformReport {
             }
         }
 
-        /// `value` with a proxy URL's password replaced by `***`, so the report can be logged.
-        static func masked(_ value: String) -> String {
-            guard let schemeEnd = value.range(of: "://"),
-                let at = value[schemeEnd.upperBound...].firstIndex(of: "@"),
-                let colon = value[schemeEnd.upperBound..<at].firstIndex(of: ":")
-            else {
-                // Without a scheme libcurl assumes http://; a user:password@ is masked the same way.
-                if !value.contains("://"), let at = value.firstIndex(of: "@"), let colon = value[..<at].firstIndex(of: ":") {
-                    return String(value[...colon]) + "***" + String(value[at...])
-                }
-                return value
+        /// A proxy variable's value through `redaction`, so the report can be logged: its user
+        /// info (up to the authority's last `@`, where libcurl ends it) and secret query
+        /// parameters masked. libcurl reads a value without `scheme://` as an `http://` URL
+        /// (`user:password@proxy:3128`), so such a value is masked as one.
+        static func masked(_ value: String, _ redaction: Redaction) -> String {
+            let schemeCharacters = { (c: Character) in c.isASCII && (c.isLetter || c.isNumber || "+-.".contains(c)) }
+            if let separator = value.range(of: "://"), !value[..<separator.lowerBound].isEmpty,
+                value[..<separator.lowerBound].allSatisfy(schemeCharacters)
+            {
+                return redaction.urlText(value)
             }
-            return String(value[...colon]) + "***" + String(value[at...])
+            let assumed = "http://"
+            return String(redaction.urlText(assumed + value).dropFirst(assumed.count))
         }
     }
 }

@@ -14,10 +14,11 @@ import FoundationNetworking
 ///
 /// Make one with ``SessionManager/platformReport(for:)-method`` (or the static
 /// ``SessionManager/platformReport(for:)-type.method``, or
-/// ``current(for:temporaryDirectory:environment:)``); `courier doctor` prints it. The value is
+/// ``current(for:temporaryDirectory:environment:redaction:)``); `courier doctor` prints it. The value is
 /// `Codable`, so a service can log it once at start-up or expose it on a diagnostics endpoint.
 /// ``platformFixes`` says what Courier's platform kit changes in this process.
-/// Proxy credentials are masked; nothing else in it is secret.
+/// Every URL in it (a proxy's, the one asked about) goes through a ``Redaction``, so proxy
+/// credentials and secret query parameters are masked; nothing else in it is secret.
 public struct PlatformReport: Sendable, Codable, Equatable {
     /// The Swift compiler that built Courier, e.g. `6.3.1` (from `#if compiler(>=…)`, so a newer
     /// compiler than Courier knows reads as e.g. `6.4 or later`).
@@ -58,14 +59,15 @@ public struct PlatformReport: Sendable, Codable, Equatable {
     ///     `FileManager.default.temporaryDirectory` (which follows `TMPDIR`).
     ///   - environment: The environment to read proxy variables and `TMPDIR` from. libcurl reads
     ///     the process's own, so pass anything else only to ask "what if".
+    ///   - redaction: What is masked in the URLs the report holds: `url` and the proxies.
     public static func current(
         for url: URL? = nil, temporaryDirectory: URL? = nil,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment, redaction: Redaction = .default
     ) -> PlatformReport {
         let libcurl = Libcurl.loaded()
         let fixes = PlatformFixes.status
         let authorities = CertificateAuthorities.resolve(libcurl: libcurl)
-        let proxy = ProxyEnvironment(environment: environment, url: url)
+        let proxy = ProxyEnvironment(environment: environment, url: url, redaction: redaction)
         let temporary = TemporaryDirectory.check(
             temporaryDirectory ?? FileManager.default.temporaryDirectory,
             fromEnvironment: environment["TMPDIR"].map { !$0.isEmpty } ?? false)

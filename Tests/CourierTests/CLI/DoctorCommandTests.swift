@@ -54,11 +54,11 @@ final class DoctorCommandTests: CommandLineTestCase {
                           "no_proxy": "localhost,.internal", "COLUMNS": "500"])  // no wrapping inside the lines checked
         XCTAssertEqual(result.status, ExitCode.success, result.err)
         XCTAssertFalse(result.out.contains("secret"), "passwords are masked")
-        XCTAssertTrue(result.out.contains("http://user:***@proxy.example:3128 (used for https URLs)"), result.out)
+        XCTAssertTrue(result.out.contains("http://***@proxy.example:3128 (used for https URLs)"), result.out)
         XCTAssertTrue(result.out.contains("HTTP_PROXY"), result.out)
         XCTAssertTrue(result.out.contains("ignored: libcurl reads only lower-case http_proxy"), result.out)
         XCTAssertTrue(
-            result.out.contains("https://downloads.example.com/a.iso → http://user:***@proxy.example:3128 (from https_proxy)"),
+            result.out.contains("https://downloads.example.com/a.iso → http://***@proxy.example:3128 (from https_proxy)"),
             result.out)
 
         let bypassed = try run(["doctor", "https://build.internal/x"], environment: ["https_proxy": "http://p:1", "no_proxy": ".internal", "COLUMNS": "500"])

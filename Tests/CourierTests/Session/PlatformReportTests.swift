@@ -182,7 +182,7 @@ final class PlatformReportTests: XCTestCase {
             ("https://h/", ["http_proxy": "http://p:9"], nil, nil, #line),  // http_proxy is for http only
             ("http://h/", [:], nil, nil, #line),
             ("http://h/", ["http_proxy": "p:9"], "p:9", "http_proxy", #line),
-            ("http://u:pw@h/", ["http_proxy": "http://user:secret@p:9"], "http://user:***@p:9", "http_proxy", #line),
+            ("http://u:pw@h/", ["http_proxy": "http://user:secret@p:9"], "http://***@p:9", "http_proxy", #line),
         ]
         for row in table {
             let decision = Proxy.decision(for: try XCTUnwrap(URL(string: row.url)), environment: row.environment)
@@ -213,18 +213,48 @@ final class PlatformReportTests: XCTestCase {
         ]
         let proxy = Proxy(environment: environment, url: nil)
         XCTAssertEqual(proxy.variables.map(\.name), ["HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "NO_PROXY"])
-        XCTAssertEqual(proxy.variables.map(\.value), ["http://a:1", "http://u:***@b:2", "http://c:3", "localhost"])
+        XCTAssertEqual(proxy.variables.map(\.value), ["http://a:1", "http://***@b:2", "http://c:3", "localhost"])
         XCTAssertTrue(proxy.variables[0].note.hasPrefix("ignored"), proxy.variables[0].note)
         XCTAssertTrue(proxy.variables[2].note.hasPrefix("ignored"), proxy.variables[2].note)
         XCTAssertFalse(proxy.variables[3].note.hasPrefix("ignored"), proxy.variables[3].note)
         XCTAssertNil(proxy.effective)
     }
 
-    func testProxyPasswordsAreMasked() {
-        XCTAssertEqual(Proxy.masked("http://user:secret@proxy:3128"), "http://user:***@proxy:3128")
-        XCTAssertEqual(Proxy.masked("user:secret@proxy:3128"), "user:***@proxy:3128")
-        XCTAssertEqual(Proxy.masked("http://user@proxy:3128"), "http://user@proxy:3128")
-        XCTAssertEqual(Proxy.masked("http://proxy:3128"), "http://proxy:3128")
+    /// A proxy variable's value goes through the one Redaction: the whole user info (to the last
+    /// `@`, where libcurl ends it) and secret query parameters; a value without a scheme is read
+    /// as `http://`, as libcurl reads it.
+    func testProxyUserInfoAndSecretParametersAreMaskedByTheOneRedaction() {
+        let table: [(value: String, shown: String, line: UInt)] = [
+            ("http://user:secret@proxy:3128", "http://***@proxy:3128", #line),
+            ("user:secret@proxy:3128", "***@proxy:3128", #line),
+            ("http://user@proxy:3128", "http://***@proxy:3128", #line),
+            ("http://proxy:3128", "http://proxy:3128", #line),
+            ("proxy:3128", "proxy:3128", #line),
+            // A password holding `@`: cut at the last one, never showing a piece of it.
+            ("http://u:P@W@proxy:3128", "http://***@proxy:3128", #line),
+            ("u:P@W@proxy:3128", "***@proxy:3128", #line),
+            ("socks5h://u:P@W@proxy:1080", "socks5h://***@proxy:1080", #line),
+            // A query on the proxy URL: its secrets too.
+            ("http://proxy:3128/?token=T&region=eu", "http://proxy:3128/?token=***&region=eu", #line),
+            ("proxy:3128/?X-Amz-Signature=S", "proxy:3128/?X-Amz-Signature=***", #line),
+        ]
+        for row in table {
+            XCTAssertEqual(Proxy.masked(row.value, .default), row.shown, row.value, line: row.line)
+            let shown = Proxy(environment: ["https_proxy": row.value], url: URL(string: "https://h/")!)
+            XCTAssertEqual(shown.variables.map(\.value), [row.shown], line: row.line)
+            XCTAssertEqual(shown.effective?.proxy, row.shown, line: row.line)
+        }
+        let custom = Redaction.default.adding(queryParameters: ["session"])
+        XCTAssertEqual(Proxy.masked("http://p:1/?session=s", custom), "http://p:1/?session=***")
+    }
+
+    func testTheURLDecidedForIsRedacted() throws {
+        let url = try XCTUnwrap(URL(string: "http://u:P%40W@h/x?token=T&page=2"))
+        XCTAssertEqual(Proxy.decision(for: url, environment: [:]).url, "http://***@h/x?token=***&page=2")
+        let custom = Redaction.default.adding(queryParameters: ["page"])
+        XCTAssertEqual(Proxy.decision(for: url, environment: [:], redaction: custom).url, "http://***@h/x?token=***&page=***")
+        let report = PlatformReport.current(for: url, redaction: custom)
+        XCTAssertEqual(report.proxy.effective?.url, "http://***@h/x?token=***&page=***")
     }
 
     // MARK: - CA certificates
