@@ -121,10 +121,12 @@ enum CourierCommand {
                 print(GetCommand.help)
                 return ExitCode.success
             case .single(var options):
+                OutputRedaction.use(options.redaction)
                 guard isChild else { return GetSupervisor(arguments: arguments, options: options).run() }
                 options.maxTime = GetSupervisor.childMaxTime(options.maxTime)
                 return GetCommand(options).run()
             case .queue(let options):
+                OutputRedaction.use(options.shared.redaction)
                 // The whole queue runs in one supervised child; a trap restarts it, and the
                 // journal makes the restart continue (QueueCommand.swift).
                 guard isChild else { return GetSupervisor(arguments: arguments, queue: options).run() }
@@ -136,12 +138,14 @@ enum CourierCommand {
                 print(EventsCommand.help)
                 return ExitCode.success
             }
+            OutputRedaction.use(options.redaction)
             return EventsCommand(options).run()
         case "doctor":
             guard let options = try DoctorCommand.parse(rest) else {
                 print(DoctorCommand.help)
                 return ExitCode.success
             }
+            OutputRedaction.use(options.redaction)
             return DoctorCommand(options).run()
         case "serve":
             return try ServeCommand(try OptionParser(rest, valued: ["--port", "--root"])).run()

@@ -11,12 +11,15 @@ struct DoctorCommand {
     struct Options: Equatable {
         var url: URL?
         var json = false
+        /// What is masked in the report: `Redaction.default` plus the names of `--redact-param`
+        /// and `--redact-header` (OutputRedaction.swift).
+        var redaction = Redaction.default
     }
 
     static let flags = ["--json", "--help", "-h"]
 
     static let help = """
-        usage: courier doctor [<url>] [--json]
+        usage: courier doctor [<url>] [--json] [--redact-param <name>]…
 
         Report what this machine's URLSession is made of: the Swift and Courier versions, the
         libcurl FoundationNetworking loaded (version, TLS library, HTTP/2, HTTP/3, WebSockets,
@@ -28,6 +31,10 @@ struct DoctorCommand {
         turns them off).
 
           --json        Print the report as one JSON object (PlatformReport's Codable form).
+          --redact-param <name>
+                        Mask this query parameter's value in the URLs shown (repeatable), as
+                        token, sig, X-Amz-Signature and the other defaults are; user info is
+                        always masked. --redact-header is accepted too, as by get.
 
         Exit status: 0 when nothing a download needs is broken; 1 when something is (libcurl not
         loaded, no readable CA certificates, a temporary directory where no file can be created),
@@ -37,13 +44,29 @@ struct DoctorCommand {
     /// `nil` for `--help`.
     static func parse(_ arguments: [String]) throws -> Options? {
         var options = Options()
-        for argument in arguments {
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            // `--redact-param NAME` or `--redact-param=NAME`.
+            var name = argument
+            var attached: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                attached = String(argument[argument.index(after: equals)...])
+            }
+            if OutputRedaction.valued.contains(name) {
+                guard let value = attached ?? rest.popFirst() else {
+                    throw UsageError(message: "\(name) needs a name", help: "courier doctor --help")
+                }
+                options.redaction = try OutputRedaction.adding(
+                    option: name, value: value, to: options.redaction, help: "courier doctor --help")
+                continue
+            }
             switch argument {
             case "--help", "-h": return nil
             case "--json": options.json = true
             default:
                 if argument.hasPrefix("-") {
-                    let closest = Suggestion.closest(to: argument, among: ["--json", "--help"])
+                    let closest = Suggestion.closest(to: argument, among: ["--json", "--help"] + OutputRedaction.valued.sorted())
                     throw UsageError(
                         message: "unknown option '\(argument)'" + (closest.map { "; did you mean \($0)?" } ?? ""),
                         help: "courier doctor --help")
@@ -67,7 +90,7 @@ struct DoctorCommand {
     func run() -> Int32 {
         // As in every command that transfers: the report then says what a transfer here gets.
         PlatformFixes.install()
-        let report = SessionManager.platformReport(for: options.url)
+        let report = PlatformReport.current(for: options.url, redaction: options.redaction)
         if options.json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -87,9 +110,16 @@ struct DoctorCommand {
     typealias Section = (title: String, rows: [(key: String, value: String)])
 
     /// The report as aligned `key  value` lines under section titles, values wrapped at word
-    /// boundaries to `columns`, continuation lines indented to the value column.
+    /// boundaries to `columns`, continuation lines indented to the value column. Control
+    /// characters become `?` (``ProgressFormat/displayable(_:)``): a value comes from the
+    /// environment (`TMPDIR`, a proxy variable) or a file name, and a line break in one would
+    /// otherwise print a line of its own — a forged `problem:` line.
     static func render(_ report: PlatformReport, columns: Int) -> String {
-        let sections = self.sections(report)
+        let sections = self.sections(report).map { section in
+            (title: section.title, rows: section.rows.map {
+                (key: ProgressFormat.displayable($0.key), value: ProgressFormat.displayable($0.value))
+            })
+        }
         let keyWidth = sections.flatMap { $0.rows.map(\.key.count) }.max() ?? 0
         let indent = 2 + keyWidth + 2
         var text = ""

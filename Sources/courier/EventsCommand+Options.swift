@@ -22,6 +22,9 @@ extension EventsCommand {
         var silent = false
         /// `--location-trusted`: send the `-H` headers to other origins a redirect leads to too.
         var locationTrusted = false
+        /// What is masked in everything the command prints: `Redaction.default` plus the names
+        /// of `--redact-header` and `--redact-param` (OutputRedaction.swift).
+        var redaction = Redaction.default
 
         init(url: URL) { self.url = url }
 
@@ -30,9 +33,9 @@ extension EventsCommand {
         }
 
         static let help = "courier events --help"
-        static let valued: Set<String> = [
+        static let valued = Set([
             "-H", "--header", "--last-event-id", "--max-reconnects", "--retry-delay", "--idle-timeout", "-n", "--max-events",
-        ]
+        ]).union(OutputRedaction.valued)
         static let flags: Set<String> = ["-s", "--silent", "-q", "--quiet", "-h", "--help", "--location-trusted"]
         /// The long names, for "did you mean".
         static var longNames: [String] { valued.union(flags).filter { $0.hasPrefix("--") }.sorted() }
@@ -77,6 +80,8 @@ extension EventsCommand {
                         throw UsageError(message: "\(name) takes a whole number 1 or more, not '\(value)'", help: help)
                     }
                     options.maxEvents = count
+                case "--redact-header", "--redact-param":
+                    options.redaction = try OutputRedaction.adding(option: name, value: value, to: options.redaction, help: help)
                 case "--retry-delay":
                     guard let seconds = Double(value), seconds.isFinite, seconds >= 0, seconds <= 86_400 else {
                         throw UsageError(message: "--retry-delay takes a number of seconds 0 or more, not '\(value)'", help: help)
@@ -124,6 +129,11 @@ extension EventsCommand {
           -H, --header 'Name: value'  Add a request header (repeatable; not sent to another origin a
                                       redirect leads to, unless --location-trusted).
           --location-trusted          Send the -H headers across redirects to other hosts too.
+          --redact-param <name>       Mask this query parameter's value in every URL printed
+                                      (repeatable), as token, sig, X-Amz-Signature and the other
+                                      defaults are (Docs/CommandLine.md).
+          --redact-header <name>      Mask this header's value (repeatable); accepted as by get,
+                                      though events prints no headers.
           --last-event-id <id>        Start after this event: the first request sends it as
                                       Last-Event-ID.
           --max-reconnects <n>        Give up after <n> failed reconnections in a row (no

@@ -31,6 +31,14 @@ extension GetCommand {
           -q, --quiet, -s, --silent   No progress, retry lines or summary; errors still.
           -v, --verbose               Print the request and response heads (secrets masked)
                                       and the request's timeline on stderr, curl's way.
+          --redact-header <name>      Mask this header's value in -v too (repeatable). Masked by
+                                      default: Authorization, Proxy-Authorization, Cookie,
+                                      Set-Cookie, X-Api-Key, Api-Key, X-Amz-Security-Token,
+                                      X-Auth-Token and others (Docs/CommandLine.md).
+          --redact-param <name>       Mask this query parameter's value in every URL printed
+                                      (repeatable). Masked by default: token, access_token, sig,
+                                      signature, key, X-Amz-Signature, X-Goog-Signature and others;
+                                      a URL's user info is always masked.
 
         Reliability:
           --retries <n>               Continue by itself after up to <n> transient failures

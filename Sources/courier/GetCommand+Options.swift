@@ -29,6 +29,9 @@ extension GetCommand {
         var whole = false
         /// `-v`/`--verbose`: the heads (redacted) and the timeline on stderr.
         var verbose = false
+        /// What is masked in everything the command prints: `Redaction.default` plus the names
+        /// of `--redact-header` and `--redact-param` (OutputRedaction.swift).
+        var redaction = Redaction.default
 
         init(url: URL) { self.url = url }
 
@@ -39,7 +42,7 @@ extension GetCommand {
 
         static let valued = Set([
             "-o", "--output", "--retries", "--sha256", "-H", "--header", "--max-time", "--timeout", "-C", "--continue-at",
-        ]).union(QueueOptions.valued)
+        ]).union(QueueOptions.valued).union(OutputRedaction.valued)
         static let flags: Set<String> = [
             "-q", "--quiet", "-s", "--silent", "--force", "-h", "--help", "--location-trusted", "--accept-unverified",
             "--whole", "-v", "--verbose",
@@ -122,6 +125,9 @@ extension GetCommand {
                         throw UsageError(get: "--sha256 takes 64 hexadecimal digits, not '\(value)'")
                     }
                     options.expectedSHA256 = digest
+                case "--redact-header", "--redact-param":
+                    options.redaction = try OutputRedaction.adding(
+                        option: name, value: value, to: options.redaction, help: "courier get --help")
                 case "-C", "--continue-at":
                     // curl's `-C -`: continue where the file stopped, which courier always does.
                     guard value == "-" else {
@@ -195,10 +201,7 @@ extension GetCommand {
                 throw UsageError(message: "-H takes 'Name: value', not '\(text)'", help: help)
             }
             let name = String(text[..<colon])
-            let tokenSymbols = Set("!#$%&'*+-.^_`|~".unicodeScalars)
-            guard !name.isEmpty,
-                name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || tokenSymbols.contains($0)) })
-            else {
+            guard isToken(name) else {
                 throw UsageError(message: "'\(name)' is not a valid header name", help: help)
             }
             if let why = reserved[name.lowercased()] {
@@ -206,6 +209,13 @@ extension GetCommand {
             }
             let value = text[text.index(after: colon)...].trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
             return (name, value)
+        }
+
+        /// Whether `name` can be a header name: an HTTP token (RFC 9110 §5.6.2).
+        static func isToken(_ name: String) -> Bool {
+            let tokenSymbols = Set("!#$%&'*+-.^_`|~".unicodeScalars)
+            return !name.isEmpty
+                && name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || tokenSymbols.contains($0)) })
         }
     }
 }

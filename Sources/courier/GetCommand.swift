@@ -363,14 +363,10 @@ struct GetCommand {
         return try? ResumeData(data: data)
     }
 
-    /// `url` without user and password, for messages.
+    /// `url` for messages: through the process's one redaction (OutputRedaction.swift), user
+    /// info and secret query parameters masked.
     static func displayURL(_ url: URL) -> String {
-        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-            components.user != nil || components.password != nil
-        else { return url.absoluteString }
-        components.user = nil
-        components.password = nil
-        return components.url?.absoluteString ?? url.absoluteString
+        OutputRedaction.current.url(url)
     }
 
     /// Messages from servers and libcurl may hold line breaks; an error is always one line.

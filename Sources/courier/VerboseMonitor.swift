@@ -5,7 +5,8 @@ import FoundationNetworking
 #endif
 
 /// `courier get -v`: the request and response heads and the timeline on stderr, curl's way
-/// (`>` request, `<` response, `*` what Courier did), with secrets masked (`Redaction.default`).
+/// (`>` request, `<` response, `*` what Courier did), with secrets masked by the process's one
+/// redaction (OutputRedaction.swift: `Redaction.default` plus `--redact-header` and `--redact-param`).
 ///
 /// The request headers are the ones Courier hands to URLSession; libcurl adds its own (`Host`,
 /// and `Accept` or `User-Agent` when they are missing), which are not reported to Courier.
@@ -15,7 +16,7 @@ final class VerboseMonitor: EventMonitor {
     /// Signalled once the completion and its timeline are printed.
     private let printed = DispatchSemaphore(value: 0)
 
-    init(printer: ProgressPrinter, redaction: Redaction = .default) {
+    init(printer: ProgressPrinter, redaction: Redaction = OutputRedaction.current) {
         self.printer = printer
         self.redaction = redaction
     }

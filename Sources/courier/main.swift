@@ -6,10 +6,11 @@ let status: Int32
 do {
     status = try CourierCommand.run(arguments)
 } catch let error as UsageError {
-    FileHandle.standardError.write(Data("courier: \(error.message)\nRun '\(error.help)' for usage.\n".utf8))
+    // Through the redaction too: a usage error may quote a URL argument, credentials and all.
+    ProgressPrinter.writeToStandardError("courier: \(error.message)\nRun '\(error.help)' for usage.\n")
     status = ExitCode.usage
 } catch {
-    FileHandle.standardError.write(Data("courier: \(error)\n".utf8))
+    ProgressPrinter.writeToStandardError("courier: \(error)\n")
     status = ExitCode.failure
 }
 exit(status)
