@@ -230,11 +230,11 @@ final class GetOptionsTests: XCTestCase {
         let url = try XCTUnwrap(URL(string: "http://user:secret@127.0.0.1:9/files/x"))
         let response = HTTPURLResponse(url: url, statusCode: 404, httpVersion: "HTTP/1.1", headerFields: [:])
         let error = CourierError(code: .unacceptableStatusCode, message: "m", url: url, response: response)
-        XCTAssertEqual(GetCommand.errorLine(error, requestURL: url), "HTTP 404 Not Found from http://127.0.0.1:9/files/x")
+        XCTAssertEqual(GetCommand.errorLine(error, requestURL: url), "HTTP 404 Not Found from http://***@127.0.0.1:9/files/x")
         let odd = CourierError(
             code: .unacceptableStatusCode, message: "m", url: url,
             response: HTTPURLResponse(url: url, statusCode: 599, httpVersion: "HTTP/1.1", headerFields: [:]))
-        XCTAssertEqual(GetCommand.errorLine(odd, requestURL: url), "HTTP 599 from http://127.0.0.1:9/files/x")
+        XCTAssertEqual(GetCommand.errorLine(odd, requestURL: url), "HTTP 599 from http://***@127.0.0.1:9/files/x")
     }
 
     func testOtherErrorLines() throws {

@@ -46,7 +46,8 @@ final class CURLDescriptionTests: XCTestCase {
             XCTAssertTrue(description.contains("-H '\(row.header): ***'"), description)
             XCTAssertTrue(description.contains("-H 'X-Visible: shown'"), description)
         }
-        XCTAssertTrue(request(headers: ["X-Api-Key": "k"]).cURLDescription().contains("X-Api-Key: k"), "only when asked")
+        XCTAssertTrue(request(headers: ["X-Api-Key": "k"]).cURLDescription().contains("X-Api-Key: ***"), "a default name")
+        XCTAssertTrue(request(headers: ["X-Custom-Key": "k"]).cURLDescription().contains("X-Custom-Key: k"), "only when asked")
     }
 
     func testURLUserInfoIsRedacted() {
