@@ -96,7 +96,7 @@ enum CourierCommand {
 
     static func run(_ arguments: [String]) throws -> Int32 {
         guard let command = arguments.first else {
-            FileHandle.standardError.write(Data((shortUsage + "\n").utf8))
+            ProgressPrinter.writeToStandardError(shortUsage + "\n")
             return ExitCode.usage
         }
         let rest = Array(arguments.dropFirst())

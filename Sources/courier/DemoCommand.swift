@@ -54,7 +54,7 @@ struct DemoCommand {
 
         guard let response = slot.current, let fileURL = response.fileURL else {
             let reason = slot.current?.error.map { "\($0)" } ?? "no result"
-            FileHandle.standardError.write(Data("courier: demo download failed: \(reason)\n".utf8))
+            ProgressPrinter.writeToStandardError("courier: demo download failed: \(reason)\n")
             return ExitCode.failure
         }
         let report = response.report

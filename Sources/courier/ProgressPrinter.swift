@@ -420,8 +420,8 @@ final class ProgressPrinter: Sendable {
         Double(DispatchTime.now().uptimeNanoseconds) / 1e9
     }
 
-    /// Writes `text` to stderr: the one way courier's messages leave the process, so every
-    /// `scheme://…` URL in them is masked here, by the process's one redaction (OutputRedaction.swift).
+    /// Writes `text` to stderr: the one place courier writes there, so every `scheme://…` URL in
+    /// its messages is masked here, by the process's one redaction (OutputRedaction.swift).
     @Sendable static func writeToStandardError(_ text: String) {
         FileHandle.standardError.write(Data(OutputRedaction.current.redactingURLs(in: text).utf8))
     }

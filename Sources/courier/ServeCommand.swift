@@ -26,7 +26,7 @@ struct ServeCommand {
             Data("CourierTestServer listening on \(server.baseURL.absoluteString) (Ctrl-C to stop)\n".utf8))
         waitForTermination()
         server.stop()
-        FileHandle.standardError.write(Data("courier: stopped after \(server.requests.count) requests\n".utf8))
+        ProgressPrinter.writeToStandardError("courier: stopped after \(server.requests.count) requests\n")
         return ExitCode.success
     }
 
