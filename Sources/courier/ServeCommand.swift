@@ -20,28 +20,27 @@ struct ServeCommand {
     }
 
     func run() throws -> Int32 {
+        // Blocked before the server starts its threads, which inherit the mask: a SIGINT that
+        // comes at any moment from here on waits for `sigwaitinfo` below. (Ignoring the signals
+        // and then arming dispatch sources lost one that came in between, and the command ran on.)
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGINT)
+        sigaddset(&stopSignals, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
         let server = try TestServer(port: port, root: root)
         // Written unbuffered so a script reading our stdout sees the address at once.
         FileHandle.standardOutput.write(
             Data("CourierTestServer listening on \(server.baseURL.absoluteString) (Ctrl-C to stop)\n".utf8))
-        waitForTermination()
+        Self.waitForTermination(&stopSignals)
         server.stop()
         ProgressPrinter.writeToStandardError("courier: stopped after \(server.requests.count) requests\n")
         return ExitCode.success
     }
 
-    /// Blocks until SIGINT or SIGTERM arrives.
-    private func waitForTermination() {
-        let stop = DispatchSemaphore(value: 0)
-        var sources: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { stop.signal() }
-            source.resume()
-            sources.append(source)
-        }
-        stop.wait()
-        sources.forEach { $0.cancel() }
+    /// Blocks until one of `signals` (blocked in every thread of this process) arrives.
+    private static func waitForTermination(_ signals: inout sigset_t) {
+        var info = siginfo_t()
+        while sigwaitinfo(&signals, &info) == -1 && errno == EINTR {}
     }
 }
