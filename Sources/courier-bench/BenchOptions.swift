@@ -20,6 +20,8 @@ enum Workload: String, CaseIterable, Sendable {
     case sse
     /// Many small files through a `DownloadQueue`, or through plain download tasks (the baseline).
     case queue
+    /// Transfers that wait (a delayed head, slow event streams): CPU seconds per wall second.
+    case idle
 }
 
 /// How the `queue` workload runs its downloads.
@@ -60,6 +62,7 @@ enum ClientKind: String, CaseIterable, Sendable {
 /// courier-bench queue    --url URL --files N --concurrency C --dir DIR [--mode queue|tasks] [--expect-bytes B]
 ///                        [--timeout S]
 /// courier-bench queue    --url URL --files N --dir DIR --items-only [--timeout S]
+/// courier-bench idle     --url BASE [--shape head|sse|sse16] [--seconds S] [--timeout S] [--client …]
 /// ```
 /// Options take `--name value` or `--name=value`, in any order, each at most once; an option
 /// that does not belong to the workload is an error rather than silently ignored, so a typo
@@ -103,6 +106,10 @@ struct BenchOptions: Equatable, Sendable {
     /// small, Courier only: a `LoggingMonitor` at this level whose lines are written to /dev/null
     /// (`nil`: no monitor), to measure what logging costs.
     var logLevel: LoggingMonitor.Level?
+    /// idle: what waits (`--shape`).
+    var shape: IdleShape = .head
+    /// idle: how long the transfers wait, in seconds (`--seconds`, at most ``IdleShape/longestWait``).
+    var seconds: Double = 10
 
     init(workload: Workload, url: URL) {
         self.workload = workload
@@ -123,6 +130,8 @@ struct BenchOptions: Equatable, Sendable {
           courier-bench queue    --url URL --files N --concurrency C --dir DIR [--mode queue|tasks] [--expect-bytes B]
                                  [--timeout S]
           courier-bench queue    --url URL --files N --dir DIR --items-only [--timeout S]
+          courier-bench idle     --url BASE [--shape head|sse|sse16] [--seconds S] [--timeout S]
+                                 [--client courier|urlsession]
 
           small      N GETs (default 5000) after W untimed warm-up GETs (default 200), keeping C in
                      flight (default 1); every response must be 200 with B bytes (B defaults to the
@@ -145,6 +154,11 @@ struct BenchOptions: Equatable, Sendable {
                      when --expect-bytes is given. --items-only: adds the N items to a queue whose one slot
                      is held by an item waiting for its URL refresher (which answers only after the run), so
                      all N stay queued and no request is sent: times the add and reports the peak memory.
+          idle       Transfers that wait, against a CourierTestServer at BASE (courier serve): CPU seconds per
+                     wall second from the moment they are started until they complete. --shape head (default):
+                     one GET of BASE/delay/S*1000 (a head delayed S s); sse: one event stream with an event every
+                     ~2 s for S s (BASE/sse?count=…&interval_ms=…); sse16: 16 such streams at once (both
+                     clients then allow 16 connections per host). --seconds S (default 10, at most 10).
           --timeout  The request timeout and the deadline for the whole run, in seconds (default 60).
           --client   courier (default): Courier's SessionManager; urlsession: one raw URLSession.
 
@@ -152,7 +166,8 @@ struct BenchOptions: Equatable, Sendable {
           RESULT client=… workload=… secs=… cpu_s=… rss_kib=… config=k:v,… then
           n=… c=… errors=… rps=… p50_ms=… p99_ms=… (small), bytes=… mib_s=… (download, memory),
           bytes=… mib_s=… high_water_kib=… pauses=… (stream), events=… events_s=… (sse),
-          files=… c=… files_s=… (queue) or items=… items_s=… base_rss_kib=… journal_kib=… (queue --items-only)
+          files=… c=… files_s=… (queue) or items=… items_s=… base_rss_kib=… journal_kib=… (queue --items-only),
+          transfers=… cpu_per_wall=… kit=active|disabled|notInstalled|inert (idle)
         Exit codes: 0 success, 1 failed requests or run, 2 usage error.
         """
 
@@ -168,6 +183,7 @@ struct BenchOptions: Equatable, Sendable {
         case .stream: common.union(["--sha256", "--buffer-limit", "--overflow", "--consume-mib-s"])
         case .sse: ["--url", "--expect-events", "--timeout", "--client"]
         case .queue: common.union(["--files", "--concurrency", "--dir", "--mode", "--items-only"])
+        case .idle: ["--url", "--shape", "--seconds", "--timeout", "--client"]
         }
     }
 
@@ -274,7 +290,27 @@ struct BenchOptions: Equatable, Sendable {
             options.expectedEvents = try integer("--expect-events", text, atLeast: 1)
         }
         if workload == .queue { try parseQueue(values, into: &options) }
+        if workload == .idle { try parseIdle(values, into: &options) }
         return options
+    }
+
+    /// The `idle` workload's options.
+    private static func parseIdle(_ values: [String: String], into options: inout BenchOptions) throws(BenchUsageError) {
+        if let text = values["--shape"] {
+            guard let shape = IdleShape(rawValue: text) else {
+                throw BenchUsageError(message: "--shape takes head, sse or sse16, not '\(text)'")
+            }
+            options.shape = shape
+        }
+        if let text = values["--seconds"] {
+            guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= IdleShape.longestWait else {
+                throw BenchUsageError(
+                    message: "--seconds takes a number of seconds above 0 and at most \(ResultLine.seconds(IdleShape.longestWait)), not '\(text)'")
+            }
+            options.seconds = seconds
+        }
+        // Every transfer must wait at once: Courier runs 4 per host by default, URLSession 6.
+        if options.shape.transfers > 1 { options.maxConnections = options.shape.transfers }
     }
 
     /// The `queue` workload's options and the rules between them.
@@ -344,6 +380,13 @@ struct BenchOptions: Equatable, Sendable {
             return [timeout]
         case .queue:
             return [("mode", itemsOnly ? "items" : mode.rawValue), timeout]
+        case .idle:
+            return [
+                ("max_conns", maxConnections.map(String.init) ?? "default"),
+                ("seconds", ResultLine.seconds(seconds)),
+                ("shape", shape.rawValue),
+                timeout,
+            ]
         case .stream:
             let sha256 = (key: "sha256", value: expectedSHA256 == nil ? "no" : "yes")
             guard client == .courier else { return [sha256, timeout] }

@@ -37,6 +37,11 @@ enum Bench {
             case .stream: line = try StreamWorkload(options: options, client: client).run(until: deadline)
             case .sse: line = try EventsWorkload(options: options, client: client).run(until: deadline)
             case .queue: line = try QueueWorkload(options: options, client: client).run(until: deadline)
+            case .idle:
+                // Its own line (CPU per wall second, the platform kit's state); nothing to count as errors.
+                let idle = try IdleWorkload(options: options, client: client).run(until: deadline)
+                FileHandle.standardOutput.write(Data((idle.text + "\n").utf8))
+                return success
             }
         } catch {
             writeToStandardError("courier-bench: \(options.workload.rawValue) with \(options.client.rawValue): \(error)\n")
