@@ -33,9 +33,10 @@ import Glibc
 /// that child, not only the one whose server set it off, and the restart reopens the queue's
 /// journal, which continues all of them from their bytes: restarting one process is as good as
 /// supervising each item, and much simpler. Restarts are bounded by `--retries` as for one URL;
-/// `--max-time` is per item there, so no deadline covers the whole command. The input is read
-/// (stdin once) and checked here, then handed to every child as a private copy
-/// (``QueueCommand/inputVariable``), so a restart sees the same lines.
+/// `--max-time` is per item there, so no deadline covers the whole command. The input is not read
+/// here: it is opened (`-i FILE`) and given to every child as its stdin, with one private file
+/// (``QueueCommand/inputVariable``) where the children keep what they read of it (``InputSpool``),
+/// so a restart sees every line the crashed child had read, then goes on reading the input.
 ///
 /// Signals are blocked in this (single-threaded) process and taken with `sigwaitinfo`, so
 /// nothing here runs in a signal handler, and each comes with its origin (`si_code`).
@@ -163,41 +164,40 @@ struct GetSupervisor {
         return supervise(staging: staging)
     }
 
-    /// `-i`: checks the input before any child starts (a mistake is a usage error naming its
-    /// line), keeps a private copy of it for the children, and supervises them.
+    /// `-i`: opens the input (`-i FILE`; stdin is already open) for the children, makes the
+    /// private directory of its spool, and supervises them. The children read the input as it
+    /// comes; a mistake in it is theirs to report (exit 2, naming the line).
     private func runQueue(_ queue: GetCommand.QueueOptions) -> Int32 {
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
-        let text: String
-        do {
-            text = try QueueCommand.readText(queue, in: cwd)
-            _ = try QueueCommand.parse(text, queue, in: cwd)
-        } catch let error as UsageError {
-            ProgressPrinter.writeToStandardError("courier: \(error.message)\nRun '\(error.help)' for usage.\n")
-            return ExitCode.usage
-        } catch let failure as GetFailure {
-            ProgressPrinter.writeToStandardError("courier: \(failure.message)\n")
-            return failure.status
-        } catch {
-            ProgressPrinter.writeToStandardError("courier: \(error)\n")
-            return ExitCode.failure
+        var input = STDIN_FILENO
+        if queue.input != "-" {
+            let path = GetCommand.outputURL(queue.input, in: cwd).path
+            input = open(path, O_RDONLY | O_CLOEXEC)
+            guard input >= 0 else {
+                ProgressPrinter.writeToStandardError("courier: cannot read the input file \(queue.input): \(String(cString: strerror(errno)))\n")
+                return ExitCode.fileSystem
+            }
         }
+        defer { if input != STDIN_FILENO { close(input) } }
         let staging: URL
         do {
             staging = try GetCommand.makeStagingDirectory(prefix: "courier-input")
-            let copy = staging.appendingPathComponent("input")
-            try Data(text.utf8).write(to: copy)
-        } catch let failure as GetFailure {
-            ProgressPrinter.writeToStandardError("courier: \(failure.message)\n")
-            return failure.status
         } catch {
-            ProgressPrinter.writeToStandardError("courier: cannot keep a copy of the input: \(error)\n")
-            return ExitCode.fileSystem
+            ProgressPrinter.writeToStandardError("courier: \(error.message)\n")
+            return error.status
         }
         defer { try? FileManager.default.removeItem(at: staging) }
-        return supervise(staging: nil, input: staging.appendingPathComponent("input"))
+        return supervise(staging: nil, input: Input(descriptor: input, spool: staging.appendingPathComponent("input")))
     }
 
-    private func supervise(staging: URL?, input: URL? = nil) -> Int32 {
+    /// `-i`'s input as the children get it: `descriptor` becomes their stdin, `spool` is where
+    /// they keep what they read of it.
+    private struct Input {
+        let descriptor: Int32
+        let spool: URL
+    }
+
+    private func supervise(staging: URL?, input: Input? = nil) -> Int32 {
         var watched = sigset_t()
         sigemptyset(&watched)
         for signal in [SIGINT, SIGTERM, SIGCHLD] { sigaddset(&watched, signal) }
@@ -332,13 +332,13 @@ struct GetSupervisor {
     /// Starts `/proc/self/exe` with our arguments and ``childVariable`` set, on this (main)
     /// thread, with the signal mask this process started with.
     private func spawn(
-        restoringMask original: sigset_t, deadline: UInt64?, staging: URL?, input: URL?
+        restoringMask original: sigset_t, deadline: UInt64?, staging: URL?, input: Input?
     ) throws(SpawnError) -> pid_t {
         var environment = ProcessInfo.processInfo.environment
         environment[Self.childVariable] = String(getpid())
         environment[Self.deadlineVariable] = deadline.map(String.init)
         environment[GetCommand.stagingVariable] = staging?.path
-        environment[QueueCommand.inputVariable] = input?.path
+        environment[QueueCommand.inputVariable] = input?.spool.path
         // A crash is an expected, reported event here: one line instead of the runtime's
         // full-page backtrace. A person who wants the backtrace sets SWIFT_BACKTRACE.
         if environment["SWIFT_BACKTRACE"] == nil { environment["SWIFT_BACKTRACE"] = "enable=no" }
@@ -355,8 +355,15 @@ struct GetSupervisor {
         let cArgv = argv.map { strdup($0) } + [nil]
         let cEnvp = envp.map { strdup($0) } + [nil]
         defer { (cArgv + cEnvp).forEach { free($0) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if let input, input.descriptor != STDIN_FILENO {
+            // `dup2` clears the close-on-exec flag the input was opened with, on the copy only.
+            posix_spawn_file_actions_adddup2(&actions, input.descriptor, STDIN_FILENO)
+        }
         var child: pid_t = 0
-        let result = posix_spawn(&child, "/proc/self/exe", nil, &attributes, cArgv, cEnvp)
+        let result = posix_spawn(&child, "/proc/self/exe", &actions, &attributes, cArgv, cEnvp)
         guard result == 0 else { throw SpawnError(code: result) }
         return child
     }

@@ -13,47 +13,24 @@ import Courier
 /// starts a new child, which reopens the journal and carries on. The journal is what makes a
 /// restart cheap and safe, so no per-item supervision is needed.
 ///
+/// The input is read as it comes (QueueCommand+Input.swift): its first line's download starts
+/// before the next line is written, and reading pauses while ``maximumUnfinished(parallel:)``
+/// of its items are unfinished, so a producer that never stops makes the command neither grow
+/// nor wait for an end of input that never comes.
+///
 /// Each line's item has a stable id (``GetCommand/InputList/Entry/id``): a rerun finds the items
-/// already journaled and adds only new lines. Items in the journal whose line was removed are
-/// paused, never deleted (their bytes stay; putting the line back continues them). Failed,
-/// paused and cancelled items of the input are queued again.
+/// already journaled and adds only new lines. Items in the journal whose line is not in the
+/// input are paused once the input has ended, never deleted (their bytes stay; putting the line
+/// back continues them). Failed, paused and cancelled items of the input are queued again.
 struct QueueCommand {
-    /// Set by the supervisor to the private copy of the input it validated (stdin can be read once).
+    /// Set by the supervisor to the file its children keep the input in as they read it
+    /// (``InputSpool``): stdin can be read once, and a child started after a crash must see
+    /// every line the last one read. The input itself is the children's stdin.
     static let inputVariable = "COURIER_GET_INPUT"
 
     let options: GetCommand.QueueOptions
 
     init(_ options: GetCommand.QueueOptions) { self.options = options }
-
-    /// Reads and parses the input: the supervisor's copy when there is one, else the file or stdin.
-    static func readList(_ options: GetCommand.QueueOptions, in cwd: URL) throws -> GetCommand.InputList {
-        try parse(try readText(options, in: cwd), options, in: cwd)
-    }
-
-    /// The input's text: the supervisor's copy when there is one, else the file or stdin.
-    static func readText(_ options: GetCommand.QueueOptions, in cwd: URL) throws -> String {
-        let data: Data
-        do {
-            if let staged = ProcessInfo.processInfo.environment[inputVariable] {
-                data = try Data(contentsOf: URL(fileURLWithPath: staged))
-            } else if options.input == "-" {
-                data = FileHandle.standardInput.readDataToEndOfFile()
-            } else {
-                data = try Data(contentsOf: GetCommand.outputURL(options.input, in: cwd))
-            }
-        } catch {
-            throw GetFailure(ExitCode.fileSystem, "cannot read the input file \(source(options)): \(error.localizedDescription)")
-        }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw UsageError(get: "\(source(options)) is not UTF-8 text")
-        }
-        return text
-    }
-
-    /// The input's lines; a mistake is a usage error naming its line.
-    static func parse(_ text: String, _ options: GetCommand.QueueOptions, in cwd: URL) throws(UsageError) -> GetCommand.InputList {
-        try GetCommand.InputList(text, directory: options.outputDirectory(in: cwd), source: source(options))
-    }
 
     /// The input's name in messages.
     static func source(_ options: GetCommand.QueueOptions) -> String {
@@ -64,22 +41,32 @@ struct QueueCommand {
     /// exit code (every message is printed).
     func run() -> Int32 {
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
-        let list: GetCommand.InputList
+        let spool: InputSpool
+        let ownSpool: URL?
         do {
-            list = try Self.readList(options, in: cwd)
-            try FileManager.default.createDirectory(at: options.outputDirectory(in: cwd), withIntermediateDirectories: true)
-        } catch let error as UsageError {
-            ProgressPrinter.writeToStandardError("courier: \(error.message)\nRun '\(error.help)' for usage.\n")
-            return ExitCode.usage
-        } catch let failure as GetFailure {
-            return fail(failure.message, failure.status)
+            (spool, ownSpool) = try Self.openSpool(options)
         } catch {
-            return fail("cannot create \(options.outputDirectory(in: cwd).path): \(error.localizedDescription)", ExitCode.fileSystem)
+            return fail(error.message, error.status)
         }
+        defer { if let ownSpool { try? FileManager.default.removeItem(at: ownSpool) } }
         let shared = options.shared
         let stops = StopSignals()
         let watcher = stops.watch()
         defer { watcher.cancel() }
+
+        // The first lines are read before anything is created: a mistake in them leaves nothing behind.
+        var reader = InputSpool.Reader(spool, fills: true)
+        var list = GetCommand.InputList(directory: options.outputDirectory(in: cwd), source: Self.source(options))
+        let first: Batch
+        switch firstBatch(&reader, &list, stops: stops) {
+        case .success(let batch): first = batch
+        case .failure(let ending): return end(ending.ending, queue: nil, shown: nil, spool: spool, list: list)
+        }
+        do {
+            try FileManager.default.createDirectory(at: options.outputDirectory(in: cwd), withIntermediateDirectories: true)
+        } catch {
+            return fail("cannot create \(options.outputDirectory(in: cwd).path): \(error.localizedDescription)", ExitCode.fileSystem)
+        }
 
         // -H goes into every request through an adapter rather than the items' headers, which the
         // journal keeps in the clear: like a single get, a token is never written to disk.
@@ -128,70 +115,74 @@ struct QueueCommand {
 
         let wake = DispatchSemaphore(value: 0)
         let style = ProgressPrinter.style(quiet: shared.quiet)
-        let names = Dictionary(list.entries.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+        let shown = QueueProgress(style: style, columns: style == .terminal ? TerminalSize.columns() : 80)
+        display.set(shown)
         let observer = queue.addObserver { change in
             display.current?.update(change)
             wake.signal()
         }
         defer { queue.removeObserver(observer) }
-
-        // Shown from before the reconciliation, whose resumed and added items start at once.
-        let alreadyDone = list.entries.filter { if case .completed = queue.item($0.id)?.state { true } else { false } }.count
-        let shown = QueueProgress(
-            style: style, columns: style == .terminal ? TerminalSize.columns() : 80, names: names,
-            count: list.entries.count, completed: alreadyDone)
-        display.set(shown)
-        var verifiedBeforehand = Set<String>()
-        if let problem = reconcile(queue, list, verifiedBeforehand: &verifiedBeforehand) {
-            Self.stop(queue)
-            shown.finish()
-            return fail(problem.message, problem.status)
-        }
         let resizes = style == .terminal ? SignalWatcher(signals: [SIGWINCH]) { _ in shown.resize(columns: TerminalSize.columns()) } : nil
         defer { resizes?.cancel() }
         stops.onStop { wake.signal() }
         stops.beforeLeaving { shown.finish() }
 
-        // The observer wakes this thread on every change; the queue's own state decides.
-        let waitedFor = list.entries.filter { !verifiedBeforehand.contains($0.id) }
-        while stops.signal == nil, !waitedFor.allSatisfy({ queue.item($0.id)?.state.isFinished ?? true }) {
-            _ = wake.wait(timeout: .now() + .milliseconds(500))
-            usleep(20_000)  // a burst of progress changes is looked at once
-        }
-        if let signal = stops.signal {
-            // Checkpoint: every running download keeps its bytes and record; the journal still
-            // lists them as running, so the next run continues them.
-            Self.stop(queue)
-            shown.finish()
-            if !shared.quiet {
+        let ending = feed(queue, &reader, &list, first: first, shown: shown, stops: stops, wake: wake)
+        return end(ending, queue: queue, shown: shown, spool: spool, list: list)
+    }
+
+    /// Stops the queue (when there is one) and says how the command ended; returns its exit code.
+    /// Every ending but the input's own stops the queue as SIGTERM does (a checkpoint): each
+    /// running download keeps its bytes and record, and the journal still lists it as running,
+    /// so the next run continues it.
+    private func end(
+        _ ending: Ending, queue: DownloadQueue?, shown: QueueProgress?, spool: InputSpool, list: GetCommand.InputList
+    ) -> Int32 {
+        if let queue { Self.stop(queue) }
+        shown?.finish()
+        switch ending {
+        case .signal(let signal):
+            if !options.shared.quiet {
                 ProgressPrinter.writeToStandardError("courier: interrupted; run the same command again to continue\n")
             }
             return ExitCode.forSignal(signal)
+        case .mistake(let error):
+            ProgressPrinter.writeToStandardError("courier: \(error.message)\nRun '\(error.help)' for usage.\n")
+            return ExitCode.usage
+        case .failure(let problem):
+            return fail(problem.message, problem.status)
+        case .finished:
+            guard let queue else { return ExitCode.failure }  // the input ends only with a queue open
+            do {
+                return try summarize(queue, spool, list)
+            } catch {
+                return fail((error as? GetFailure)?.message ?? "\(error)", ExitCode.fileSystem)
+            }
         }
-        shown.finish()
-        Self.stop(queue)
-        return summarize(queue, list, verifiedBeforehand: verifiedBeforehand)
     }
 
-    /// Brings the journal in line with the input: new lines added (in one durable batch), failed,
-    /// paused and cancelled items of the input queued again, items no longer listed paused.
-    /// Returns a problem that stops the command before anything new starts.
-    private func reconcile(
-        _ queue: DownloadQueue, _ list: GetCommand.InputList, verifiedBeforehand: inout Set<String>
+    /// Brings the journal in line with a batch of the input's lines: new ones added (in one
+    /// durable batch), failed, paused and cancelled items of the input queued again. Each line
+    /// the queue is now to finish is shown and put in `waitedFor`. Returns a problem that stops
+    /// the command.
+    func reconcile(
+        _ queue: DownloadQueue, _ batch: [GetCommand.InputList.Entry], _ list: inout GetCommand.InputList,
+        shown: QueueProgress, waitedFor: inout Set<String>
     ) -> GetFailure? {
-        let journaled = Dictionary(queue.items.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        let listed = Set(list.entries.map(\.id))
         do {
-            for item in journaled.values where !listed.contains(item.id) && !item.state.isFinished {
-                try queue.pause(item.id)
-            }
             var new: [DownloadQueue.NewItem] = []
-            for entry in list.entries {
-                if let item = journaled[entry.id] {
+            for entry in batch {
+                if let item = queue.item(entry.id) {
                     if item.sha256 != entry.sha256, !Self.isCompleted(item) {
                         // The line's checksum changed: the old item's bytes were fetched for another file.
                         try queue.remove(item.id)
                     } else {
+                        if Self.isCompleted(item) {
+                            shown.addDone()
+                            continue
+                        }
+                        shown.add(entry.id, name: entry.name)
+                        waitedFor.insert(entry.id)
                         switch item.state {
                         case .failed, .paused, .cancelled: try queue.resume(item.id)
                         case .queued, .running, .completed: break
@@ -203,7 +194,8 @@ struct QueueCommand {
                     if !options.shared.force, let sha256 = entry.sha256, Self.sha256(of: entry.destination) == sha256 {
                         // Already there and proven right: published by a run whose journal record
                         // of it was lost (damaged), or fetched some other way. Nothing to fetch.
-                        verifiedBeforehand.insert(entry.id)
+                        list.markVerifiedBeforehand(entry)
+                        shown.addDone()
                         continue
                     }
                     guard options.shared.force else {
@@ -213,9 +205,27 @@ struct QueueCommand {
                     }
                     unlink(entry.destination.path)
                 }
+                shown.add(entry.id, name: entry.name)
+                waitedFor.insert(entry.id)
                 new.append(DownloadQueue.NewItem(url: entry.url, to: entry.destination, id: entry.id, sha256: entry.sha256))
             }
             if !new.isEmpty { try queue.add(contentsOf: new) }
+        } catch {
+            return GetFailure(ExitCode.forError(error), "cannot update the download queue: \(error.message)")
+        }
+        return nil
+    }
+
+    /// Once the input has ended: pauses the items in the journal that no line of it lists (an
+    /// earlier run's), keeping their bytes.
+    func pauseUnlisted(_ queue: DownloadQueue, _ list: GetCommand.InputList) -> GetFailure? {
+        do {
+            for item in queue.items where !list.ledger.lists(item) {
+                switch item.state {
+                case .queued, .running: try queue.pause(item.id)
+                case .paused, .failed, .cancelled, .completed: break
+                }
+            }
         } catch {
             return GetFailure(ExitCode.forError(error), "cannot update the download queue: \(error.message)")
         }
@@ -246,29 +256,39 @@ struct QueueCommand {
         stopped.wait()
     }
 
-    /// Prints the saved paths (stdout) and the failures (stderr); returns the exit code.
-    private func summarize(_ queue: DownloadQueue, _ list: GetCommand.InputList, verifiedBeforehand: Set<String>) -> Int32 {
+    /// Prints the saved paths (stdout) and the failures (stderr); returns the exit code. The
+    /// input is read again from the spool, so the paths come in its order without the lines
+    /// having been kept; only the failures are held until they are printed.
+    private func summarize(_ queue: DownloadQueue, _ spool: InputSpool, _ list: GetCommand.InputList) throws -> Int32 {
         var failures: [(GetCommand.InputList.Entry, DownloadQueue.Failure?)] = []
-        var paths: [String] = []
-        for entry in list.entries {
-            if verifiedBeforehand.contains(entry.id) {
-                paths.append(entry.destination.path)
-                continue
+        var paths = ""
+        var count = 0
+        var reader = InputSpool.Reader(spool, fills: false)
+        while case .line(let line) = try reader.next(waitingUpTo: 0) {
+            guard let entry = try GetCommand.InputList.parse(line, directory: list.directory, source: list.source) else { continue }
+            count += 1
+            if list.ledger.isVerifiedBeforehand(entry.destination) {
+                paths += entry.destination.path + "\n"
+            } else {
+                switch queue.item(entry.id)?.state {
+                case .completed(let file): paths += file.path + "\n"
+                case .failed(let failure): failures.append((entry, failure))
+                default: failures.append((entry, nil))  // removed or cancelled by someone else
+                }
             }
-            switch queue.item(entry.id)?.state {
-            case .completed(let file): paths.append(file.path)
-            case .failed(let failure): failures.append((entry, failure))
-            default: failures.append((entry, nil))  // removed or cancelled by someone else
+            if paths.utf8.count >= 64 * 1024 {
+                FileHandle.standardOutput.write(Data(paths.utf8))
+                paths = ""
             }
         }
-        if !paths.isEmpty { FileHandle.standardOutput.write(Data((paths.joined(separator: "\n") + "\n").utf8)) }
+        if !paths.isEmpty { FileHandle.standardOutput.write(Data(paths.utf8)) }
         guard !failures.isEmpty else {
             if !options.shared.quiet {
-                ProgressPrinter.writeToStandardError("courier: all \(list.entries.count) downloads complete\n")
+                ProgressPrinter.writeToStandardError("courier: all \(count) downloads complete\n")
             }
             return ExitCode.success
         }
-        var lines = ["courier: \(failures.count) of \(list.entries.count) downloads failed:"]
+        var lines = ["courier: \(failures.count) of \(count) downloads failed:"]
         var worst = ExitCode.success
         for (entry, failure) in failures {
             let why = failure.map(Self.describe) ?? "no longer in the queue"

@@ -7,6 +7,8 @@ import Courier
 /// line below them, redrawn in place at most every ``ProgressPrinter/terminalInterval`` and
 /// fitted to the terminal's width; finished downloads are printed above the block as they end.
 /// In a pipe or file: one plain line when a download starts and one when it ends. Quiet: nothing.
+/// The input's items are made known as their lines are read (``add(_:name:)``); the total counts
+/// the lines read so far, with a `+` until the input ends.
 /// Thread-safe: changes come from the queue's callback queue, messages from monitors and the main
 /// thread, resizes from a signal watcher.
 final class QueueProgress: Sendable {
@@ -14,9 +16,6 @@ final class QueueProgress: Sendable {
     static let maximumRows = 12
 
     let style: ProgressPrinter.Style
-    /// The display name of each item of the input, by id (others are not shown).
-    private let names: [String: String]
-    private let count: Int
     private let now: @Sendable () -> Double
     private let write: @Sendable (String) -> Void
     private let state: Guarded<State>
@@ -28,6 +27,12 @@ final class QueueProgress: Sendable {
     }
 
     private struct State {
+        /// The display name of each unfinished item of the input, by id (others are not shown).
+        var names: [String: String] = [:]
+        /// The input's downloads so far.
+        var count = 0
+        /// Whether the input has ended (the count is final).
+        var inputEnded = false
         /// Running downloads, in the order they started.
         var running: [(id: String, row: Row)] = []
         /// Bytes received so far per item in this run, for the total rate.
@@ -42,28 +47,47 @@ final class QueueProgress: Sendable {
         var finished = false
     }
 
-    /// A display for `count` downloads named by `names`, `completed` of which are already done.
+    /// A display for the downloads of an input, made known as its lines are read.
     init(
-        style: ProgressPrinter.Style, columns: Int, names: [String: String], count: Int, completed: Int,
+        style: ProgressPrinter.Style, columns: Int,
         now: @escaping @Sendable () -> Double = ProgressPrinter.monotonicSeconds,
         write: @escaping @Sendable (String) -> Void = ProgressPrinter.writeToStandardError
     ) {
         self.style = style
-        self.names = names
-        self.count = count
         self.now = now
         self.write = write
-        var initial = State(columns: columns)
-        initial.completed = completed
-        self.state = Guarded(initial)
+        self.state = Guarded(State(columns: columns))
+    }
+
+    /// A download of the input, shown as `name` until it finishes. Called before the queue is
+    /// asked to run it, so its first change finds it.
+    func add(_ id: String, name: String) {
+        state.withLock { state in
+            state.count += 1
+            state.names[id] = name
+        }
+    }
+
+    /// A download of the input that is already done (finished by an earlier run, or its file
+    /// already there and right).
+    func addDone() {
+        state.withLock { state in
+            state.count += 1
+            state.completed += 1
+        }
+    }
+
+    /// The input has ended: the total is final.
+    func inputEnded() {
+        state.withLock { $0.inputEnded = true }
     }
 
     /// Takes one change of the queue.
     func update(_ change: DownloadQueue.Change) {
-        guard style != .quiet, let name = names[change.id] else { return }
+        guard style != .quiet else { return }
         let time = now()
         state.withLock { state in
-            guard !state.finished else { return }
+            guard !state.finished, let name = state.names[change.id] else { return }
             let index = state.running.firstIndex { $0.id == change.id }
             switch change.state {
             case .running(let received, let total):
@@ -93,6 +117,7 @@ final class QueueProgress: Sendable {
             case .queued, .paused, .cancelled:
                 break
             }
+            if change.state.isFinished { state.names[change.id] = nil }
             if let index = state.running.firstIndex(where: { $0.id == change.id }) { state.running.remove(at: index) }
             if style == .terminal { draw(&state, at: time) }
         }
@@ -149,7 +174,7 @@ final class QueueProgress: Sendable {
         let width = state.columns
         var lines = state.running.prefix(Self.maximumRows).map { entry in
             ProgressFormat.terminalLine(
-                name: names[entry.id], completed: entry.row.completed, total: entry.row.total,
+                name: state.names[entry.id], completed: entry.row.completed, total: entry.row.total,
                 bytesPerSecond: entry.row.meter.bytesPerSecond, columns: width)
         }
         if state.running.count > Self.maximumRows {
@@ -161,9 +186,9 @@ final class QueueProgress: Sendable {
         write(text)
     }
 
-    /// `total: 3 of 6 done, 1 failed, 2 running  12.3 MiB  4.1 MiB/s`.
+    /// `total: 3 of 6 done, 1 failed, 2 running  12.3 MiB  4.1 MiB/s` (`of 6+` while the input is read).
     private func totalLine(_ state: State) -> String {
-        var text = "total: \(state.completed) of \(count) done"
+        var text = "total: \(state.completed) of \(state.count)\(state.inputEnded ? "" : "+") done"
         if state.failed > 0 { text += ", \(state.failed) failed" }
         if !state.running.isEmpty { text += ", \(state.running.count) running" }
         let received = state.received.values.reduce(0, +)

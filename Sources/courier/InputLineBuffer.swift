@@ -1,0 +1,74 @@
+/// Cuts `courier get -i`'s input into lines as its bytes arrive, holding at most one line and
+/// one chunk: the one place that decides what a line is and how long it may be.
+///
+/// A line ends at `\n`; a `\r` just before it is dropped (files written on Windows). The last
+/// line may lack its `\n`. A line longer than ``maximumLineBytes`` is refused as soon as that
+/// many bytes have come without a newline, so a producer that never sends one cannot make the
+/// command hold more.
+struct InputLineBuffer {
+    /// The longest line accepted, in bytes, its `\n` (and a `\r` before it) not counted: 64 KiB.
+    /// Far above any URL a server takes (most refuse a request line over 8 KiB) with its
+    /// `sha256=` and `out=`; a longer line is a mistake, not a download.
+    static let maximumLineBytes = 64 * 1024
+
+    /// A line over ``maximumLineBytes``.
+    struct LineTooLong: Error, Equatable {
+        /// Its number (1-based).
+        let line: Int
+    }
+
+    /// One line, without its end.
+    struct Line: Equatable {
+        /// 1-based.
+        let number: Int
+        let bytes: ArraySlice<UInt8>
+    }
+
+    /// Bytes from `start` on are not yet returned as lines.
+    private var pending: [UInt8] = []
+    private var start = 0
+    /// Where the search for the next `\n` resumes (bytes before it have none).
+    private var scanned = 0
+    /// Lines returned so far.
+    private(set) var count = 0
+
+    /// Bytes held that are not yet part of a returned line.
+    var heldBytes: Int { pending.count - start }
+
+    /// Adds the next bytes of the input.
+    mutating func append(_ bytes: some Collection<UInt8>) {
+        // Drop what was returned before growing, so the buffer stays about one line and one chunk.
+        if start > 0, start >= pending.count / 2 {
+            pending.removeFirst(start)
+            scanned -= start
+            start = 0
+        }
+        pending.append(contentsOf: bytes)
+    }
+
+    /// The next whole line, or `nil` when more bytes are needed. With `atEnd` (the input has no
+    /// more bytes), what is left is the last line, and `nil` means there is none.
+    mutating func next(atEnd: Bool = false) throws(LineTooLong) -> Line? {
+        let end: Int
+        let resume: Int
+        if let newline = pending[scanned...].firstIndex(of: UInt8(ascii: "\n")) {
+            end = newline
+            resume = newline + 1
+        } else {
+            scanned = pending.count
+            // One byte of slack: it may be the `\r` of a line of exactly the maximum.
+            guard pending.count - start <= Self.maximumLineBytes + 1 else { throw LineTooLong(line: count + 1) }
+            guard atEnd, start < pending.count else { return nil }
+            end = pending.count
+            resume = pending.count
+        }
+        var last = end
+        if last > start, pending[last - 1] == UInt8(ascii: "\r") { last -= 1 }
+        guard last - start <= Self.maximumLineBytes else { throw LineTooLong(line: count + 1) }
+        count += 1
+        let line = Line(number: count, bytes: pending[start..<last])
+        start = resume
+        scanned = resume
+        return line
+    }
+}
