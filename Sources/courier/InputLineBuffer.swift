@@ -56,8 +56,12 @@ struct InputLineBuffer {
             resume = newline + 1
         } else {
             scanned = pending.count
-            // One byte of slack: it may be the `\r` of a line of exactly the maximum.
-            guard pending.count - start <= Self.maximumLineBytes + 1 else { throw LineTooLong(line: count + 1) }
+            let held = pending.count - start
+            // A byte over the maximum may yet be the `\r` before the newline of a line of exactly it.
+            let carriageReturnLast = pending.last == UInt8(ascii: "\r")
+            guard held <= Self.maximumLineBytes || (held == Self.maximumLineBytes + 1 && carriageReturnLast) else {
+                throw LineTooLong(line: count + 1)
+            }
             guard atEnd, start < pending.count else { return nil }
             end = pending.count
             resume = pending.count

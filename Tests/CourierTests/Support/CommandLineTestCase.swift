@@ -61,9 +61,11 @@ class CommandLineTestCase: XCTestCase {
     }
 
     /// Starts `courier` with `arguments`; `environment` is added to (and wins over) this process's.
-    /// `standardOutput` replaces the file stdout is captured in (then ``Outcome/out`` is empty).
+    /// `standardOutput` replaces the file stdout is captured in (then ``Outcome/out`` is empty);
+    /// `standardInput` replaces `/dev/null`.
     func start(
-        _ arguments: [String], environment extra: [String: String] = [:], standardOutput: FileHandle? = nil
+        _ arguments: [String], environment extra: [String: String] = [:], standardOutput: FileHandle? = nil,
+        standardInput: FileHandle? = nil
     ) throws -> Child {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             struct MissingExecutable: Error { let path: String }
@@ -83,7 +85,7 @@ class CommandLineTestCase: XCTestCase {
         environment["no_proxy"] = "127.0.0.1,localhost"
         environment.merge(extra) { _, new in new }
         process.environment = environment
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = standardInput ?? FileHandle.nullDevice
         process.standardOutput = try standardOutput ?? FileHandle(forWritingTo: stdout)
         process.standardError = try FileHandle(forWritingTo: stderr)
         try process.run()
