@@ -59,8 +59,10 @@ extension GetCommand {
         A list of URLs (courier get -i FILE [options]; docs: Docs/CommandLine.md):
           -i, --input-file <file>     Download every URL in <file> (- for stdin): one per line,
                                       optionally followed by sha256=<hex> and out=<name>; # starts
-                                      a comment. Run the same command again to continue what is
-                                      unfinished; finished files are not fetched again.
+                                      a comment; at most 64 KiB a line. Read as it comes: each
+                                      download starts when its line is read. Run the same command
+                                      again to continue what is unfinished; finished files are
+                                      not fetched again.
           -P, --directory-prefix <d>  Save the files in <d> (default: the current directory).
           --state <dir>               The queue's journal and partial files (default:
                                       <d>/.courier-queue).

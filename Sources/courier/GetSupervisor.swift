@@ -177,6 +177,8 @@ struct GetSupervisor {
                 ProgressPrinter.writeToStandardError("courier: cannot read the input file \(queue.input): \(String(cString: strerror(errno)))\n")
                 return ExitCode.fileSystem
             }
+            // Our stdin was closed, so the file got its number: the children must inherit it as is.
+            if input == STDIN_FILENO { _ = fcntl(input, F_SETFD, 0) }
         }
         defer { if input != STDIN_FILENO { close(input) } }
         let staging: URL

@@ -32,20 +32,13 @@ extension QueueCommand {
     /// How long one wait for the input lasts before the loop looks at the queue and the signals.
     static let inputWaitMilliseconds: Int32 = 100
 
-    /// The input's spool: the file the supervisor named (``inputVariable``), or one of this
-    /// process's own (then returned too, to be removed at the end) when started without one.
-    static func openSpool(_ options: GetCommand.QueueOptions) throws(GetFailure) -> (InputSpool, URL?) {
-        if let path = ProcessInfo.processInfo.environment[inputVariable] {
-            return (try InputSpool(source: STDIN_FILENO, name: source(options), path: path), nil)
+    /// The input's spool: the file the supervisor named (``inputVariable``). The child reads its
+    /// input from stdin, where the supervisor put it, so without a supervisor there is none.
+    static func openSpool(_ options: GetCommand.QueueOptions) throws(GetFailure) -> InputSpool {
+        guard let path = ProcessInfo.processInfo.environment[inputVariable] else {
+            throw GetFailure(ExitCode.failure, "\(inputVariable) is not set: get -i reads its input only under its supervisor")
         }
-        let directory = try GetCommand.makeStagingDirectory(prefix: "courier-input")
-        do {
-            let spool = try InputSpool(source: STDIN_FILENO, name: source(options), path: directory.appendingPathComponent("input").path)
-            return (spool, directory)
-        } catch {
-            try? FileManager.default.removeItem(at: directory)
-            throw error
-        }
+        return try InputSpool(source: STDIN_FILENO, name: source(options), path: path)
     }
 
     /// The input's first downloads (or its end), before the queue is opened; waits for them as

@@ -42,13 +42,11 @@ struct QueueCommand {
     func run() -> Int32 {
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         let spool: InputSpool
-        let ownSpool: URL?
         do {
-            (spool, ownSpool) = try Self.openSpool(options)
+            spool = try Self.openSpool(options)
         } catch {
             return fail(error.message, error.status)
         }
-        defer { if let ownSpool { try? FileManager.default.removeItem(at: ownSpool) } }
         let shared = options.shared
         let stops = StopSignals()
         let watcher = stops.watch()
