@@ -35,8 +35,12 @@ final class QueueProgress: Sendable {
         var inputEnded = false
         /// Running downloads, in the order they started.
         var running: [(id: String, row: Row)] = []
-        /// Bytes received so far per item in this run, for the total rate.
+        /// Bytes received so far per unfinished item in this run, and by the finished ones, for
+        /// the total and its rate (kept apart so that an input without end does not grow this).
         var received: [String: Int64] = [:]
+        var receivedByFinished: Int64 = 0
+        /// Bytes received in this run.
+        var receivedInAll: Int64 { receivedByFinished + received.values.reduce(0, +) }
         var totalMeter = RateMeter()
         var completed = 0
         var failed = 0
@@ -64,7 +68,8 @@ final class QueueProgress: Sendable {
     func add(_ id: String, name: String) {
         state.withLock { state in
             state.count += 1
-            state.names[id] = name
+            // Dropped when it finishes (``update(_:)``), which a quiet display never looks at.
+            if style != .quiet { state.names[id] = name }
         }
     }
 
@@ -102,7 +107,7 @@ final class QueueProgress: Sendable {
                     if style == .plain { write("courier: started \(ProgressFormat.displayable(name))\n") }
                 }
                 state.received[change.id] = received
-                state.totalMeter.add(bytes: state.received.values.reduce(0, +), at: time)
+                state.totalMeter.add(bytes: state.receivedInAll, at: time)
                 if style == .terminal, ProgressPrinter.isDue(style: .terminal, now: time, start: time, lastPrint: state.lastDraw) {
                     draw(&state, at: time)
                 }
@@ -117,7 +122,10 @@ final class QueueProgress: Sendable {
             case .queued, .paused, .cancelled:
                 break
             }
-            if change.state.isFinished { state.names[change.id] = nil }
+            if change.state.isFinished {
+                state.names[change.id] = nil
+                state.receivedByFinished += state.received.removeValue(forKey: change.id) ?? 0
+            }
             if let index = state.running.firstIndex(where: { $0.id == change.id }) { state.running.remove(at: index) }
             if style == .terminal { draw(&state, at: time) }
         }
@@ -191,7 +199,7 @@ final class QueueProgress: Sendable {
         var text = "total: \(state.completed) of \(state.count)\(state.inputEnded ? "" : "+") done"
         if state.failed > 0 { text += ", \(state.failed) failed" }
         if !state.running.isEmpty { text += ", \(state.running.count) running" }
-        let received = state.received.values.reduce(0, +)
+        let received = state.receivedInAll
         if received > 0 { text += "  " + ProgressFormat.bytes(received) }
         if !state.running.isEmpty, let rate = state.totalMeter.bytesPerSecond { text += "  " + ProgressFormat.rate(rate) }
         return text
