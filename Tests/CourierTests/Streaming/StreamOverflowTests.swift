@@ -40,6 +40,12 @@ final class StreamOverflowTests: CourierTestCase {
             for: request("/bytes/6000000?seed=9"), policy: StreamPolicy(bufferLimit: limit, overflow: .pause))
         var received = Data()
         var chunks = 0
+        // Stalled before the first read, so the buffer must fill and the transfer pause, however
+        // slow the network is here (under ThreadSanitizer a paced consumer sometimes kept up).
+        let stalledUntil = ContinuousClock.now + .seconds(20)
+        while stream.statistics.pauses == 0 && ContinuousClock.now < stalledUntil {
+            try await Task.sleep(for: .milliseconds(5))
+        }
         for try await chunk in stream.chunks {
             received.append(chunk)
             chunks += 1
