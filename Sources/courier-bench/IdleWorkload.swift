@@ -37,7 +37,7 @@ struct IdleWorkload {
     let options: BenchOptions
     let client: any BenchClient
 
-    func run(until deadline: Deadline) throws(BenchFailure) -> IdleResult {
+    func run(until deadline: Deadline) throws(BenchFailure) -> ResultLine {
         let shape = options.shape
         let request = Self.request(options)
         let arrivals = (0..<shape.transfers).map { _ in Arrival<Result<Int, BenchFailure>>() }
@@ -61,10 +61,10 @@ struct IdleWorkload {
             guard status == 200 else { throw BenchFailure("transfer \(index + 1): HTTP \(status)") }
         }
         let measured = stopwatch.stop(at: MonotonicClock.seconds())
-        return IdleResult(
-            client: options.client, seconds: measured.seconds, cpuSeconds: measured.cpuSeconds,
-            maxRSSKiB: measured.maxRSSKiB, configuration: options.configuration, transfers: shape.transfers,
-            kit: PlatformFixes.status.state)
+        return ResultLine(
+            client: options.client, workload: .idle, seconds: measured.seconds, cpuSeconds: measured.cpuSeconds,
+            maxRSSKiB: measured.maxRSSKiB, configuration: options.configuration,
+            metrics: .idle(ResultLine.Idle(transfers: shape.transfers, kit: PlatformFixes.status.state.rawValue)))
     }
 
     /// How many intervals of about ``IdleShape/eventSpacing`` a stream spans: at least one.
@@ -108,39 +108,5 @@ struct IdleWorkload {
                 BenchFailure("the last event's id is \(counted.lastID.map { "'\($0)'" } ?? "missing"), expected '\(expected)'"))
         }
         return .success(200)
-    }
-}
-
-/// What an `idle` run measured, and its RESULT line: the fields of ``ResultLine`` up to
-/// `config=`, then
-///
-/// ```
-/// transfers=<N> cpu_per_wall=<r> kit=<active|disabled|notInstalled|inert>
-/// ```
-/// `cpu_per_wall` is `cpu_s / secs` with 4 decimals: the cores the process kept busy while the
-/// transfers waited. `kit` is `PlatformFixes.status.state` at the end of the run.
-struct IdleResult {
-    var client: ClientKind
-    /// Wall time from the last transfer's start to the last one's completion, on a monotonic clock.
-    var seconds: Double
-    /// User + system CPU spent in that span.
-    var cpuSeconds: Double
-    /// Peak resident set size of the process (`ru_maxrss`, KiB on Linux).
-    var maxRSSKiB: Int
-    var configuration: [(key: String, value: String)]
-    /// Transfers that waited at once.
-    var transfers: Int
-    /// Whether Courier's platform kit was in effect.
-    var kit: PlatformFixes.State
-
-    /// The line, without a newline.
-    var text: String {
-        let config = configuration.map { "\($0.key):\($0.value)" }.joined(separator: ",")
-        return [
-            "RESULT", "client=\(client.rawValue)", "workload=\(Workload.idle.rawValue)",
-            "secs=\(ResultLine.fixed(seconds, 3))", "cpu_s=\(ResultLine.fixed(cpuSeconds, 3))", "rss_kib=\(maxRSSKiB)",
-            "config=\(config)", "transfers=\(transfers)", "cpu_per_wall=\(ResultLine.fixed(cpuSeconds / seconds, 4))",
-            "kit=\(kit.rawValue)",
-        ].joined(separator: " ")
     }
 }

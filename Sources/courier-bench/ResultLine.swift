@@ -8,7 +8,8 @@ import Foundation
 /// with `n=<N> c=<C> errors=<E> rps=<r> p50_ms=<x> p99_ms=<y>` for `small`,
 /// `bytes=<B> mib_s=<m>` for `download` and `memory`, `bytes=<B> mib_s=<m> high_water_kib=<H>
 /// pauses=<P>` for `stream`, `events=<N> events_s=<e>` for `sse`, `files=<N> c=<C> files_s=<f>` for
-/// `queue` and `items=<N> items_s=<i> base_rss_kib=<B> journal_kib=<J>` for `queue --items-only`. Every field is `key=value`
+/// `queue`, `items=<N> items_s=<i> base_rss_kib=<B> journal_kib=<J>` for `queue --items-only`, and
+/// `transfers=<N> cpu_per_wall=<r> kit=<state>` for `idle`. Every field is `key=value`
 /// without spaces, so `awk`/`split` can read it; the order never changes.
 struct ResultLine {
     /// The request-rate workload's figures.
@@ -50,6 +51,15 @@ struct ResultLine {
         var journalBytes: Int64
     }
 
+    /// The `idle` workload's figures.
+    struct Idle: Equatable {
+        /// Transfers that waited at once.
+        var transfers: Int
+        /// Whether Courier's platform kit was in effect (`PlatformFixes.status.state`'s raw value
+        /// at the end of the run).
+        var kit: String
+    }
+
     /// What the workload adds after `config=`.
     enum Metrics: Equatable {
         case requests(Requests)
@@ -60,6 +70,7 @@ struct ResultLine {
         case events(Int)
         case files(Files)
         case items(Items)
+        case idle(Idle)
     }
 
     var client: ClientKind
@@ -106,6 +117,11 @@ struct ResultLine {
             fields += [
                 "items=\(items.count)", "items_s=\(Self.fixed(Double(items.count) / seconds, 1))",
                 "base_rss_kib=\(items.baseRSSKiB)", "journal_kib=\((items.journalBytes + 1023) / 1024)",
+            ]
+        case .idle(let idle):
+            // The cores the process kept busy while the transfers waited.
+            fields += [
+                "transfers=\(idle.transfers)", "cpu_per_wall=\(Self.fixed(cpuSeconds / seconds, 4))", "kit=\(idle.kit)",
             ]
         }
         return fields.joined(separator: " ")

@@ -103,6 +103,26 @@ final class BenchOptionsTests: XCTestCase {
         XCTAssertEqual(raw.configuration.map { "\($0.key):\($0.value)" }, ["sha256:yes", "timeout:60"])
     }
 
+    func testIdleShapesAndSeconds() throws {
+        let head = try parse(["idle", "--url", "http://h:1"])
+        XCTAssertEqual(head.workload, .idle)
+        XCTAssertEqual(head.shape, .head)
+        XCTAssertEqual(head.seconds, 10)
+        XCTAssertEqual(head.configuration.map { "\($0.key):\($0.value)" }, ["max_conns:default", "seconds:10", "shape:head", "timeout:60"])
+        XCTAssertEqual(IdleWorkload.request(head).url?.absoluteString, "http://h:1/delay/10000")
+
+        // Sixteen streams wait at once, so both clients are allowed sixteen connections.
+        let streams = try parse(["idle", "--url", "http://h:1", "--shape", "sse16", "--seconds", "4"])
+        XCTAssertEqual(streams.shape.transfers, 16)
+        XCTAssertEqual(streams.maxConnections, 16)
+        XCTAssertEqual(IdleWorkload.events(streams), 3)
+        XCTAssertEqual(IdleWorkload.request(streams).url?.absoluteString, "http://h:1/sse?count=3&interval_ms=2000")
+
+        XCTAssertEqual(usageMessage(["idle", "--url", "http://h:1", "--shape", "tail"]), "--shape takes head, sse or sse16, not 'tail'")
+        XCTAssertNotNil(usageMessage(["idle", "--url", "http://h:1", "--seconds", "11"]))
+        XCTAssertNotNil(usageMessage(["idle", "--url", "http://h:1", "--seconds", "0"]))
+    }
+
     func testSSENeedsExpectedEvents() throws {
         let options = try parse(["sse", "--url", "http://h/sse?count=200000", "--expect-events", "200000", "--client", "urlsession"])
         XCTAssertEqual(options.workload, .sse)

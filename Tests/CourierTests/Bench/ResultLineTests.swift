@@ -31,6 +31,17 @@ final class ResultLineTests: XCTestCase {
                 + "config=max_conns:default,timeout:60,warmup:200 n=5000 c=4 errors=2 rps=2000.0 p50_ms=100.000 p99_ms=198.000")
     }
 
+    func testIdleLineGivesTheCoresKeptBusyAndTheKit() {
+        let line = ResultLine(
+            client: .courier, workload: .idle, seconds: 10.004, cpuSeconds: 0.028, maxRSSKiB: 35000,
+            configuration: [("max_conns", "16"), ("seconds", "10"), ("shape", "sse16"), ("timeout", "60")],
+            metrics: .idle(.init(transfers: 16, kit: "active")))
+        XCTAssertEqual(
+            line.text,
+            "RESULT client=courier workload=idle secs=10.004 cpu_s=0.028 rss_kib=35000 "
+                + "config=max_conns:16,seconds:10,shape:sse16,timeout:60 transfers=16 cpu_per_wall=0.0028 kit=active")
+    }
+
     func testTransferLine() {
         let line = ResultLine(
             client: .urlsession, workload: .download, seconds: 0.5, cpuSeconds: 0.25, maxRSSKiB: 40000,
