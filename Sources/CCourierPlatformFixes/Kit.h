@@ -26,6 +26,37 @@ typedef struct {
 } courier_libcurl;
 
 COURIER_HIDDEN extern courier_libcurl courier_real;
+
+/// An option's value as libcurl's setopt functions take it: which C type is decided by the
+/// option's number range (curl.h's CURLOPTTYPE_ bases), the same for easy and multi options.
+typedef struct {
+    enum { courier_option_long, courier_option_off_t, courier_option_pointer } type;
+    union {
+        long number;
+        curl_off_t offset;
+        void *pointer;
+    };
+} courier_option_value;
+
+/// Reads the one variadic argument of a setopt call for `option`.
+#define COURIER_READ_OPTION(arguments, option)                                                             \
+    ((option) < COURIER_CURLOPTTYPE_OBJECTPOINT                                                          \
+         ? (courier_option_value){ .type = courier_option_long, .number = va_arg(arguments, long) }     \
+     : ((option) >= COURIER_CURLOPTTYPE_OFF_T && (option) < COURIER_CURLOPTTYPE_BLOB)                   \
+         ? (courier_option_value){ .type = courier_option_off_t, .offset = va_arg(arguments, curl_off_t) } \
+         : (courier_option_value){ .type = courier_option_pointer, .pointer = va_arg(arguments, void *) })
+
+/// curl_easy_setopt and curl_multi_setopt have the same C shape.
+typedef int (*courier_setopt_fn)(void *handle, int option, ...);
+
+/// Passes `value` on to `setopt` as the C type it came as.
+static inline int courier_forward_option(courier_setopt_fn setopt, void *handle, int option, courier_option_value value) {
+    switch (value.type) {
+    case courier_option_long: return setopt(handle, option, value.number);
+    case courier_option_off_t: return setopt(handle, option, value.offset);
+    default: return setopt(handle, option, value.pointer);
+    }
+}
 COURIER_HIDDEN extern courier_fixes_counters courier_counters;
 
 COURIER_HIDDEN CURLMcode courier_wrap_multi_setopt(CURLM *multi, int option, ...);

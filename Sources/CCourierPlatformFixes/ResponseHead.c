@@ -65,22 +65,13 @@ static CURLcode apply_header_options(CURL *easy, easy_record *record) {
 CURLcode courier_wrap_easy_setopt(CURL *easy, int option, ...) {
     va_list arguments;
     va_start(arguments, option);
-    if (option < COURIER_CURLOPTTYPE_OBJECTPOINT) {
-        long value = va_arg(arguments, long);
-        va_end(arguments);
-        return courier_real.easy_setopt(easy, option, value);
-    }
-    if (option >= COURIER_CURLOPTTYPE_OFF_T && option < COURIER_CURLOPTTYPE_BLOB) {
-        curl_off_t value = va_arg(arguments, curl_off_t);
-        va_end(arguments);
-        return courier_real.easy_setopt(easy, option, value);
-    }
-    void *value = va_arg(arguments, void *);
+    courier_option_value given = COURIER_READ_OPTION(arguments, option);
     va_end(arguments);
     if (option != COURIER_CURLOPT_HEADERFUNCTION && option != COURIER_CURLOPT_HEADERDATA
         && option != COURIER_CURLOPT_ERRORBUFFER) {
-        return courier_real.easy_setopt(easy, option, value);
+        return courier_forward_option((courier_setopt_fn)courier_real.easy_setopt, easy, option, given);
     }
+    void *value = given.pointer;
     easy_record *record = courier_table_find(&easies, easy, sizeof(easy_record));
     if (record == NULL) return courier_real.easy_setopt(easy, option, value);
     switch (option) {

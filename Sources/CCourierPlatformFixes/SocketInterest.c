@@ -78,21 +78,12 @@ static int socket_trampoline(CURL *easy, curl_socket_t socket, int what, void *u
 CURLMcode courier_wrap_multi_setopt(CURLM *multi, int option, ...) {
     va_list arguments;
     va_start(arguments, option);
-    if (option < COURIER_CURLOPTTYPE_OBJECTPOINT) {
-        long value = va_arg(arguments, long);
-        va_end(arguments);
-        return courier_real.multi_setopt(multi, option, value);
-    }
-    if (option >= COURIER_CURLOPTTYPE_OFF_T && option < COURIER_CURLOPTTYPE_BLOB) {
-        curl_off_t value = va_arg(arguments, curl_off_t);
-        va_end(arguments);
-        return courier_real.multi_setopt(multi, option, value);
-    }
-    void *value = va_arg(arguments, void *);
+    courier_option_value given = COURIER_READ_OPTION(arguments, option);
     va_end(arguments);
     if (option != COURIER_CURLMOPT_SOCKETFUNCTION && option != COURIER_CURLMOPT_SOCKETDATA) {
-        return courier_real.multi_setopt(multi, option, value);
+        return courier_forward_option((courier_setopt_fn)courier_real.multi_setopt, multi, option, given);
     }
+    void *value = given.pointer;
     multi_record *record = courier_table_find(&multis, multi, sizeof(multi_record));
     if (record == NULL) return courier_real.multi_setopt(multi, option, value);
     if (option == COURIER_CURLMOPT_SOCKETDATA) {
