@@ -8,7 +8,7 @@ import Foundation
 /// `timeoutIntervalForRequest`, 60 s by default, or the request's `timeoutInterval`) does not
 /// apply to streams, because it would cut a model server that takes 70 s to answer, or an event
 /// stream that is rightly quiet for minutes, behind the policy's back. Courier gives the stream's
-/// URLSession task a timeout past the policy's limits (``urlSessionTimeout``) and keeps the
+/// URLSession task a timeout past the policy's limits (`urlSessionTimeout`) and keeps the
 /// limits with its own timer. With neither limit set, nothing limits the waits: a server that
 /// vanishes without closing the connection is then noticed only by ``SessionManager/Configuration/deadline``.
 ///
