@@ -133,12 +133,23 @@ public enum PlatformFixes {
     /// ``SessionManager`` calls it.
     @discardableResult
     public static func install() -> Status {
-        if isDisabledByEnvironment { return status }
+        installOnce()
+        return status
+    }
+
+    /// Installs the kit unless the environment turned it off, without building a ``Status``: what
+    /// every ``SessionManager`` calls.
+    static func installOnce() {
+        _ = installation
+    }
+
+    /// The install itself, run by the first reader (Swift initializes a static once, thread-safely).
+    private static let installation: Void = {
+        guard !isDisabledByEnvironment else { return }
         let anchor = unsafeBitCast(URLSession.self as AnyClass, to: UnsafeRawPointer.self)
         let all = Fix.allCases.reduce(UInt32(0)) { $0 | $1.functions }
         _ = courier_platform_fixes_install(anchor, all)
-        return status
-    }
+    }()
 
     /// What the kit does in this process now, read from FoundationNetworking's import table.
     public static var status: Status {

@@ -30,7 +30,7 @@ public final class SessionManager: Sendable {
     /// Creates a manager and its URLSession.
     public init(configuration: Configuration = Configuration()) {
         // Before the URLSession exists: its libcurl callbacks are set when it is made.
-        PlatformFixes.install()
+        PlatformFixes.installOnce()
         self.configuration = configuration
         let events = EventDispatcher(
             monitors: configuration.eventMonitors, postsNotifications: configuration.postsNotifications,

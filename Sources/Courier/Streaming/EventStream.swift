@@ -110,11 +110,10 @@ public struct EventStream: AsyncSequence, Sendable {
         private func explained(_ error: CourierError) -> CourierError {
             guard error.code == .bufferOverflow, stream.policy.overflow == .pause, !reconnects else { return error }
             let method = (stream.request.httpMethod ?? "GET").uppercased()
-            return CourierError(
-                code: .bufferOverflow,
-                message: "the consumer fell more than \(stream.policy.bufferLimit) bytes (StreamPolicy.bufferLimit) behind "
-                    + "the network, and the event stream cannot pause: it would reconnect, and a \(method) is not sent "
-                    + "again unless ReconnectPolicy.reconnectsAnyMethod is set",
+            return .bufferOverflow(
+                stream.policy,
+                "and the event stream cannot pause: it would reconnect, and a \(method) is not sent again "
+                    + "unless ReconnectPolicy.reconnectsAnyMethod is set",
                 url: stream.request.url)
         }
 

@@ -201,7 +201,12 @@ extension CourierError {
         } else {
             why = "and the stream cannot pause: continuing with Range needs a strong validator (ETag or Last-Modified) and an unencoded body"
         }
-        return CourierError(
+        return bufferOverflow(policy, why, url: url)
+    }
+
+    /// The stream's consumer fell more than its buffer limit behind; `why` says why that ends it.
+    static func bufferOverflow(_ policy: StreamPolicy, _ why: String, url: URL?) -> CourierError {
+        CourierError(
             code: .bufferOverflow,
             message: "the consumer fell more than \(policy.bufferLimit) bytes (StreamPolicy.bufferLimit) behind the network, \(why)",
             url: url)
