@@ -31,7 +31,7 @@ struct DemoCommand {
         var policy = DownloadPolicy()
         policy.expectedSHA256 = expectedDigest
         policy.expectedLength = Int64(size)
-        policy.initialRetryDelay = .milliseconds(50)
+        policy.retry.initialDelay = .milliseconds(50)
         // The demo is about dropped connections: let the whole file wait for the disk rather than
         // pause for it too (a debug build hashes slower than loopback delivers).
         policy.maximumBufferedBytes = size

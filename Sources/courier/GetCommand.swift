@@ -141,7 +141,7 @@ struct GetCommand {
 
     private func makeTarget(in cwd: URL, printer: ProgressPrinter) throws(GetFailure) -> Target {
         var policy = DownloadPolicy()
-        policy.retryLimit = options.retries
+        policy.retry.retryLimit = options.retries
         policy.expectedSHA256 = options.expectedSHA256
         policy.publishesUnverifiedBodies = options.acceptUnverified
         policy.deadline = options.maxTime.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }
@@ -309,11 +309,11 @@ struct GetCommand {
     }
 
     /// Why a retryable status was not retried when its `Retry-After` asks for longer than courier
-    /// waits (the library's rule: ``DownloadPolicy/maximumRetryAfter``), else `nil`.
+    /// waits (the library's rule: ``RetryPolicy/maximumRetryAfter`` of ``DownloadPolicy/retry``), else `nil`.
     static func retryAfterRefusal(_ error: CourierError) -> String? {
-        let policy = DownloadPolicy()
+        let policy = DownloadPolicy().retry
         guard let response = error.response, policy.retryableStatusCodes.contains(response.statusCode),
-            let requested = DownloadPolicy.requestedRetryDelay(of: response), requested > policy.maximumRetryAfter
+            let requested = RetryPolicy.requestedRetryDelay(of: response), requested > policy.maximumRetryAfter
         else { return nil }
         return "the server asked to be retried after \(ProgressFormat.delay(requested)), and courier waits at most "
             + "\(ProgressFormat.delay(policy.maximumRetryAfter)), so it stopped instead of retrying"

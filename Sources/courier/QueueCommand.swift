@@ -92,7 +92,7 @@ struct QueueCommand {
         configuration.maximumRunning = options.parallel
         configuration.maximumRunningPerHost = options.perHost
         var policy = DownloadPolicy()
-        policy.retryLimit = shared.retries
+        policy.retry.retryLimit = shared.retries
         policy.publishesUnverifiedBodies = shared.acceptUnverified
         policy.deadline = shared.maxTime.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }
         policy.recordsHeaders = false

@@ -5,23 +5,16 @@ import FoundationNetworking
 
 /// How a download survives failures and proves its result.
 public struct DownloadPolicy: Sendable {
-    /// How many times a download continues by itself after a transient failure (a connection
-    /// reset or closed early, a timeout, or a status in ``retryableStatusCodes``). Default 3.
-    public var retryLimit: Int = 3
-    /// The first retry's delay; each further retry doubles it, with jitter. Default 250 ms.
-    public var initialRetryDelay: Duration = .milliseconds(250)
-    /// The longest computed delay between attempts. Default 30 s.
-    public var maximumRetryDelay: Duration = .seconds(30)
-    /// The longest `Retry-After` a download waits for. Default 120 s.
+    /// When a download tries again by itself after a failed attempt, how often, and how long it
+    /// waits: the one retry policy (``RetryPolicy``), asked before any retrier of the manager's
+    /// interceptor, with the same decision as for data tasks. Each retry continues from the bytes
+    /// on disk with `Range` when that is safe (the attempt decides, not the policy).
     ///
-    /// A retryable status whose `Retry-After` asks for more is not retried at all: the download
-    /// fails at once with that status (``CourierError/Code-swift.struct/unacceptableStatusCode``),
-    /// its message naming the delay the server asked for, and keeps its bytes for resuming.
-    /// Waiting the capped time instead would retry sooner than the server said it can answer —
-    /// `503` with `Retry-After: 86400` means "not today" — and spend every retry doing it.
-    public var maximumRetryAfter: Duration = .seconds(120)
-    /// Statuses that are retried: 408, 429, 500, 502, 503 and 504.
-    public var retryableStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504]
+    /// Default: ``RetryPolicy`` with a ``RetryPolicy/retryLimit`` of 3 (not its own 2: a download's
+    /// retries continue the file rather than fetch it again). A `Retry-After` longer than
+    /// ``RetryPolicy/maximumRetryAfter`` ends the retries at once: the download fails with that
+    /// status, its message naming the delay the server asked for, and keeps its bytes for resuming.
+    public var retry: RetryPolicy = DownloadPolicy.defaultRetry
     /// The expected length of the file; a different length is ``CourierError/Code-swift.struct/integrityFailed``.
     public var expectedLength: Int64?
     /// The expected SHA-256 of the file, checked while streaming; a mismatch is
@@ -90,7 +83,7 @@ public struct DownloadPolicy: Sendable {
     /// The defaults.
     public init() {}
 
-    /// The defaults: 3 retries, resume only with a validator, no integrity expectations.
+    /// The defaults: 3 retries (``retry``), resume only with a validator, no integrity expectations.
     public static let `default` = DownloadPolicy()
 
     /// `.<name>.courier-partial` in the destination's directory.
@@ -105,48 +98,54 @@ public struct DownloadPolicy: Sendable {
         return partialFile.deletingLastPathComponent().appendingPathComponent(base + ".courier-resume")
     }
 
-    /// The delay a response's `Retry-After` asks for (a number of seconds, or an HTTP date),
-    /// uncapped; `nil` when it has none or it cannot be read. A download compares it with
-    /// ``maximumRetryAfter``.
-    public static func requestedRetryDelay(of response: HTTPURLResponse, now: Date = Date()) -> Duration? {
-        guard let value = response.value(forHTTPHeaderField: "Retry-After"),
-            let seconds = Backoff.seconds(fromRetryAfter: value, now: now)
-        else { return nil }
-        return .milliseconds(Int64((seconds * 1000).rounded(.up)))
-    }
+    /// ``retry`` as a download starts with it: ``RetryPolicy``'s defaults with 3 retries.
+    static let defaultRetry: RetryPolicy = {
+        var retry = RetryPolicy()
+        retry.retryLimit = 3
+        return retry
+    }()
+}
 
-    /// The delay before retry number `attempt` (1, 2, …): `Retry-After` when the server sent one
-    /// (seconds or an HTTP date, at most ``maximumRetryAfter``: a download does not retry after a
-    /// longer one), otherwise exponential backoff
-    /// from ``initialRetryDelay`` capped at ``maximumRetryDelay``, with "equal jitter" (half
-    /// fixed, half random) so that many clients do not retry in lockstep.
+// Deprecated spellings of the retry fields, which now live in ``DownloadPolicy/retry``.
+extension DownloadPolicy {
+    /// How many times a download retries by itself.
+    @available(*, deprecated, renamed: "retry.retryLimit")
+    public var retryLimit: Int {
+        get { retry.retryLimit }
+        set { retry.retryLimit = newValue }
+    }
+    /// The first retry's delay.
+    @available(*, deprecated, renamed: "retry.initialDelay")
+    public var initialRetryDelay: Duration {
+        get { retry.initialDelay }
+        set { retry.initialDelay = newValue }
+    }
+    /// The longest computed delay between attempts.
+    @available(*, deprecated, renamed: "retry.maximumDelay")
+    public var maximumRetryDelay: Duration {
+        get { retry.maximumDelay }
+        set { retry.maximumDelay = newValue }
+    }
+    /// The longest `Retry-After` a download waits for.
+    @available(*, deprecated, renamed: "retry.maximumRetryAfter")
+    public var maximumRetryAfter: Duration {
+        get { retry.maximumRetryAfter }
+        set { retry.maximumRetryAfter = newValue }
+    }
+    /// Statuses that are retried.
+    @available(*, deprecated, renamed: "retry.retryableStatusCodes")
+    public var retryableStatusCodes: Set<Int> {
+        get { retry.retryableStatusCodes }
+        set { retry.retryableStatusCodes = newValue }
+    }
+    /// The delay before retry number `attempt` (1, 2, …).
+    @available(*, deprecated, renamed: "retry.retryDelay(attempt:retryAfter:now:)")
     public func retryDelay(attempt: Int, retryAfter: String?, now: Date = Date()) -> Duration {
-        Backoff(initial: initialRetryDelay, maximum: maximumRetryDelay, maximumRetryAfter: maximumRetryAfter)
-            .delay(attempt: attempt, retryAfter: retryAfter, now: now)
+        retry.retryDelay(attempt: attempt, retryAfter: retryAfter, now: now)
     }
-
-    /// Whether a transport error is worth continuing after: the connection broke, went quiet,
-    /// closed without an answer, or could not be made. Not a failed DNS lookup or TLS handshake
-    /// (``CourierError/Code-swift.struct/dnsFailed``, ``CourierError/Code-swift.struct/tlsFailed``),
-    /// which would only fail the same way again.
-    static func isTransient(_ error: CourierError) -> Bool {
-        switch error.code {
-        case .timedOut, .connectionLost, .noResponse, .connectionRefused:
-            return true
-        case .network:
-            guard let underlying = error.underlyingError.map({ $0 as NSError }), underlying.domain == NSURLErrorDomain
-            else { return false }
-            switch underlying.code {
-            // -1: a libcurl text not classified more precisely (Docs/Platform.md §2.12). The codes
-            // that now have codes of their own stay, for `.network` errors made by hand.
-            case -1, NSURLErrorNetworkConnectionLost, NSURLErrorCannotConnectToHost, NSURLErrorBadServerResponse,
-                NSURLErrorTimedOut, NSURLErrorNotConnectedToInternet, NSURLErrorCannotParseResponse:
-                return true
-            default:
-                return false
-            }
-        default:
-            return false
-        }
+    /// The delay a response's `Retry-After` asks for, uncapped.
+    @available(*, deprecated, renamed: "RetryPolicy.requestedRetryDelay(of:now:)")
+    public static func requestedRetryDelay(of response: HTTPURLResponse, now: Date = Date()) -> Duration? {
+        RetryPolicy.requestedRetryDelay(of: response, now: now)
     }
 }

@@ -18,7 +18,7 @@ import FoundationNetworking
 public struct CourierError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure this is. Compare with the static members (`error.code == .timedOut`).
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private enum Kind: String, Sendable {
+        private enum Kind: String, Sendable, CaseIterable {
             case sessionInvalidated, cancelled, network, timedOut, invalidRequest
             case responseTooLarge, unacceptableStatusCode, unacceptableContentType
             case emptyResponse, decodingFailed, destinationFailed, fileSystem, uploadSourceFailed
@@ -28,6 +28,8 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         }
         private let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
+        /// Every code, for tests that must cover them all.
+        static var allCodes: [Code] { Kind.allCases.map(Code.init) }
 
         /// The manager was invalidated (or released) before the task could run or finish.
         public static let sessionInvalidated = Code(.sessionInvalidated)
@@ -112,6 +114,42 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             switch kind {
             case .network, .dnsFailed, .connectionRefused, .connectionLost, .tlsFailed, .noResponse: return true
             default: return false
+            }
+        }
+
+        /// Whether a later attempt of the same request may succeed where this one failed: the one
+        /// definition of "transient" that request retries (``RetryPolicy``), download retries
+        /// (``DownloadPolicy/retry``), event-stream reconnection (``EventStream``) and the download
+        /// queue's ``DownloadQueue/Failure/isRetryable`` all use.
+        ///
+        /// True for ``timedOut``, ``connectionRefused``, ``connectionLost``, ``noResponse`` and
+        /// ``network``; false for every other code. Why each undecided case falls where it does:
+        /// - ``dnsFailed``: false. A name that did not resolve is almost always a typo or a
+        ///   configuration problem, and asking again a moment later gets the same answer (libcurl
+        ///   does not tell a lasting "no such name" from a resolver hiccup).
+        /// - ``tlsFailed``: false. An untrusted, expired or mismatched certificate, or a plain-HTTP
+        ///   server on an https URL, fails the same way on every attempt.
+        /// - ``deadlineExceeded``: false. The deadline bounds the whole task, every attempt
+        ///   included; once it has passed, no attempt of that task is left. (The download queue
+        ///   tries such an item again on a later run, with a fresh deadline: a named condition of
+        ///   its own, not a second meaning of transient.)
+        /// - ``timedOut``: true. The server was silent for one request timeout; it may answer the next.
+        /// - ``network``: true. It is the transport failure no precise code describes — mostly
+        ///   libcurl text Courier does not classify ("Weird server reply", Docs/Platform.md §2.12),
+        ///   `notConnectedToInternet`, `cannotParseResponse`. The code cannot tell the rare lasting
+        ///   one apart, and one bounded retry costs less than giving up on the common passing one.
+        ///
+        /// A status (``unacceptableStatusCode``) is never transient by its code: which statuses are
+        /// worth another try is ``RetryPolicy/retryableStatusCodes``' decision.
+        public var isTransient: Bool {
+            switch kind {
+            case .timedOut, .connectionRefused, .connectionLost, .noResponse, .network: return true
+            case .dnsFailed, .tlsFailed, .deadlineExceeded: return false
+            case .sessionInvalidated, .cancelled, .invalidRequest, .responseTooLarge, .unacceptableStatusCode,
+                .unacceptableContentType, .emptyResponse, .decodingFailed, .destinationFailed, .fileSystem,
+                .uploadSourceFailed, .integrityFailed, .invalidResumeData, .adaptationFailed, .redirectRefused,
+                .invalidResponse, .bufferOverflow:
+                return false
             }
         }
     }

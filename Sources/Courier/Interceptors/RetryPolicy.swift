@@ -3,9 +3,14 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The built-in retrier: exponential backoff with jitter, a retry limit, idempotent methods only
-/// by default, statuses 408/429/500/502/503/504 and transient transport failures (refused, lost,
-/// no response, timed out; not DNS or TLS), `Retry-After` honoured up to a cap.
+/// The built-in retrier, and the one retry policy: exponential backoff with jitter (``Backoff``),
+/// a retry limit, idempotent methods only by default, statuses 408/429/500/502/503/504 and
+/// transient failures (``CourierError/Code-swift.struct/isTransient``: refused, lost, no response,
+/// timed out, other transport failures; not DNS or TLS), `Retry-After` honoured up to a cap.
+///
+/// Data, upload and stream tasks use it through the manager's
+/// ``SessionManager/Configuration/retryPolicy`` or an ``Interceptor``; a download has its own in
+/// ``DownloadPolicy/retry`` (3 retries by default), asked first, through the same decision.
 public struct RetryPolicy: RequestRetrier, Codable, Equatable {
     /// Retries after the first attempt. Default 2.
     public var retryLimit: Int = 2
@@ -14,19 +19,19 @@ public struct RetryPolicy: RequestRetrier, Codable, Equatable {
     public var retryableMethods: Set<String> = ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"]
     /// Statuses that are retried.
     public var retryableStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504]
-    /// Whether transient transport failures are retried: ``CourierError/Code-swift.struct/timedOut``,
-    /// ``CourierError/Code-swift.struct/connectionRefused``, ``CourierError/Code-swift.struct/connectionLost``,
-    /// ``CourierError/Code-swift.struct/noResponse``, and ``CourierError/Code-swift.struct/network``
-    /// errors of the kinds that used to be retried. Never ``CourierError/Code-swift.struct/dnsFailed``
-    /// or ``CourierError/Code-swift.struct/tlsFailed``, which would fail the same way again.
+    /// Whether failures that may pass are retried: those whose code is
+    /// ``CourierError/Code-swift.struct/isTransient`` (timed out, refused, lost, no response, and
+    /// other transport failures). Never ``CourierError/Code-swift.struct/dnsFailed`` or
+    /// ``CourierError/Code-swift.struct/tlsFailed``, which would fail the same way again.
     public var retriesTransientErrors = true
     /// The first delay; doubled for each retry, with jitter. Default 250 ms.
     public var initialDelay: Duration = .milliseconds(250)
     /// The longest computed delay. Default 30 s.
     public var maximumDelay: Duration = .seconds(30)
     /// The longest `Retry-After` honoured. A server that asks for longer is not retried: the task
-    /// fails now with its status rather than waiting a delay the server did not ask for — as a
-    /// download does (``DownloadPolicy/maximumRetryAfter``). Default 120 s.
+    /// fails now with its status rather than after a capped wait the server has already said is
+    /// too short (`503` with `Retry-After: 86400` means "not today"). A download says so in its
+    /// error's message. Default 120 s.
     public var maximumRetryAfter: Duration = .seconds(120)
 
     /// The defaults.
@@ -86,72 +91,49 @@ public struct RetryPolicy: RequestRetrier, Codable, Equatable {
 
     /// The decision, without a callback.
     public func decision(for request: URLRequest, error: CourierError, attempt: Int) -> RetryDecision {
+        switch verdict(for: request, error: error, attempt: attempt) {
+        case .retry(let delay): return .retryAfter(delay)
+        case .giveUp, .retryAfterTooLong: return .doNotRetry
+        }
+    }
+
+    /// What ``decision(for:error:attempt:)`` decides, and why it does not retry when the reason
+    /// matters to the task (a download names the delay the server asked for in its error).
+    enum Verdict: Equatable {
+        case retry(Duration)
+        case giveUp
+        /// The failure would be retried, but its `Retry-After` asks for longer than ``maximumRetryAfter``.
+        case retryAfterTooLong(requested: Duration)
+    }
+
+    func verdict(for request: URLRequest, error: CourierError, attempt: Int, now: Date = Date()) -> Verdict {
         guard attempt < retryLimit, !error.isCancellation,
             retryableMethods.contains((request.httpMethod ?? "GET").uppercased())
-        else { return .doNotRetry }
+        else { return .giveUp }
         let statusRetryable = error.code == .unacceptableStatusCode && error.statusCode.map(retryableStatusCodes.contains) == true
-        let transient = retriesTransientErrors && DownloadPolicy.isTransient(error)
-        guard statusRetryable || transient else { return .doNotRetry }
-        if let response = error.response, let asked = DownloadPolicy.requestedRetryDelay(of: response), asked > maximumRetryAfter {
-            return .doNotRetry
+        let transient = retriesTransientErrors && error.code.isTransient
+        guard statusRetryable || transient else { return .giveUp }
+        if let response = error.response, let asked = Backoff.requestedDelay(of: response, now: now), asked > maximumRetryAfter {
+            return .retryAfterTooLong(requested: asked)
         }
-        let backoff = Backoff(initial: initialDelay, maximum: maximumDelay, maximumRetryAfter: maximumRetryAfter)
-        return .retryAfter(backoff.delay(attempt: attempt + 1, retryAfter: error.response?.value(forHTTPHeaderField: "Retry-After")))
-    }
-}
-
-/// Exponential backoff with "equal jitter", and `Retry-After` (RFC 9110 §10.2.3) with a cap.
-package struct Backoff {
-    let initial: Duration
-    let maximum: Duration
-    let maximumRetryAfter: Duration
-
-    /// The delay before retry number `attempt` (1, 2, …).
-    func delay(attempt: Int, retryAfter: String?, now: Date = Date()) -> Duration {
-        if let retryAfter, let seconds = Self.seconds(fromRetryAfter: retryAfter, now: now) {
-            return min(.milliseconds(Int64(seconds * 1000)), maximumRetryAfter)
-        }
-        let exponent = min(max(attempt - 1, 0), 30)
-        let backoff = min(initial * (1 << exponent), maximum)
-        // Half fixed, half random, so that many clients do not retry in lockstep.
-        let half = backoff / 2
-        return half + half * Double.random(in: 0...1)
+        return .retry(backoff.delay(attempt: attempt + 1, retryAfter: error.response?.value(forHTTPHeaderField: "Retry-After"), now: now))
     }
 
-    /// `12 s`, `999999 s (11.6 days)`: a delay for messages, with a larger unit when it helps.
-    package static func describe(_ delay: Duration) -> String {
-        let seconds = delay.seconds
-        let text = seconds < 10 && seconds != seconds.rounded() ? String(format: "%.1f s", seconds) : "\(Int(seconds.rounded())) s"
-        let larger: (Double, String)? =
-            seconds >= 2 * 86_400 ? (seconds / 86_400, "days") : seconds >= 2 * 3600 ? (seconds / 3600, "hours")
-            : seconds >= 3 * 60 ? (seconds / 60, "minutes") : nil
-        guard let (value, unit) = larger else { return text }
-        return text + " (" + String(format: "%.1f", value) + " \(unit))"
+    /// The backoff this policy's delays come from.
+    var backoff: Backoff {
+        Backoff(initial: initialDelay, maximum: maximumDelay, maximumRetryAfter: maximumRetryAfter)
     }
 
-    /// `Retry-After` as seconds from now: a delay in seconds, or an HTTP date.
-    static func seconds(fromRetryAfter value: String, now: Date) -> Double? {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
-        if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
-            return trimmed.count > 9 ? 1e9 : Double(trimmed)
-        }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: trimmed) else { return nil }
-        return max(0, date.timeIntervalSince(now))
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, for timers and messages.
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    /// The delay before retry number `attempt` (1, 2, …): `Retry-After` when the server sent one
+    /// (seconds or an HTTP date, at most ``maximumRetryAfter``), otherwise exponential backoff from
+    /// ``initialDelay`` capped at ``maximumDelay``, with "equal jitter" (see ``Backoff``).
+    public func retryDelay(attempt: Int, retryAfter: String?, now: Date = Date()) -> Duration {
+        backoff.delay(attempt: attempt, retryAfter: retryAfter, now: now)
     }
 
-    /// Whole milliseconds, for configuration files.
-    var milliseconds: Int64 {
-        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+    /// The delay a response's `Retry-After` asks for (a number of seconds, or an HTTP date),
+    /// uncapped; `nil` when it has none or it cannot be read. Compared with ``maximumRetryAfter``.
+    public static func requestedRetryDelay(of response: HTTPURLResponse, now: Date = Date()) -> Duration? {
+        Backoff.requestedDelay(of: response, now: now)
     }
 }

@@ -79,17 +79,29 @@ extension DownloadQueue {
         public let message: String
         /// The HTTP status, when the server answered.
         public let status: Int?
-        /// Whether trying again later might succeed (a transport failure, a timeout, a 5xx,
-        /// 408 or 429); `resume(_:)` tries again.
+        /// Whether trying again later might succeed: a transient failure
+        /// (``CourierError/Code-swift.struct/isTransient``), any transport failure, a 5xx, 408 or
+        /// 429, or the download's deadline; `resume(_:)` tries again.
         public let isRetryable: Bool
 
         init(_ error: CourierError) {
             code = error.code.description
             message = error.message
             status = error.response?.statusCode
+            isRetryable = Self.mayPassLater(error)
+        }
+
+        /// "Later" here means a later run, minutes or hours on, not the next attempt: besides the
+        /// transient codes, what the passing of that time can mend is worth resuming.
+        static func mayPassLater(_ error: CourierError) -> Bool {
             let status = error.response?.statusCode ?? 0
-            isRetryable = error.isTransport || error.code == .timedOut || error.code == .deadlineExceeded
-                || status >= 500 || status == 408 || status == 429
+            // A later run has a deadline of its own.
+            let laterRunHasAFreshDeadline = error.code == .deadlineExceeded
+            // DNS and TLS failures too: a machine that was offline or behind a captive portal fails
+            // every host that way, and works again once it is back.
+            let networkMayBeBack = error.isTransport
+            let serverMayRecover = status >= 500 || status == 408 || status == 429
+            return error.code.isTransient || laterRunHasAFreshDeadline || networkMayBeBack || serverMayRecover
         }
     }
 

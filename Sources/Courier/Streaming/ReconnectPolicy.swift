@@ -65,7 +65,7 @@ public struct ReconnectPolicy: Sendable, Equatable {
 
     /// The wait before the next reconnection: the server's `retry:` (or ``delay``) raised to
     /// ``minimumDelay``, doubled for each of `failures` (failed reconnections in a row before this
-    /// one), capped by ``maximumDelay``; and longer if ``maximumReconnectionsPerMinute`` of
+    /// one), capped by ``maximumDelay`` — ``Backoff`` without jitter; and longer if ``maximumReconnectionsPerMinute`` of
     /// `recent` (when the latest reconnections started, oldest first) are less than a minute
     /// before `now` plus that wait.
     func wait(
@@ -74,9 +74,9 @@ public struct ReconnectPolicy: Sendable, Equatable {
         // The properties are public and settable: their limits hold here too.
         let floor = max(minimumDelay, Self.minimumDelayFloor)
         let ceiling = max(maximumDelay, floor)
-        var wait = max(serverRetry ?? delay, floor)
-        for _ in 0..<min(max(0, failures), 32) where wait < ceiling { wait = wait * 2 }
-        wait = min(wait, ceiling)
+        // The one backoff, without jitter: the server's `retry:` and the rate below must hold exactly.
+        let backoff = Backoff(initial: max(serverRetry ?? delay, floor), maximum: ceiling, jitter: .none)
+        var wait = backoff.delay(attempt: max(0, failures) + 1)
         let perMinute = reconnectionsPerMinute
         if recent.count >= perMinute {
             // The reconnection that would be the (perMinute + 1)-th within a minute waits for the

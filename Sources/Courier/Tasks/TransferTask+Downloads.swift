@@ -333,15 +333,10 @@ extension TransferTask {
             return .finish(completeLocked(&state, error: problem))
         }
         var failure: CourierError?
-        var retryable = false
-        var retryAfter: String?
         if let rejected = state.download.rejected {
             failure = Self.statusError(rejected, body: state.download.rejectedBody, plan, request: state.currentRequest)
-            retryable = plan.policy.retryableStatusCodes.contains(rejected.statusCode)
-            retryAfter = rejected.value(forHTTPHeaderField: "Retry-After")
         } else if let error {
             failure = classify(error, state)
-            retryable = failure.map(DownloadPolicy.isTransient) ?? false
         } else if !state.ignoresBody, let goal = state.expectedToReceive ?? state.spanEnd, state.received < goal {
             // The body ended short of what the server announced, without an error: a partial 206
             // is legal (RFC 9110 §14.2). Never publish it; ask for the rest.
@@ -349,29 +344,10 @@ extension TransferTask {
         } else if !state.ignoresBody, let problem = integrityProblem(plan, state) {
             return .finish(completeLocked(&state, error: problem))
         }
-        guard var failure else { return .finish(completeLocked(&state, error: nil)) }
-        if retryable, let refusal = Self.retryAfterRefusal(failure, plan.policy) {
-            // Asked to come back later than the policy waits: fail now (bytes kept), not after a
-            // capped wait the server has already said is too short.
-            failure = refusal
-            retryable = false
-        }
-        if retryable, state.download.retries < plan.policy.retryLimit, !core.isInvalidated {
-            state.download.retries += 1
-            writeRecord(plan, &state, force: true)
-            let delay = plan.policy.retryDelay(attempt: state.download.retries, retryAfter: retryAfter)
-            noteRetry(failure, delay: delay, &state)
-            let received = state.received
-            let request = nextAttempt(&state)
-            state.current = nil
-            state.awaitingRetry = true
-            let event = TaskRetryEvent(
-                error: failure, retry: state.download.retries, retryLimit: plan.policy.retryLimit, delay: delay,
-                bytesReceived: received, continuesFrom: state.received)
-            return .retry(request, delay, event)
-        }
-        if let ask = askRetriers(failure, &state) { return ask }
-        return .finish(finishFailedDownload(failure, plan, &state))
+        guard let failure else { return .finish(completeLocked(&state, error: nil)) }
+        // The same retry decision as every task's (TransferTask+Retry.swift), the download's own
+        // policy first; nothing retries: the bytes held stay for resuming.
+        return retryFollowUp(after: failure, &state) ?? .finish(finishFailedDownload(failure, plan, &state))
     }
 
     /// A body that ended at `state.received` of `goal` bytes continues with `Range` from there. Not
@@ -395,23 +371,6 @@ extension TransferTask {
         state.current = nil
         state.awaitingRetry = true
         return .retry(request, .zero, nil)
-    }
-
-    /// `failure` restated as final when its response's `Retry-After` asks for a longer wait than
-    /// ``DownloadPolicy/maximumRetryAfter``; `nil` when there is none or it is within the cap.
-    static func retryAfterRefusal(_ failure: CourierError, _ policy: DownloadPolicy) -> CourierError? {
-        guard let response = failure.response, let requested = DownloadPolicy.requestedRetryDelay(of: response),
-            requested > policy.maximumRetryAfter
-        else { return nil }
-        let message = failure.message
-            + "; it asked to be retried after \(Backoff.describe(requested)) (Retry-After: "
-            + "\(response.value(forHTTPHeaderField: "Retry-After") ?? "")), longer than the "
-            + "\(Backoff.describe(policy.maximumRetryAfter)) DownloadPolicy.maximumRetryAfter allows, so it was not retried"
-        var refusal = CourierError(
-            code: failure.code, message: message, url: failure.url, response: response, body: failure.body,
-            underlyingError: failure.underlyingError)
-        refusal.resumeData = failure.resumeData
-        return refusal
     }
 
     /// Ends a failed download, keeping its bytes and attaching resume data when they can be continued.

@@ -4,7 +4,8 @@ import FoundationNetworking
 #endif
 
 /// What happens between one attempt and the next: redirects Courier decides (and sometimes
-/// re-issues itself), answering authentication challenges, and asking retriers.
+/// re-issues itself) and answering authentication challenges. Retries are
+/// TransferTask+Retry.swift's.
 extension TransferTask {
     /// What an ended attempt leads to, decided under the lock.
     enum FollowUp {
@@ -15,6 +16,7 @@ extension TransferTask {
         /// download's continuation after a short body).
         case retry(URLRequest, Duration, TaskRetryEvent?)
         /// Ask the retriers about `error`; the task waits meanwhile (``State/awaitingRetry``).
+        /// `attempt` is the number of the attempt that failed.
         case askRetriers(Interceptor, URLRequest, CourierError, attempt: Int)
     }
 
@@ -89,98 +91,6 @@ extension TransferTask {
         }
         resetBody(&state)
         return request
-    }
-
-    /// Asks the retriers when the attempt failed (a transport error, or a response the
-    /// validation refuses) and there are retriers; `nil` otherwise.
-    func askRetriers(_ failure: CourierError?, _ state: inout State) -> FollowUp? {
-        guard let interceptor = state.options.interceptor, !interceptor.retriers.isEmpty,
-            state.lifecycle.state == .running, !streamCannotContinue(state)
-        else { return nil }
-        var candidate = failure
-        // A download's refused status is already a failure; a data task's is found by validating.
-        var isDownload = false
-        if case .download = kind { isDownload = true }
-        if candidate == nil, !isDownload {
-            do {
-                try validation.validate(request: state.currentRequest, response: state.response, data: state.memory)
-            } catch {
-                candidate = error.adding(url: originalRequest.url, response: state.response, body: state.memory)
-            }
-        }
-        guard let candidate,
-            candidate.isTransport || [.timedOut, .unacceptableStatusCode, .unacceptableContentType].contains(candidate.code)
-        else { return nil }
-        state.awaitingRetry = true
-        state.pendingFailure = failure
-        state.current = nil
-        state.metrics.endAttempt(.failed, error: candidate)
-        return .askRetriers(interceptor, state.currentRequest ?? originalRequest, candidate, attempt: state.attempt)
-    }
-
-    /// Tells the monitors about a retry, before its delay starts.
-    private func announce(_ event: TaskRetryEvent) {
-        guard events.isActive else { return }
-        events.emit(.retrying(event), for: state.withLock { $0.retainedHandle ?? $0.handle })
-    }
-
-    /// `error` is the failure the retriers were asked about.
-    private func retryDecided(_ decision: RetryDecision, error: CourierError) -> FollowUp? {
-        state.withLock { state -> FollowUp? in
-            guard state.awaitingRetry, state.lifecycle.state == .running else { return nil }  // cancelled or paused meanwhile
-            switch decision {
-            case .doNotRetry:
-                state.awaitingRetry = false
-                let failure = state.pendingFailure
-                state.pendingFailure = nil
-                if case .download(let plan) = kind, let failure {
-                    return .finish(finishFailedDownload(failure, plan, &state))
-                }
-                return .finish(completeLocked(&state, error: failure))
-            case .retry:
-                return retry(after: .zero, error: error, &state)
-            case .retryAfter(let delay):
-                return retry(after: delay, error: error, &state)
-            }
-        }
-    }
-
-    /// The next attempt after a retrier's decision, with the event that announces it.
-    private func retry(after delay: Duration, error: CourierError, _ state: inout State) -> FollowUp {
-        let received = state.received
-        noteRetry(error, delay: delay, &state)
-        let request = nextAttempt(&state)
-        let event = TaskRetryEvent(
-            error: error, retry: state.attempt, retryLimit: nil, delay: delay, bytesReceived: received,
-            continuesFrom: state.received)
-        return .retry(request, delay, event)
-    }
-
-    /// Sets the state up for a new attempt and returns its request.
-    func nextAttempt(_ state: inout State) -> URLRequest {
-        state.attempt += 1
-        state.pendingFailure = nil
-        state.redirectCount = 0
-        state.visited = [:]
-        state.authenticationAttempted = false
-        state.challengeRejected = false
-        state.download.rejected = nil
-        if keepsBodyAcrossAttempts(state) { return restartRequest(&state) }
-        // A data or upload task starts over: what it holds may be an error page.
-        resetBody(&state)
-        return originalRequest
-    }
-
-    func scheduleRetry(_ request: URLRequest, after delay: Duration) {
-        let seconds = delay.seconds
-        core.callQueue.asyncAfter(deadline: .now() + seconds) { [self] in
-            let proceed = state.withLock { state -> Bool in
-                guard state.awaitingRetry, state.lifecycle.state == .running else { return false }
-                state.awaitingRetry = false
-                return true
-            }
-            if proceed { startAttempt(request) }
-        }
     }
 
     // MARK: - Redirects

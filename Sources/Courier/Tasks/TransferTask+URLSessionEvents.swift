@@ -239,7 +239,7 @@ extension TransferTask: TaskDelegate {
             } else {
                 failure = nil
             }
-            if state.lifecycle.state == .running, state.failure == nil, let ask = askRetriers(failure, &state) { return ask }
+            if state.failure == nil, let followUp = retryFollowUp(after: failure, &state) { return followUp }
             return .finish(completeLocked(&state, error: failure))
         }
         perform(followUp)

@@ -92,8 +92,8 @@ final class ConcurrencyTests: CourierTestCase {
         let content = TestServer.deterministicBytes(count: 120_000, seed: 5)
         server.addFile("shared.bin", data: content, etag: "\"v1\"")
         var policy = DownloadPolicy()
-        policy.initialRetryDelay = .milliseconds(1)
-        policy.retryLimit = 10
+        policy.retry.initialDelay = .milliseconds(1)
+        policy.retry.retryLimit = 10
         let outcomes = Box<String>()
         var tasks: [DownloadTask] = []
         for index in 0..<count {

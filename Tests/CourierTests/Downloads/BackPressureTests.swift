@@ -20,7 +20,7 @@ final class BackPressureTests: CourierTestCase {
         var policy = DownloadPolicy()
         policy.maximumBufferedBytes = limit
         policy.simulatedDisk = DiskWriter.Simulation(bytesPerSecond: bytesPerSecond, failsAfterBytes: failsAfter)
-        policy.retryLimit = 0  // pausing for the disk is not a retry
+        policy.retry.retryLimit = 0  // pausing for the disk is not a retry
         return policy
     }
 

@@ -29,8 +29,8 @@ final class DownloadRetryTests: CourierTestCase {
 
     private func policy(retries: Int) -> DownloadPolicy {
         var policy = DownloadPolicy()
-        policy.retryLimit = retries
-        policy.initialRetryDelay = .milliseconds(20)
+        policy.retry.retryLimit = retries
+        policy.retry.initialDelay = .milliseconds(20)
         return policy
     }
 
@@ -186,7 +186,7 @@ final class DownloadRetryTests: CourierTestCase {
         }
         defer { server.stop() }
         var policy = policy(retries: 1)
-        policy.maximumRetryAfter = .seconds(1)
+        policy.retry.maximumRetryAfter = .seconds(1)
         let started = Date()
         XCTAssertNil(download(server.url("/w.bin"), policy: policy)?.error)
         XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 0.9)
@@ -200,14 +200,14 @@ final class DownloadRetryTests: CourierTestCase {
                 url: URL(string: "http://h/")!, statusCode: 503, httpVersion: "HTTP/1.1",
                 headerFields: retryAfter.map { ["Retry-After": $0] } ?? [:])!
         }
-        XCTAssertEqual(DownloadPolicy.requestedRetryDelay(of: response("999999")), .seconds(999_999))
-        XCTAssertEqual(DownloadPolicy.requestedRetryDelay(of: response(" 5 ")), .seconds(5))
+        XCTAssertEqual(RetryPolicy.requestedRetryDelay(of: response("999999")), .seconds(999_999))
+        XCTAssertEqual(RetryPolicy.requestedRetryDelay(of: response(" 5 ")), .seconds(5))
         let now = Date(timeIntervalSince1970: 1_700_000_000)
         XCTAssertEqual(
-            DownloadPolicy.requestedRetryDelay(of: response("Tue, 14 Nov 2023 22:30:00 GMT"), now: now), .seconds(1000))
-        XCTAssertNil(DownloadPolicy.requestedRetryDelay(of: response(nil)))
-        XCTAssertNil(DownloadPolicy.requestedRetryDelay(of: response("soon")))
-        XCTAssertNil(DownloadPolicy.requestedRetryDelay(of: response("-5")))
+            RetryPolicy.requestedRetryDelay(of: response("Tue, 14 Nov 2023 22:30:00 GMT"), now: now), .seconds(1000))
+        XCTAssertNil(RetryPolicy.requestedRetryDelay(of: response(nil)))
+        XCTAssertNil(RetryPolicy.requestedRetryDelay(of: response("soon")))
+        XCTAssertNil(RetryPolicy.requestedRetryDelay(of: response("-5")))
     }
 
     func testDelaysAreDescribedWithALargerUnitWhenItHelps() {

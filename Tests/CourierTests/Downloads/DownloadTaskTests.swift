@@ -106,7 +106,7 @@ final class DownloadTaskTests: CourierTestCase {
     func testBrokenTransferThatCannotContinueLeavesNothingBehind() {
         let destination = directory.appendingPathComponent("broken.bin")
         var policy = DownloadPolicy()
-        policy.retryLimit = 0
+        policy.retry.retryLimit = 0
         let response: DownloadResponse? = wait { finish in
             manager.downloadTask(
                 with: request("/bytes/500000?close_after=100000&no_validators=1"), to: .file(destination), policy: policy,

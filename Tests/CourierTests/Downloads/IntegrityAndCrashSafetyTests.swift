@@ -52,7 +52,7 @@ final class IntegrityAndCrashSafetyTests: CourierTestCase {
         server.addFile("sum.bin", data: content, etag: "\"v1\"")
         var policy = DownloadPolicy()
         policy.expectedSHA256 = SHA256.hash(content)
-        policy.retryLimit = 0
+        policy.retry.retryLimit = 0
         let destination = directory.appendingPathComponent("sum.bin")
         let failed = download("/files/sum.bin?close_after=250000", destination, policy)
         var resumeData = try XCTUnwrap(failed?.error?.resumeData)

@@ -106,7 +106,7 @@ final class PoliteStopTests: CourierTestCase {
         server.addFile("earlier.bin", data: content, etag: "\"v1\"")
         let destination = directory.appendingPathComponent("earlier.bin")
         var policy = DownloadPolicy()
-        policy.retryLimit = 0
+        policy.retry.retryLimit = 0
         let broken: DownloadResponse? = wait { finish in
             manager.downloadTask(with: request("/files/earlier.bin?close_after=100000"), to: .file(destination),
                                  policy: policy, completion: finish).resume()

@@ -11,7 +11,7 @@ final class ResumableDownloadTests: CourierTestCase {
     private var content: Data { TestServer.deterministicBytes(count: size, seed: 77) }
     private var noRetries: DownloadPolicy {
         var policy = DownloadPolicy()
-        policy.retryLimit = 0
+        policy.retry.retryLimit = 0
         return policy
     }
 
@@ -179,8 +179,8 @@ final class ResumableDownloadTests: CourierTestCase {
         server.addFile("drops.bin", data: content, etag: "\"v1\"")
         let destination = directory.appendingPathComponent("drops.bin")
         var policy = DownloadPolicy()
-        policy.retryLimit = 10
-        policy.initialRetryDelay = .milliseconds(1)
+        policy.retry.retryLimit = 10
+        policy.retry.initialDelay = .milliseconds(1)
         let fractions = Box<Int64>()
         let response: DownloadResponse? = wait(timeout: 30) { finish in
             manager.downloadTask(
@@ -212,7 +212,7 @@ final class ResumableDownloadTests: CourierTestCase {
 
     func testRetryableStatusIsRetriedHonouringRetryAfter() {
         var policy = noRetries
-        policy.retryLimit = 1
+        policy.retry.retryLimit = 1
         let started = Date()
         let response = download("/status/503?retry_after=1", to: directory.appendingPathComponent("busy.bin"), policy: policy)
         XCTAssertEqual(response?.error?.statusCode, 503)

@@ -94,17 +94,17 @@ final class ResumeDataTests: XCTestCase {
 
     func testRetryDelaysBackOffWithJitterAndHonourRetryAfter() {
         var policy = DownloadPolicy()
-        policy.initialRetryDelay = .milliseconds(100)
-        policy.maximumRetryDelay = .seconds(1)
-        policy.maximumRetryAfter = .seconds(5)
+        policy.retry.initialDelay = .milliseconds(100)
+        policy.retry.maximumDelay = .seconds(1)
+        policy.retry.maximumRetryAfter = .seconds(5)
         for attempt in 1...6 {
             let ceiling = min(Duration.milliseconds(100) * (1 << (attempt - 1)), .seconds(1))
-            let delay = policy.retryDelay(attempt: attempt, retryAfter: nil)
+            let delay = policy.retry.retryDelay(attempt: attempt, retryAfter: nil)
             XCTAssertGreaterThanOrEqual(delay, ceiling / 2)
             XCTAssertLessThanOrEqual(delay, ceiling)
         }
-        XCTAssertEqual(policy.retryDelay(attempt: 1, retryAfter: "2"), .seconds(2))
-        XCTAssertEqual(policy.retryDelay(attempt: 1, retryAfter: "3600"), .seconds(5), "capped")
+        XCTAssertEqual(policy.retry.retryDelay(attempt: 1, retryAfter: "2"), .seconds(2))
+        XCTAssertEqual(policy.retry.retryDelay(attempt: 1, retryAfter: "3600"), .seconds(5), "capped")
         let now = Date(timeIntervalSince1970: 1_700_000_000)
         XCTAssertEqual(Backoff.seconds(fromRetryAfter: "Tue, 14 Nov 2023 22:13:23 GMT", now: now), 3)
         XCTAssertNil(Backoff.seconds(fromRetryAfter: "soon", now: now))

@@ -49,8 +49,8 @@ final class EventOrderTests: CourierTestCase {
         }
         defer { scripted.stop() }
         var policy = DownloadPolicy()
-        policy.retryLimit = 2
-        policy.initialRetryDelay = .milliseconds(10)
+        policy.retry.retryLimit = 2
+        policy.retry.initialDelay = .milliseconds(10)
         let target = directory.appendingPathComponent("file.bin")
         // When it is downloaded
         let box = Box<DownloadTask>()

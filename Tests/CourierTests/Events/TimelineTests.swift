@@ -146,8 +146,8 @@ final class TimelineTests: CourierTestCase {
         }
         defer { scripted.stop() }
         var policy = DownloadPolicy()
-        policy.retryLimit = 2
-        policy.initialRetryDelay = .milliseconds(10)
+        policy.retry.retryLimit = 2
+        policy.retry.initialDelay = .milliseconds(10)
         // When it is downloaded with retries
         let response: DownloadResponse? = wait(timeout: 30) { finish in
             manager.downloadTask(

@@ -17,8 +17,8 @@ final class HostileServerTests: CourierTestCase {
     /// Retries without delay, so scripted sequences run fast.
     private var policy: DownloadPolicy {
         var policy = DownloadPolicy()
-        policy.initialRetryDelay = .milliseconds(1)
-        policy.maximumRetryDelay = .milliseconds(1)
+        policy.retry.initialDelay = .milliseconds(1)
+        policy.retry.maximumDelay = .milliseconds(1)
         return policy
     }
 
@@ -105,7 +105,7 @@ final class HostileServerTests: CourierTestCase {
         defer { server.stop() }
         let destination = directory.appendingPathComponent("long.bin")
         var noRetries = policy
-        noRetries.retryLimit = 1
+        noRetries.retry.retryLimit = 1
         let response = try XCTUnwrap(download(server.url("/long.bin"), to: destination, policy: noRetries))
         let error = try XCTUnwrap(response.error)
         XCTAssertEqual(error.code, .invalidResponse, "\(error)")

@@ -39,7 +39,7 @@ final class SensitiveHeaderTests: CourierTestCase {
         request.setValue("Bearer t0ken", forHTTPHeaderField: "Authorization")
         request.setValue("visible", forHTTPHeaderField: "X-Plain")
         var policy = DownloadPolicy()
-        policy.retryLimit = 0
+        policy.retry.retryLimit = 0
         let destination = directory.appendingPathComponent("secret.bin")
         let response: DownloadResponse? = wait { finish in
             manager.downloadTask(with: request, to: .file(destination), policy: policy, completion: finish).resume()

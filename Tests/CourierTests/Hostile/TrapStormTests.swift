@@ -338,7 +338,7 @@ final class TrapStormTests: CourierTestCase {
         case .download:
             let destination = directory.appendingPathComponent("storm-\(job.number).bin")
             var policy = DownloadPolicy()
-            policy.retryLimit = 0
+            policy.retry.retryLimit = 0
             let response: DownloadResponse = await withCheckedContinuation { continuation in
                 manager.downloadTask(with: request, to: .file(destination), policy: policy) { response in
                     if callbacks.record(job.number) == 1 { continuation.resume(returning: response) }

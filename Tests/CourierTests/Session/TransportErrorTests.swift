@@ -195,7 +195,7 @@ final class TransportErrorTests: CourierTestCase {
             error(-1001, ""), error(-1009, "offline"), error(-1, "Weird server reply"),
         ]
         for failure in retried {
-            XCTAssertTrue(DownloadPolicy.isTransient(failure), "\(failure)")
+            XCTAssertTrue(failure.code.isTransient, "\(failure)")
         }
         let notRetried = [
             error(-1003, "Could not resolve host: x.invalid"), error(-1, "Could not resolve host: x.invalid"),
@@ -203,7 +203,7 @@ final class TransportErrorTests: CourierTestCase {
             error(-1002, "unsupported URL"), error(-1, "Invalid Content-Length: x"),
         ]
         for failure in notRetried {
-            XCTAssertFalse(DownloadPolicy.isTransient(failure), "\(failure)")
+            XCTAssertFalse(failure.code.isTransient, "\(failure)")
         }
     }
 }
