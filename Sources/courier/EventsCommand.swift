@@ -9,7 +9,8 @@ import Courier
 
 /// `courier events <url>`: a Server-Sent Events debugging tool. Each event is one JSON line on
 /// stdout (`{"id":…,"event":…,"data":…}`), written as it arrives, so it works in a pipe
-/// (`courier events URL | jq .data`); reconnections are one line each on stderr.
+/// (`courier events URL | jq .data`); reconnections are one line each on stderr, as the library
+/// announces them (``EventMonitor/eventStreamWillReconnect(_:)``), said before the wait.
 ///
 /// It is the library's `manager.events(for:policy:reconnection:)`, reconnecting as the library
 /// does (the server's `retry:`, `Last-Event-ID`, a 204 to stop), so what it shows is what an app
@@ -121,15 +122,10 @@ struct EventsCommand {
         // An event stream may rightly be silent for long stretches: silence is --idle-timeout's
         // business (the stream's policy, measured by the library to the millisecond), and the
         // library keeps URLSession's request timeout out of a stream's way.
-        // No retry policy: reconnecting is the event stream's, with Last-Event-ID.
-        configuration.retryPolicy = nil
         // -H headers often carry tokens: not to another origin a redirect leads to, unless trusted.
         if !options.locationTrusted { configuration.sensitiveHeaders = Set(options.headers.map { $0.name.lowercased() }) }
-        configuration.eventMonitors = [
-            ClosureEventMonitor(
-                onResume: { task in connections.started(task) },
-                onComplete: { _, event in connections.ended(event.error) })
-        ]
+        // The library announces each reconnection (why, how long it waits, the id it sends).
+        configuration.eventMonitors = [ClosureEventMonitor(onStreamReconnect: { event in connections.reconnecting(event) })]
         return configuration
     }
 
@@ -156,48 +152,21 @@ struct EventsCommand {
     }
 }
 
-/// Watches the connections an event stream makes (through the manager's event monitor: the
-/// stream itself does not report its reconnections) and says each reconnection on stderr: why
-/// the last connection ended, how long the stream waited, and the `Last-Event-ID` it sends.
+/// Says each reconnection the library announces (``EventMonitor/eventStreamWillReconnect(_:)``)
+/// on stderr: why the last connection ended, how long the stream waits, and the `Last-Event-ID`
+/// it sends.
 final class ConnectionLog: Sendable {
-    private struct State {
-        var connections = 0
-        /// Why the last connection ended (`nil` error: the server ended the response) and when.
-        var lastEnd: (error: CourierError?, at: Double)?
-        /// The newest connection, for its status once the sequence is over.
-        var latest: (any SessionTask)?
-    }
-    private let state = Guarded(State())
     private let silent: Bool
 
     init(silent: Bool) { self.silent = silent }
 
-    /// A connection starts: from the second on, a reconnection.
-    func started(_ task: any SessionTask) {
-        let now = ProgressPrinter.monotonicSeconds()
-        let (number, lastEnd) = state.withLock { state -> (Int, (error: CourierError?, at: Double)?) in
-            state.connections += 1
-            state.latest = task
-            defer { state.lastEnd = nil }
-            return (state.connections, state.lastEnd)
-        }
-        guard number > 1, !silent else { return }
-        let waited = lastEnd.map { max(0, now - $0.at) } ?? 0
+    /// The stream is about to reconnect.
+    func reconnecting(_ event: EventStreamReconnectEvent) {
+        guard !silent else { return }
         let line = Self.reconnectionLine(
-            reason: lastEnd?.error, waited: waited,
-            lastEventID: task.originalRequest.value(forHTTPHeaderField: "Last-Event-ID"), reconnection: number - 1)
+            reason: event.reason, waited: Double(event.delay.components.seconds) + Double(event.delay.components.attoseconds) / 1e18, lastEventID: event.lastEventID,
+            reconnection: event.reconnection)
         ProgressPrinter.writeToStandardError(line + "\n")
-    }
-
-    /// A connection ended, normally (`nil`) or with `error`.
-    func ended(_ error: CourierError?) {
-        let now = ProgressPrinter.monotonicSeconds()
-        state.withLock { $0.lastEnd = (error, now) }
-    }
-
-    /// The status of the newest connection's response, once its head arrived.
-    var lastStatus: Int? {
-        state.withLock { $0.latest }?.response?.statusCode
     }
 
     /// `courier: network error: …; reconnecting with Last-Event-ID: 4 after waiting 0.1 s (reconnection 2)`.

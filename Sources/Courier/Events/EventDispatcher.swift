@@ -51,6 +51,15 @@ struct EventDispatcher: Sendable {
         }
     }
 
+    /// Queues an event stream's reconnection for the monitors.
+    func streamWillReconnect(_ event: EventStreamReconnectEvent) {
+        guard let queue else { return }
+        let monitors = monitors
+        queue.async {
+            for monitor in monitors { monitor.eventStreamWillReconnect(event) }
+        }
+    }
+
     private static func post(_ event: TaskEvent, for task: any SessionTask) {
         let center = NotificationCenter.default
         switch event {

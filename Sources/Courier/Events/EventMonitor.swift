@@ -22,7 +22,8 @@ import FoundationNetworking
 /// ``taskDidAnswerChallenge(_:event:)`` as they happen, ``taskDidReceiveResponse(_:response:)``,
 /// then ``taskWillRetry(_:event:)`` or ``taskDidPause(_:event:)``/``taskDidEndPause(_:event:)``
 /// between attempts, ``taskDidPublishDownload(_:file:)`` for a download, and
-/// ``taskDidComplete(_:event:)`` once, last.
+/// ``taskDidComplete(_:event:)`` once, last. An event stream's reconnections, which tie several
+/// connection tasks together, are ``eventStreamWillReconnect(_:)``.
 public protocol EventMonitor: Sendable {
     /// A task was created (before its first `resume()`).
     func taskDidCreate(_ task: any SessionTask)
@@ -61,6 +62,10 @@ public protocol EventMonitor: Sendable {
     func taskDidComplete(_ task: any SessionTask, event: TaskCompletionEvent)
     /// The manager's session was invalidated (by `invalidate(cancelingTasks:)` or release).
     func sessionDidInvalidate(error: (any Error)?)
+    /// An ``EventStream`` of this manager is about to reconnect: called once per reconnection,
+    /// when it is decided, before its wait. Each connection is a task of its own, with its own
+    /// events; this one ties them together.
+    func eventStreamWillReconnect(_ event: EventStreamReconnectEvent)
 }
 
 extension EventMonitor {
@@ -94,6 +99,8 @@ extension EventMonitor {
     public func taskDidComplete(_ task: any SessionTask, event: TaskCompletionEvent) {}
     /// Does nothing.
     public func sessionDidInvalidate(error: (any Error)?) {}
+    /// Does nothing.
+    public func eventStreamWillReconnect(_ event: EventStreamReconnectEvent) {}
 }
 
 /// What a task ended with, as reported to monitors and in `courierTaskDidComplete` notifications.
@@ -173,6 +180,8 @@ public struct ClosureEventMonitor: EventMonitor {
     public var onComplete: (@Sendable (any SessionTask, TaskCompletionEvent) -> Void)?
     /// Called for ``EventMonitor/sessionDidInvalidate(error:)``.
     public var onInvalidate: (@Sendable ((any Error)?) -> Void)?
+    /// Called for ``EventMonitor/eventStreamWillReconnect(_:)``.
+    public var onStreamReconnect: (@Sendable (EventStreamReconnectEvent) -> Void)?
 
     /// Creates a monitor from the closures given; the others do nothing.
     public init(
@@ -181,7 +190,8 @@ public struct ClosureEventMonitor: EventMonitor {
         onComplete: (@Sendable (any SessionTask, TaskCompletionEvent) -> Void)? = nil,
         onInvalidate: (@Sendable ((any Error)?) -> Void)? = nil,
         onRetry: (@Sendable (any SessionTask, TaskRetryEvent) -> Void)? = nil,
-        onEvent: (@Sendable (any SessionTask, TaskEvent) -> Void)? = nil
+        onEvent: (@Sendable (any SessionTask, TaskEvent) -> Void)? = nil,
+        onStreamReconnect: (@Sendable (EventStreamReconnectEvent) -> Void)? = nil
     ) {
         self.onResume = onResume
         self.onSuspend = onSuspend
@@ -189,6 +199,7 @@ public struct ClosureEventMonitor: EventMonitor {
         self.onInvalidate = onInvalidate
         self.onRetry = onRetry
         self.onEvent = onEvent
+        self.onStreamReconnect = onStreamReconnect
     }
 
     /// Calls ``onEvent``, then the closure for this event.
@@ -226,4 +237,5 @@ public struct ClosureEventMonitor: EventMonitor {
     public func taskDidPublishDownload(_ task: any SessionTask, file: URL) { receive(.published(file), for: task) }
     public func taskDidComplete(_ task: any SessionTask, event: TaskCompletionEvent) { receive(.completed(event), for: task) }
     public func sessionDidInvalidate(error: (any Error)?) { onInvalidate?(error) }
+    public func eventStreamWillReconnect(_ event: EventStreamReconnectEvent) { onStreamReconnect?(event) }
 }

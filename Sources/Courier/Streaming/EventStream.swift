@@ -6,10 +6,13 @@ import FoundationNetworking
 /// Server-Sent Events from ``SessionManager/events(for:policy:reconnection:)``: one
 /// uninterrupted sequence across reconnections.
 ///
-/// The first connection is made by the first `next()`. When a connection drops (a transport
-/// error, a timeout of the ``StreamPolicy``, or a normal end of the response), the stream waits
+/// The first connection is made by the first `next()`. When a connection drops (a transient
+/// failure — ``CourierError/Code-swift.struct/isTransient``: refused, reset, no response, a timeout
+/// of the ``StreamPolicy``; not DNS or TLS — or a normal end of the response), the stream waits
 /// the server's `retry:` (or ``ReconnectPolicy/delay``), within the policy's bounds, and
 /// reconnects with `Last-Event-ID`, so a server that honours it continues where the consumer is.
+/// Each reconnection is announced to the manager's monitors first
+/// (``EventMonitor/eventStreamWillReconnect(_:)``).
 /// It ends when the server answers 204 No Content; it fails on any other refused response (a
 /// non-2xx status or a type other than `text/event-stream`, as the WHATWG rules say), on
 /// cancellation, or after ``ReconnectPolicy/maximumAttempts`` failed reconnections. With
@@ -47,7 +50,8 @@ public struct EventStream: AsyncSequence, Sendable {
         AsyncIterator(stream: self)
     }
 
-    /// Reads one event per call, reconnecting as needed.
+    /// Reads one event per call, reconnecting as needed. The reconnect decisions are
+    /// ``ReconnectState``'s; the iterator makes the connections and waits.
     public struct AsyncIterator: AsyncIteratorProtocol {
         public typealias Element = ServerSentEvent
         public typealias Failure = CourierError
@@ -55,21 +59,17 @@ public struct EventStream: AsyncSequence, Sendable {
         let stream: EventStream
         private var reader: EventReader?
         private var parser: ServerSentEventParser
-        private var failures = 0
-        private var connections = 0
-        private var deliveredOnConnection = false
-        private var lastError: CourierError?
+        private var reconnect: ReconnectState
         private var finished = false
-        /// The request may be sent again (AutomaticResend.swift): otherwise its sequence is one response.
-        private let reconnects: Bool
-        /// When the latest reconnections started, oldest first, for ``ReconnectPolicy/maximumReconnectionsPerMinute``.
-        private var recentReconnections: [ContinuousClock.Instant] = []
 
         init(stream: EventStream) {
             self.stream = stream
             self.parser = ServerSentEventParser(policy: stream.policy)
-            self.reconnects = AutomaticResend.isAllowed(
-                .reconnection, for: stream.request, optedIn: stream.reconnection.reconnectsAnyMethod)
+            self.reconnect = ReconnectState(
+                policy: stream.reconnection,
+                reconnects: AutomaticResend.isAllowed(
+                    .reconnection, for: stream.request, optedIn: stream.reconnection.reconnectsAnyMethod),
+                pausesOnOverflow: stream.policy.overflow == .pause)
         }
 
         /// The next event, or `nil` once the server said there are no more (204), or once the
@@ -82,13 +82,12 @@ public struct EventStream: AsyncSequence, Sendable {
                 }
                 do {
                     if let event = try await reader!.next() {
-                        failures = 0
-                        deliveredOnConnection = true
+                        reconnect.eventDelivered()
                         return event
                     }
                     connectionEnded(nil)
                 } catch {
-                    guard isReconnectable(error) else {
+                    guard reconnect.mayReconnect(after: error) else {
                         finished = true
                         stream.progress.attach(nil)
                         throw explained(error)
@@ -99,16 +98,10 @@ public struct EventStream: AsyncSequence, Sendable {
             return nil
         }
 
-        private func isReconnectable(_ error: CourierError) -> Bool {
-            guard reconnects else { return false }
-            if error.isTransport || error.code == .timedOut { return true }
-            return error.code == .bufferOverflow && stream.policy.overflow == .pause
-        }
-
         /// An overflow under `.pause` that cannot reconnect says why, rather than blaming `.fail`
         /// (the connection's own policy, set below).
         private func explained(_ error: CourierError) -> CourierError {
-            guard error.code == .bufferOverflow, stream.policy.overflow == .pause, !reconnects else { return error }
+            guard error.code == .bufferOverflow, stream.policy.overflow == .pause, !reconnect.reconnects else { return error }
             let method = (stream.request.httpMethod ?? "GET").uppercased()
             return .bufferOverflow(
                 stream.policy,
@@ -124,48 +117,34 @@ public struct EventStream: AsyncSequence, Sendable {
             parser.reset()
             reader = nil
             stream.progress.attach(nil)
-            lastError = error
-            // A connection that delivered nothing counts against the limit; one that did, not.
-            if !deliveredOnConnection { failures += 1 }
-            if error?.code == .bufferOverflow { failures = 0 }
+            reconnect.connectionEnded(error)
         }
 
         private mutating func connect() async throws(CourierError) {
-            if connections > 0 {
-                guard reconnects else {
-                    // Not safe to send again, and the caller did not opt in: one response is the sequence.
-                    finished = true
-                    if let lastError { throw lastError }
-                    return
-                }
-                guard failures <= stream.reconnection.maximumAttempts, stream.reconnection.maximumAttempts > 0 else {
-                    finished = true
-                    if let lastError { throw lastError }
-                    // The server ended the response and reconnecting is off: a normal end.
-                    if stream.reconnection.maximumAttempts == 0 { return }
-                    // Connections that kept ending without an event: giving up must not look like a 204.
-                    throw CourierError(
-                        code: .invalidResponse,
-                        message: "the event stream ended \(failures) times in a row without an event; gave up "
-                            + "(ReconnectPolicy.maximumAttempts is \(stream.reconnection.maximumAttempts))",
-                        url: stream.request.url)
-                }
-                let wait = stream.reconnection.wait(
-                    serverRetry: parser.reconnectionTime, failures: Swift.max(0, failures - 1), recent: recentReconnections,
-                    now: .now)
+            switch reconnect.nextStep(serverRetry: parser.reconnectionTime, now: .now) {
+            case .connect:
+                break
+            case .end:
+                finished = true
+                return
+            case .fail(let error):
+                finished = true
+                throw error.adding(url: stream.request.url, response: nil, body: nil)
+            case .reconnect(let wait, let number):
+                // Told before the wait, so a caller can say why the stream is quiet.
+                stream.manager.events.streamWillReconnect(
+                    EventStreamReconnectEvent(
+                        url: stream.request.url, reconnection: number, failuresInARow: reconnect.failures,
+                        reason: reconnect.lastError, delay: wait,
+                        lastEventID: parser.lastEventID.isEmpty ? nil : parser.lastEventID))
                 do {
                     try await Task.sleep(for: wait)
                 } catch {
                     finished = true
                     throw CourierError.cancelled(url: stream.request.url)
                 }
-                recentReconnections.append(.now)
-                // Only the latest `maximumReconnectionsPerMinute` are ever looked at.
-                let kept = stream.reconnection.reconnectionsPerMinute
-                if recentReconnections.count > kept { recentReconnections.removeFirst(recentReconnections.count - kept) }
             }
-            connections += 1
-            deliveredOnConnection = false
+            reconnect.connecting(at: .now)
             var request = stream.request
             request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
             request.setValue("no-cache", forHTTPHeaderField: "Cache-Control")
@@ -184,12 +163,11 @@ public struct EventStream: AsyncSequence, Sendable {
                 }
                 reader = EventReader(source: bytes.source, parser: parser)
             } catch {
-                guard isReconnectable(error) else {
+                guard reconnect.mayReconnect(after: error) else {
                     finished = true
                     throw error
                 }
-                failures += 1
-                lastError = error
+                reconnect.connectFailed(error)
             }
         }
     }
