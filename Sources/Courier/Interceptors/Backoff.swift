@@ -82,7 +82,8 @@ package struct Backoff: Sendable, Equatable {
             return base
         case .equal:
             let half = base / 2
-            return half + half * min(max(random(0...1), 0), 1)
+            // Within the bounds whatever the rounding of a huge base times a fraction.
+            return min(max(half + half * min(max(random(0...1), 0), 1), half), base)
         }
     }
 

@@ -43,7 +43,16 @@ extension SessionManager {
     public func bytes(
         for request: URLRequest, policy: StreamPolicy = .default, validation: Validation = .default
     ) async throws(CourierError) -> (ByteStream, HTTPURLResponse) {
-        let (task, buffer) = makeStreamTask(request, policy: policy, validation: validation, queue: .immediate)
+        try await bytes(for: request, policy: policy, validation: validation, retried: true)
+    }
+
+    /// ``bytes(for:policy:validation:)``; with `retried` false, no retrier is asked about a
+    /// failed attempt (the adapters still run): an event stream's connection, whose one retry is
+    /// the stream's reconnection (Docs/Retries.md).
+    func bytes(
+        for request: URLRequest, policy: StreamPolicy, validation: Validation, retried: Bool
+    ) async throws(CourierError) -> (ByteStream, HTTPURLResponse) {
+        let (task, buffer) = makeStreamTask(request, policy: policy, validation: validation, queue: .immediate, retried: retried)
         let source = ByteStream.Source(buffer: buffer, task: task, policy: policy)
         task.resume()
         switch await buffer.awaitResponse() {
@@ -88,7 +97,7 @@ extension SessionManager {
     }
 
     private func makeStreamTask(
-        _ request: URLRequest, policy: StreamPolicy, validation: Validation, queue: CallbackQueue
+        _ request: URLRequest, policy: StreamPolicy, validation: Validation, queue: CallbackQueue, retried: Bool = true
     ) -> (StreamTask, StreamBuffer) {
         let buffer = StreamBuffer(url: request.url, limit: policy.bufferLimit)
         let events = events
@@ -117,7 +126,8 @@ extension SessionManager {
         request.timeoutInterval = policy.urlSessionTimeout
         let transfer = TransferTask(
             core: core, request: request, kind: .stream(buffer, policy), validation: validation,
-            options: taskOptions, settings: settings(for: queue), events: events, finisher: finisher)
+            options: retried ? taskOptions : taskOptions.withoutRetriers, settings: settings(for: queue), events: events,
+            finisher: finisher)
         let task = StreamTask(transfer: transfer)
         // Weak: the task keeps the buffer, and a started task keeps itself until it completes.
         buffer.setCancelTransfer { [weak task] in task?.cancel() }

@@ -12,7 +12,9 @@ import FoundationNetworking
 /// the server's `retry:` (or ``ReconnectPolicy/delay``), within the policy's bounds, and
 /// reconnects with `Last-Event-ID`, so a server that honours it continues where the consumer is.
 /// Each reconnection is announced to the manager's monitors first
-/// (``EventMonitor/eventStreamWillReconnect(_:)``).
+/// (``EventMonitor/eventStreamWillReconnect(_:)``). Reconnecting is the stream's one retry: the
+/// manager's ``SessionManager/Configuration/retryPolicy`` and its interceptor's retriers are not
+/// asked about its connections (its adapters still run).
 /// It ends when the server answers 204 No Content; it fails on any other refused response (a
 /// non-2xx status or a type other than `text/event-stream`, as the WHATWG rules say), on
 /// cancellation, or after ``ReconnectPolicy/maximumAttempts`` failed reconnections. With
@@ -154,7 +156,10 @@ public struct EventStream: AsyncSequence, Sendable {
             policy.overflow = .fail
             let validation = Validation(statusCodes: 200..<300, contentTypes: ["text/event-stream"])
             do {
-                let (bytes, response) = try await stream.manager.bytes(for: request, policy: policy, validation: validation)
+                // Not retried by the manager's retry policy or retriers: reconnecting is this
+                // stream's one retry, and both would multiply each other's attempts.
+                let (bytes, response) = try await stream.manager.bytes(
+                    for: request, policy: policy, validation: validation, retried: false)
                 stream.progress.connected(bytes.source.buffer)
                 if response.statusCode == 204 {
                     finished = true

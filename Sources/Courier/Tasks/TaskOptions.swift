@@ -11,4 +11,12 @@ struct TaskOptions: Sendable {
     var sensitiveHeaders: Set<String>
     /// The whole-task deadline, counted from the first `resume()`.
     var deadline: Duration?
+
+    /// The same options with the interceptor's adapters only: for a task whose retries are
+    /// someone else's (an event stream's connection: the stream reconnects).
+    var withoutRetriers: TaskOptions {
+        var options = self
+        options.interceptor = interceptor.map { Interceptor(adapters: $0.adapters) }
+        return options
+    }
 }

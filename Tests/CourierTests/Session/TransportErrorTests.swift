@@ -209,8 +209,9 @@ final class TransportErrorTests: CourierTestCase {
 }
 
 /// A plain TCP server on 127.0.0.1 that writes `greeting` to every connection as soon as it is
-/// accepted, without reading, then closes it: what a TLS client meets when it dials an HTTP port.
-private final class GreetingServer: Sendable {
+/// accepted, without reading, then closes it: what a TLS client meets when it dials an HTTP port
+/// (RetryMatrixTests uses it too).
+final class GreetingServer: Sendable {
     let port: UInt16
     private let socket: Int32
     private let accepted = Counter()
