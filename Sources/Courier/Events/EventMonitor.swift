@@ -141,8 +141,8 @@ public struct TaskRetryEvent: Sendable {
     public let error: CourierError
     /// Which retry this is: 1 for the first.
     public let retry: Int
-    /// How many retries are allowed in all: a download's ``DownloadPolicy/retryLimit``; `nil` when
-    /// an interceptor's retrier decides (it alone knows its limit).
+    /// How many retries are allowed in all: the limit of the task's own policy (a download's
+    /// ``DownloadPolicy/retry``); `nil` when an interceptor's retrier decides (it alone knows its limit).
     public let retryLimit: Int?
     /// How long until the next attempt starts (a `Retry-After` the server sent, or backoff).
     public let delay: Duration

@@ -23,7 +23,7 @@ import Darwin
 /// | --- | --- |
 /// | `created`, `resumed`, `adapted`, `attempt`, `continue`, `response`, `pause-ended` | debug |
 /// | `redirect` followed, `challenge` answered, `published`, `completed` without error, `invalidated` | info |
-/// | `suspended`, `retry`, `pause`, `redirect` refused, `challenge` not answered, `completed` cancelled | notice |
+/// | `suspended`, `retry`, `pause`, `redirect` refused, `challenge` not answered, `completed` cancelled, `reconnect` (an event stream's) | notice |
 /// | `invalidated` with an error | warning |
 /// | `completed` with any other error | error |
 ///
@@ -81,10 +81,11 @@ public struct LoggingMonitor: EventMonitor {
     public struct Record: Sendable {
         /// The event's level.
         public let level: Level
-        /// The event's name: ``TaskEvent/name`` (`created`, `attempt`, `completed`…), or
-        /// `invalidated` for ``EventMonitor/sessionDidInvalidate(error:)``.
+        /// The event's name: ``TaskEvent/name`` (`created`, `attempt`, `completed`…),
+        /// `invalidated` for ``EventMonitor/sessionDidInvalidate(error:)``, or `reconnect` for
+        /// ``EventMonitor/eventStreamWillReconnect(_:)``.
         public let event: String
-        /// The task's ``SessionTask/taskIdentifier``; `nil` for `invalidated`.
+        /// The task's ``SessionTask/taskIdentifier``; `nil` for `invalidated` and `reconnect`.
         public let taskIdentifier: Int?
         /// A sentence for people, e.g. `GET https://example.com/a: 200 in 41.207 ms`.
         public let message: String
@@ -196,6 +197,27 @@ public struct LoggingMonitor: EventMonitor {
             message += ": " + text
         }
         sink(Record(level: recordLevel, event: "invalidated", taskIdentifier: nil, message: message, metadata: metadata))
+    }
+
+    /// Logs `reconnect` (notice, as a retry is): an event stream about to reconnect.
+    public func eventStreamWillReconnect(_ event: EventStreamReconnectEvent) {
+        guard Level.notice >= level else { return }
+        var metadata = [
+            "event": "reconnect", "reconnection": String(event.reconnection), "failures": String(event.failuresInARow),
+            "delay_ms": Self.milliseconds(event.delay),
+        ]
+        if let url = event.url { metadata["url"] = redaction.url(url) }
+        if let id = event.lastEventID { metadata["last_event_id"] = id }
+        let why: String
+        if let reason = event.reason {
+            put(reason, into: &metadata)
+            why = "\(reason.code): \(metadata["error_message"] ?? "")"
+        } else {
+            why = "the server ended the response"
+        }
+        let message = "event stream \(metadata["url"] ?? "?"): reconnection \(event.reconnection) in "
+            + "\(Self.milliseconds(event.delay)) ms after \(why)"
+        sink(Record(level: .notice, event: "reconnect", taskIdentifier: nil, message: message, metadata: metadata))
     }
 
     /// The level of `event`: the table in the type's documentation.

@@ -64,4 +64,34 @@ final class StreamReconnectEventTests: CourierTestCase {
         XCTAssertEqual(events.map(\.failuresInARow), [0, 1, 2])
         XCTAssertEqual(failure?.code, .connectionRefused)
     }
+
+    func testALoggingMonitorWritesEachReconnectionAsANoticeWithoutSecrets() {
+        // Given a logging monitor and a reconnection whose URL carries a signature
+        let records = Box<LoggingMonitor.Record>()
+        let monitor = LoggingMonitor(level: .notice) { records.append($0) }
+        let url = URL(string: "https://user:pw@example.com/sse?X-Amz-Signature=secret")!
+        // When it is told of a reconnection after a drop, and of one after a normal end
+        monitor.eventStreamWillReconnect(EventStreamReconnectEvent(
+            url: url, reconnection: 2, failuresInARow: 1, reason: CourierError(code: .connectionLost, message: "reset"),
+            delay: .milliseconds(1500), lastEventID: "41\nforged=1"))
+        monitor.eventStreamWillReconnect(EventStreamReconnectEvent(
+            url: url, reconnection: 3, failuresInARow: 0, reason: nil, delay: .seconds(3), lastEventID: nil))
+        // Then each is one notice line, with the facts and nothing secret
+        let all = records.all
+        XCTAssertEqual(all.map(\.event), ["reconnect", "reconnect"])
+        XCTAssertEqual(all.map(\.level), [.notice, .notice])
+        XCTAssertEqual(all.first?.metadata["reconnection"], "2")
+        XCTAssertEqual(all.first?.metadata["error"], "connectionLost")
+        XCTAssertEqual(all.first?.metadata["delay_ms"], LoggingMonitor.milliseconds(.milliseconds(1500)))
+        XCTAssertTrue(all.last?.message.contains("the server ended the response") ?? false, all.last?.message ?? "")
+        for record in all {
+            XCTAssertFalse(record.line.contains("secret") || record.line.contains("pw@"), record.line)
+            XCTAssertFalse(record.line.contains("\n"), "one line: \(record.line)")
+        }
+        // A monitor above notice builds nothing.
+        let quiet = Box<LoggingMonitor.Record>()
+        LoggingMonitor(level: .error) { quiet.append($0) }.eventStreamWillReconnect(
+            EventStreamReconnectEvent(url: url, reconnection: 1, failuresInARow: 0, reason: nil, delay: .zero, lastEventID: nil))
+        XCTAssertEqual(quiet.count, 0)
+    }
 }
