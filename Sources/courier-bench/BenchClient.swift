@@ -65,7 +65,8 @@ extension BenchOptions {
     func makeClient() -> any BenchClient {
         switch client {
         case .courier: CourierClient(options: self)
-        case .urlsession: URLSessionClient(options: self)
+        case .urlsession: URLSessionClient(options: self, lean: false)
+        case .urlsessionLean: URLSessionClient(options: self, lean: true)
         }
     }
 

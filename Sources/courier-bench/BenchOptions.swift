@@ -47,6 +47,14 @@ enum ClientKind: String, CaseIterable, Sendable {
     case courier
     /// A raw delegate-based `URLSession`: the baseline.
     case urlsession
+    /// The same raw client on a `URLSession` set up as Courier sets up its own: no cache, no
+    /// cookies, 4 connections per host, callbacks on a serial dispatch queue, tasks created and
+    /// resumed off the callback thread, the platform kit installed. What URLSession itself can do
+    /// once configured well, without Courier's per-task work: the ceiling any client built on it meets.
+    case urlsessionLean = "urlsession-lean"
+
+    /// Either raw `URLSession` client: no stream buffer, no queue, no Courier API.
+    var isRaw: Bool { self != .courier }
 }
 
 /// `courier-bench`'s command line, parsed without side effects.
@@ -160,7 +168,10 @@ struct BenchOptions: Equatable, Sendable {
                      ~2 s for S s (BASE/sse?count=…&interval_ms=…); sse16: 16 such streams at once (both
                      clients then allow 16 connections per host). --seconds S (default 10, at most 10).
           --timeout  The request timeout and the deadline for the whole run, in seconds (default 60).
-          --client   courier (default): Courier's SessionManager; urlsession: one raw URLSession.
+          --client   courier (default): Courier's SessionManager; urlsession: one raw URLSession;
+                     urlsession-lean: the same raw client on a URLSession set up as Courier sets up its
+                     own (no cache or cookies, 4 connections per host, callbacks on a serial dispatch
+                     queue, tasks started off the callback thread, the platform kit installed).
 
         Prints one line on stdout:
           RESULT client=… workload=… secs=… cpu_s=… rss_kib=… config=k:v,… then
@@ -227,7 +238,7 @@ struct BenchOptions: Equatable, Sendable {
         var options = BenchOptions(workload: workload, url: try url(urlText))
         if let text = values["--client"] {
             guard let client = ClientKind(rawValue: text) else {
-                throw BenchUsageError(message: "--client takes courier or urlsession, not '\(text)'")
+                throw BenchUsageError(message: "--client takes courier, urlsession or urlsession-lean, not '\(text)'")
             }
             options.client = client
         }
@@ -276,7 +287,7 @@ struct BenchOptions: Equatable, Sendable {
             }
             options.consumeMiBPerSecond = rate
         }
-        if options.client == .urlsession {
+        if options.client.isRaw {
             // The baseline has no stream buffer to bound or pause, and it cannot slow the network
             // down: a paced consumer could only buffer without bound, which is the point of the
             // comparison. Refused rather than ignored, so no run measures something else.
@@ -315,7 +326,7 @@ struct BenchOptions: Equatable, Sendable {
 
     /// The `queue` workload's options and the rules between them.
     private static func parseQueue(_ values: [String: String], into options: inout BenchOptions) throws(BenchUsageError) {
-        if options.client == .urlsession {
+        if options.client.isRaw {
             // A raw URLSession has no queue to measure; the baseline is Courier's own plain tasks.
             throw BenchUsageError(
                 message: "queue needs --client courier: it measures Courier's DownloadQueue against Courier's plain download tasks (--mode tasks)")

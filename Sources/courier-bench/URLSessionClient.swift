@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import Courier  // for the package's SHA-256 only (`package` access): the same hash on both clients
+import Courier  // the package's SHA-256 (`package` access: the same hash on both clients) and, lean, PlatformFixes
 
 /// The baseline: the workloads on a raw delegate-based `URLSession`, as directly as it allows.
 ///
@@ -14,28 +14,61 @@ import Courier  // for the package's SHA-256 only (`package` access): the same h
 final class URLSessionClient: BenchClient {
     private let session: URLSession
     private let delegate = RawSessionDelegate()
+    /// `urlsession-lean`: where tasks are created and resumed, so that the callback thread never
+    /// waits in `dataTask(with:)`'s and `resume()`'s `sync` onto URLSession's work queue. `nil`:
+    /// on the caller's thread, as a plain client does.
+    private let startQueue: DispatchQueue?
 
-    init(options: BenchOptions) {
+    /// `lean`: the session set up as Courier sets up its own (see `ClientKind.urlsessionLean`).
+    init(options: BenchOptions, lean: Bool) {
         let configuration = URLSessionConfiguration.default
         configuration.timeoutIntervalForRequest = options.timeout
-        if let limit = options.maxConnections { configuration.httpMaximumConnectionsPerHost = limit }
         // Serial: one task's callbacks must never overlap (Docs/Platform.md §2.9: a wider queue runs them at once).
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
         queue.name = "courier-bench.urlsession"
+        if lean {
+            PlatformFixes.install()
+            configuration.urlCache = nil
+            configuration.httpCookieAcceptPolicy = .never
+            configuration.httpShouldSetCookies = false
+            configuration.httpMaximumConnectionsPerHost = 4
+            // Kept alive by the client: `underlyingQueue` is unowned(unsafe) (Docs/Performance.md).
+            let callbacks = DispatchQueue(label: "courier-bench.urlsession-lean.callbacks", target: .global())
+            queue.underlyingQueue = callbacks
+            callbackQueue = callbacks
+            startQueue = DispatchQueue(label: "courier-bench.urlsession-lean.start")
+        } else {
+            callbackQueue = nil
+            startQueue = nil
+        }
+        if let limit = options.maxConnections { configuration.httpMaximumConnectionsPerHost = limit }
         session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
     }
 
-    func fetch(_ request: URLRequest, completion: @escaping @Sendable (Result<Fetched, BenchFailure>) -> Void) {
-        let task = session.dataTask(with: request)
-        delegate.register(RawTransfer(.data(completion)), for: task)
+    /// The lean client's callback queue, held because `OperationQueue.underlyingQueue` does not hold it.
+    private let callbackQueue: DispatchQueue?
+
+    /// Registers the task's transfer and resumes it: here, or on the start queue (lean).
+    private func start(_ task: URLSessionTask, _ transfer: RawTransfer) {
+        delegate.register(transfer, for: task)
         task.resume()
     }
 
+    /// Creates a data task and starts it with `transfer`, on the start queue when there is one.
+    private func startDataTask(_ request: URLRequest, _ transfer: RawTransfer) {
+        guard let startQueue else { return start(session.dataTask(with: request), transfer) }
+        startQueue.async { [session] in self.start(session.dataTask(with: request), transfer) }
+    }
+
+    func fetch(_ request: URLRequest, completion: @escaping @Sendable (Result<Fetched, BenchFailure>) -> Void) {
+        startDataTask(request, RawTransfer(.data(completion)))
+    }
+
     func download(_ request: URLRequest, to file: URL, completion: @escaping @Sendable (Result<Int, BenchFailure>) -> Void) {
-        let task = session.downloadTask(with: request)
-        delegate.register(RawTransfer(.download(file, completion)), for: task)
-        task.resume()
+        let transfer = RawTransfer(.download(file, completion))
+        guard let startQueue else { return start(session.downloadTask(with: request), transfer) }
+        startQueue.async { [session] in self.start(session.downloadTask(with: request), transfer) }
     }
 
     /// Counts (and maybe hashes) each chunk as it arrives. `consumer.bytesPerSecond` is refused
@@ -43,11 +76,9 @@ final class URLSessionClient: BenchClient {
     func stream(
         _ request: URLRequest, consumer: StreamConsumer, completion: @escaping @Sendable (Result<Streamed, BenchFailure>) -> Void
     ) {
-        let task = session.dataTask(with: request)
         let transfer = RawTransfer(.stream(completion))
         if consumer.hashes { transfer.hasher = SHA256() }
-        delegate.register(transfer, for: task)
-        task.resume()
+        startDataTask(request, transfer)
     }
 
     /// Counts events by line splitting alone until the body ends (`expected` is checked by the
@@ -55,9 +86,7 @@ final class URLSessionClient: BenchClient {
     func events(_ request: URLRequest, expected: Int, completion: @escaping @Sendable (Result<EventCount, BenchFailure>) -> Void) {
         var request = request
         request.setValue("text/event-stream", forHTTPHeaderField: "Accept")
-        let task = session.dataTask(with: request)
-        delegate.register(RawTransfer(.events(completion)), for: task)
-        task.resume()
+        startDataTask(request, RawTransfer(.events(completion)))
     }
 }
 

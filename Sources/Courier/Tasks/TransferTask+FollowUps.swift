@@ -50,37 +50,24 @@ extension TransferTask {
             return prepareFollowUp(redirect, &state)
         }
         guard let response = state.response ?? state.download.rejected, response.statusCode == 401 else { return nil }
-        let header = response.value(forHTTPHeaderField: "WWW-Authenticate")
-        let challenge = header.flatMap(AuthenticationChallenge.init(header:))
-        func refuse(_ reason: String) -> URLRequest? {
-            emit(.challenge(TaskChallengeEvent(response: response, scheme: challenge?.scheme, answered: false, reason: reason)), state)
-            return nil
-        }
-        guard let credential = state.options.credential else { return refuse("no credential is configured") }
-        guard !state.authenticationAttempted else { return refuse("the credential was already sent and refused") }
-        guard let challenge else {
-            return refuse(header == nil ? "the 401 has no WWW-Authenticate challenge" : "no supported challenge (Basic or Digest)")
-        }
         var request = state.currentRequest ?? originalRequest
-        // Only the origin the task was made for gets the credential, never one a redirect led to.
-        guard RedirectPolicy.origin(of: request.url) == RedirectPolicy.origin(of: originalRequest.url) else {
-            return refuse("the credential is only sent to the origin the task was made for")
+        switch state.challenge.decide(response, credential: state.options.credential, request: request, originalURL: originalRequest.url) {
+        case .refuse(let reason, let scheme):
+            emit(.challenge(TaskChallengeEvent(response: response, scheme: scheme, answered: false, reason: reason)), state)
+            return nil
+        case .answer(let authorization, let scheme):
+            request.setValue(authorization, forHTTPHeaderField: "Authorization")
+            emit(.challenge(TaskChallengeEvent(response: response, scheme: scheme, answered: true, reason: nil)), state)
+            state.metrics.endAttempt(.challenged)
+            state.metrics.nextKind = .authentication
+            return prepareFollowUp(request, &state)
         }
-        guard let authorization = challenge.authorization(for: request, credential: credential) else {
-            return refuse("the challenge could not be answered with this credential")
-        }
-        state.authenticationAttempted = true
-        request.setValue(authorization, forHTTPHeaderField: "Authorization")
-        emit(.challenge(TaskChallengeEvent(response: response, scheme: challenge.scheme, answered: true, reason: nil)), state)
-        state.metrics.endAttempt(.challenged)
-        state.metrics.nextKind = .authentication
-        return prepareFollowUp(request, &state)
     }
 
     private func prepareFollowUp(_ request: URLRequest, _ state: inout State) -> URLRequest {
         state.current = nil
         state.download.rejected = nil
-        state.challengeRejected = false
+        state.challenge.rejectedBySession = false
         if keepsBodyAcrossAttempts(state) {
             // Keep the partial file (or the bytes a stream delivered) as it is: the next response
             // decides what happens to it.
@@ -95,95 +82,55 @@ extension TransferTask {
 
     // MARK: - Redirects
 
-    /// Decides a redirect URLSession proposes: `nil` stops at the 3xx response (refused, or
-    /// re-issued by Courier itself when the body must be re-sent).
+    /// Decides a redirect URLSession proposes (RedirectState.swift): `nil` stops at the 3xx
+    /// response (refused, or re-issued by Courier itself when the body must be re-sent).
     func redirect(_ task: URLSessionTask, to proposed: URLRequest, response: HTTPURLResponse) -> URLRequest? {
         enum Step {
-            case stop
-            case follow(URLRequest)
+            case done(URLRequest?)
             case ask(@Sendable (URLRequest, HTTPURLResponse) -> URLRequest?, URLRequest, resend: Bool, stripped: [String])
         }
         let step = state.withLock { state -> Step in
-            guard state.current === task, state.lifecycle.state == .running else { return .stop }
+            guard state.current === task, state.lifecycle.state == .running else { return .done(nil) }
             let policy = state.options.redirectPolicy
-            if case .refuse = policy.action {
-                noteRedirect(response, to: nil, next: nil, refusal: "the redirect policy refuses redirects", &state)
-                return .stop
-            }
-            // The raw Location: URLSession on Linux rewrites `file://…` into a same-origin http
-            // URL, so the proposed request cannot show what the server asked for (Docs/Platform.md §2.3).
-            let location = response.value(forHTTPHeaderField: "Location")
-            guard let location, let target = URL(string: location, relativeTo: response.url)?.absoluteURL,
-                let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
-            else {
-                refuseRedirect(
-                    "to \(location ?? "no Location"): only http and https redirects are followed", response,
-                    to: location.flatMap { URL(string: $0, relativeTo: response.url)?.absoluteURL }, &state)
-                return .stop
-            }
-            state.redirectCount += 1
-            guard state.redirectCount <= policy.maximumHops else {
-                refuseRedirect("after \(policy.maximumHops) redirects", response, to: target, &state)
-                return .stop
-            }
             let current = state.currentRequest ?? originalRequest
-            if let from = current.url, state.visited[from.absoluteString] == nil { state.visited[from.absoluteString] = 1 }
-            // A URL may come back once (A → B → A, as sign-in flows do); a third visit is a loop.
-            guard state.visited[target.absoluteString, default: 0] < 2 else {
-                refuseRedirect("to \(target.absoluteString): a redirect loop", response, to: target, &state)
-                return .stop
+            let decision = state.redirects.decide(
+                response, proposed: proposed, current: current, policy: policy,
+                secretHeaders: RedirectState.secretHeaders(policy, taskSensitiveHeaders: state.options.sensitiveHeaders),
+                hasBody: hasBody(current))
+            if case .follow(let next, let resend, let stripped) = decision, case .modify(let decide) = policy.action {
+                return .ask(decide, next, resend: resend, stripped: stripped)
             }
-            state.visited[target.absoluteString, default: 0] += 1
-            var next = proposed
-            next.url = target
-            let stripped = stripCredentials(from: &next, leaving: current, policy, state)
-            let method = (current.httpMethod ?? "GET").uppercased()
-            var resend = false
-            switch response.statusCode {
-            case 303 where method != "HEAD", 301 where method == "POST", 302 where method == "POST":
-                // RFC 9110 §15.4: these become a GET without a body.
-                next.httpMethod = "GET"
-                next.httpBody = nil
-                next.setValue(nil, forHTTPHeaderField: "Content-Type")
-                next.setValue(nil, forHTTPHeaderField: "Content-Length")
-            case 307, 308:
-                next.httpMethod = method
-                if hasBody(current) {
-                    // URLSession drops the body here; Courier re-sends it with a new task.
-                    next.httpBody = current.httpBody
-                    resend = true
-                }
-            default:
-                break
-            }
-            if case .modify(let decide) = policy.action { return .ask(decide, next, resend: resend, stripped: stripped) }
-            return settle(next, resend: resend, response: response, stripped: stripped, &state).map(Step.follow) ?? .stop
+            return .done(apply(decision, response, &state))
         }
         switch step {
-        case .stop:
-            return nil
-        case .follow(let request):
+        case .done(let request):
             return request
         case .ask(let decide, let request, let resend, let stripped):
             let decided = decide(request, response)  // user code: called outside the lock
             return state.withLock { state in
                 guard state.current === task else { return nil }
-                guard var decided else {
-                    noteRedirect(response, to: request.url, next: nil, refusal: "the redirect policy's closure refused it", &state)
-                    return nil
-                }
-                // What the closure returns gets the same checks as any redirect.
-                let scheme = decided.url?.scheme?.lowercased()
-                guard scheme == "http" || scheme == "https" else {
-                    refuseRedirect(
-                        "to \(decided.url?.absoluteString ?? "no URL"): only http and https are followed", response,
-                        to: decided.url, &state)
-                    return nil
-                }
-                let alsoStripped = stripCredentials(
-                    from: &decided, leaving: state.currentRequest ?? originalRequest, state.options.redirectPolicy, state)
-                return settle(decided, resend: resend, response: response, stripped: stripped + alsoStripped, &state)
+                let current = state.currentRequest ?? originalRequest
+                let secrets = RedirectState.secretHeaders(state.options.redirectPolicy, taskSensitiveHeaders: state.options.sensitiveHeaders)
+                let decision = RedirectState.vet(
+                    decided, offered: request, leaving: current, secretHeaders: secrets, resend: resend, stripped: stripped)
+                return apply(decision, response, &state)
             }
+        }
+    }
+
+    /// Records a redirect decision and returns the request URLSession should follow, if any.
+    private func apply(_ decision: RedirectState.Decision, _ response: HTTPURLResponse, _ state: inout State) -> URLRequest? {
+        switch decision {
+        case .stop(let reason, let target):
+            noteRedirect(response, to: target, next: nil, refusal: reason, &state)
+            return nil
+        case .fail(let what, let target):
+            let error = refusal(what, response)
+            state.failure = error
+            noteRedirect(response, to: target, next: nil, refusal: error.message, &state)
+            return nil
+        case .follow(let next, let resend, let stripped):
+            return settle(next, resend: resend, response: response, stripped: stripped, &state)
         }
     }
 
@@ -206,23 +153,6 @@ extension TransferTask {
         }
     }
 
-    /// Removes credentials and secret headers when `next` goes to another origin than `current`:
-    /// URLSession on Linux forwards them all (Docs/Platform.md §2.3).
-    /// Returns the names it removed.
-    private func stripCredentials(
-        from next: inout URLRequest, leaving current: URLRequest, _ policy: RedirectPolicy, _ state: State
-    ) -> [String] {
-        guard RedirectPolicy.origin(of: current.url) != RedirectPolicy.origin(of: next.url) else { return [] }
-        let secret = RedirectPolicy.credentialHeaders.union(policy.sensitiveHeaders.map { $0.lowercased() })
-            .union(state.options.sensitiveHeaders)
-        var stripped: [String] = []
-        for name in (next.allHTTPHeaderFields ?? [:]).keys where secret.contains(name.lowercased()) {
-            next.setValue(nil, forHTTPHeaderField: name)
-            stripped.append(name)
-        }
-        return stripped.sorted()
-    }
-
     /// The request URLSession should follow, or `nil` when Courier re-sends it itself.
     private func settle(
         _ next: URLRequest, resend: Bool, response: HTTPURLResponse, stripped: [String], _ state: inout State
@@ -239,13 +169,6 @@ extension TransferTask {
     private func hasBody(_ request: URLRequest) -> Bool {
         if case .upload = kind { return true }
         return request.httpBody != nil || request.httpBodyStream != nil
-    }
-
-    /// Fails the attempt with a refused redirect, and records it.
-    private func refuseRedirect(_ what: String, _ response: HTTPURLResponse, to target: URL?, _ state: inout State) {
-        let error = refusal(what, response)
-        state.failure = error
-        noteRedirect(response, to: target, next: nil, refusal: error.message, &state)
     }
 
     private func refusal(_ what: String, _ response: HTTPURLResponse) -> CourierError {

@@ -122,10 +122,8 @@ extension TransferTask {
     func nextAttempt(_ state: inout State) -> PlannedAttempt {
         state.attempt += 1
         state.pendingFailure = nil
-        state.redirectCount = 0
-        state.visited = [:]
-        state.authenticationAttempted = false
-        state.challengeRejected = false
+        state.redirects = RedirectState()
+        state.challenge = ChallengeState()
         state.download.rejected = nil
         // A data or upload task starts over: what it holds may be an error page.
         guard keepsBodyAcrossAttempts(state) else {

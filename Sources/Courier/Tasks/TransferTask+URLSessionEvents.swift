@@ -211,7 +211,7 @@ extension TransferTask: TaskDelegate {
 
     func urlTaskDidRejectChallenge(_ task: URLSessionTask) {
         state.withLock { state in
-            if state.current === task { state.challengeRejected = true }
+            if state.current === task { state.challenge.rejectedBySession = true }
         }
     }
 
@@ -247,7 +247,7 @@ extension TransferTask: TaskDelegate {
 
     func classify(_ error: any Error, _ state: State) -> CourierError? {
         let isCancel = (error as NSError).domain == NSURLErrorDomain && (error as NSError).code == NSURLErrorCancelled
-        if isCancel, state.challengeRejected, state.response?.statusCode == 401 {
+        if isCancel, state.challenge.rejectedBySession, state.response?.statusCode == 401 {
             // The challenge was refused for want of a credential: report the 401 itself.
             return nil
         }

@@ -78,7 +78,6 @@ final class TransferTask: Sendable {
         var validator: String?
         var ignoresBody = false
         var failure: CourierError?
-        var challengeRejected = false
         var observers: [ProgressObserver] = []
         var lastProgressDelivery: [ProgressDirection: ContinuousClock.Instant] = [:]
         var download = DownloadState()
@@ -89,12 +88,12 @@ final class TransferTask: Sendable {
         /// A failed attempt waits for a retrier's decision or a retry delay; `cancel()` or
         /// `suspend()` call the retry off.
         var awaitingRetry = false
-        var redirectCount = 0
-        /// URLs this attempt's redirects went through, with how often.
-        var visited: [String: Int] = [:]
+        /// This attempt's redirects (RedirectState.swift).
+        var redirects = RedirectState()
         /// A 307/308 with a body, to be re-sent by Courier (URLSession drops the body).
         var pendingRedirect: URLRequest?
-        var authenticationAttempted = false
+        /// This attempt's answer to a 401 (ChallengeState.swift).
+        var challenge = ChallengeState()
         /// The failure the retriers are deciding about (`nil` when only validation failed).
         var pendingFailure: CourierError?
         /// The whole-task deadline's timer, cancelled on completion.

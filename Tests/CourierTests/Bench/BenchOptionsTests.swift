@@ -184,7 +184,7 @@ final class BenchOptionsTests: XCTestCase {
             (["small", "--url", "http://h/", "--expect-bytes", "-5"], "--expect-bytes takes a whole number 0 or more"),
             (["small", "--url", "http://h/", "--timeout", "0"], "--timeout takes a number of seconds above 0"),
             (["small", "--url", "http://h/", "--timeout", "inf"], "--timeout takes a number"),
-            (["small", "--url", "http://h/", "--client", "curl"], "--client takes courier or urlsession"),
+            (["small", "--url", "http://h/", "--client", "curl"], "--client takes courier, urlsession or urlsession-lean"),
             (["small", "--url", "http://h/", "--requests"], "--requests needs a value"),
             (["small", "--url", "http://h/", "--requests", "1", "--requests", "2"], "--requests is given more than once"),
             (["small", "--url", "http://h/", "--out", "/tmp/x"], "unknown option '--out' for small"),
