@@ -83,6 +83,7 @@ class CommandLineTestCase: XCTestCase {
         // Proxies would route loopback traffic away (URLSession honours them).
         var environment = ProcessInfo.processInfo.environment.filter { !$0.key.lowercased().hasSuffix("_proxy") }
         environment["no_proxy"] = "127.0.0.1,localhost"
+        environment.merge(Self.crashEnvironment(environment)) { _, new in new }
         environment.merge(extra) { _, new in new }
         process.environment = environment
         process.standardInput = standardInput ?? FileHandle.nullDevice
@@ -93,7 +94,23 @@ class CommandLineTestCase: XCTestCase {
         return Child(process: process, stdout: stdout, stderr: stderr)
     }
 
+    /// What every child's environment says about crashes, so that a crash the test provokes ends
+    /// the same way on every build and machine:
+    /// - no runtime backtracer (`SWIFT_BACKTRACE=enable=no`): it runs as a separate process that
+    ///   stops the crashed one, takes seconds, and under ThreadSanitizer was seen to outlive the
+    ///   crash by many minutes while the child's exit was never reported;
+    /// - under ThreadSanitizer, no sanitizer handler for the fatal signals, so a trap still kills
+    ///   the process with its signal instead of exiting 66 after a "DEADLYSIGNAL" report.
+    /// A test that wants otherwise passes its own values.
+    static func crashEnvironment(_ inherited: [String: String]) -> [String: String] {
+        let handlers = "handle_segv=0:handle_sigbus=0:handle_sigill=0:handle_sigfpe=0:handle_abort=0"
+        let sanitizer = inherited["TSAN_OPTIONS"].map { $0.isEmpty ? handlers : $0 + ":" + handlers } ?? handlers
+        return ["SWIFT_BACKTRACE": "enable=no", "TSAN_OPTIONS": sanitizer]
+    }
+
     /// Waits for the child to exit (killing it if it outlives `timeout`) and collects its output.
+    /// Never waits without a bound: a child whose exit is not reported within 10 s of being killed
+    /// fails the test instead of hanging the run.
     func finish(_ child: Child, timeout: TimeInterval = 30, file: StaticString = #filePath, line: UInt = #line)
         -> Outcome
     {
@@ -102,6 +119,13 @@ class CommandLineTestCase: XCTestCase {
         if child.process.isRunning {
             XCTFail("courier did not exit within \(timeout) s", file: file, line: line)
             kill(child.process.processIdentifier, SIGKILL)
+            let killed = Date().addingTimeInterval(10)
+            while child.process.isRunning, Date() < killed { usleep(10_000) }
+            if child.process.isRunning {
+                XCTFail("courier was killed, and its exit was not reported within 10 s", file: file, line: line)
+                let out = (try? String(contentsOf: child.stdout, encoding: .utf8)) ?? ""
+                return Outcome(reason: .uncaughtSignal, status: SIGKILL, out: out, err: stderr(of: child))
+            }
         }
         child.process.waitUntilExit()
         let out = (try? String(contentsOf: child.stdout, encoding: .utf8)) ?? ""
