@@ -152,11 +152,6 @@ extension GetCommand {
             return entry
         }
 
-        /// The line's file was already there and matched its `sha256=`.
-        mutating func markVerifiedBeforehand(_ entry: Entry) {
-            ledger.markVerifiedBeforehand(entry.destination)
-        }
-
         /// Parses one line (without the duplicate check) for files saved in `directory`.
         static func parse(_ line: InputLineBuffer.Line, directory: URL, source: String) throws(UsageError) -> Entry? {
             let number = line.number
