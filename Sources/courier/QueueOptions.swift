@@ -177,7 +177,7 @@ extension GetCommand {
                 switch key {
                 case "sha256":
                     guard sha256 == nil else { throw fail("sha256= is given twice") }
-                    guard SHA256.parseHex(value) != nil else {
+                    guard DownloadPolicy.sha256(hex: value) != nil else {
                         throw fail("sha256= takes 64 hexadecimal digits, not '\(value)'")
                     }
                     sha256 = value.lowercased()

@@ -46,7 +46,7 @@ extension DownloadQueue {
 
     /// Brings the queue in line with a list of downloads — the list a service or a command keeps
     /// of what should be on disk — in one durable journal write, and returns what it decided
-    /// for each item. The rules (one pure function, ``plan(journal:list:unlisted:replacingExistingFiles:onDisk:)``):
+    /// for each item. The rules (one pure function, `DownloadQueue.plan`):
     ///
     /// - An item the queue does not have is added; when its destination already holds a regular
     ///   file with the item's SHA-256 (and length), it is added as completed instead (adopted):
