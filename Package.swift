@@ -33,12 +33,19 @@ let package = Package(
             dependencies: ["Courier"],
             swiftSettings: swiftSettings
         ),
+        // Test-only commands the crash tests run as child processes (the journal's append loop).
+        // Not a product: the shipped `courier` has no hidden test command (Docs/PublicAPI.md).
+        .executableTarget(
+            name: "courier-test-hooks",
+            dependencies: ["Courier"],
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "CourierTests",
             // `courier` and `courier-bench` for unit tests of the command lines' pure parts
             // (progress formatting, option parsing, RESULT lines); CLI/ and Bench/ tests also run
-            // the built executables.
-            dependencies: ["Courier", "CourierTestServer", "courier", "courier-bench"],
+            // the built executables, and the journal's crash tests run `courier-test-hooks`.
+            dependencies: ["Courier", "CourierTestServer", "courier", "courier-bench", "courier-test-hooks"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

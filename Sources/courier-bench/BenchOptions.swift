@@ -269,7 +269,7 @@ struct BenchOptions: Equatable, Sendable {
             options.output = path
         }
         if let text = values["--sha256"] {
-            guard let digest = SHA256.parseHex(text), digest.count == 32 else {
+            guard let digest = DownloadPolicy.sha256(hex: text), digest.count == 32 else {
                 throw BenchUsageError(message: "--sha256 takes 64 hexadecimal digits, not '\(text)'")
             }
             options.expectedSHA256 = digest

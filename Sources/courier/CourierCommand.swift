@@ -151,9 +151,6 @@ enum CourierCommand {
             return try ServeCommand(try OptionParser(rest, valued: ["--port", "--root"])).run()
         case "demo":
             return try DemoCommand(try OptionParser(rest, valued: [])).run()
-        case "_journal-append":
-            // Hidden: the journal's crash tests run it (JournalAppendCommand.swift).
-            return try JournalAppendCommand(rest).run()
         default:
             throw unknownCommand(command)
         }

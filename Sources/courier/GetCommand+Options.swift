@@ -121,7 +121,7 @@ extension GetCommand {
                     }
                     if name == "--timeout" { options.timeout = seconds } else { options.maxTime = seconds }
                 case "--sha256":
-                    guard let digest = SHA256.parseHex(value) else {
+                    guard let digest = DownloadPolicy.sha256(hex: value) else {
                         throw UsageError(get: "--sha256 takes 64 hexadecimal digits, not '\(value)'")
                     }
                     options.expectedSHA256 = digest

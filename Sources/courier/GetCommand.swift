@@ -347,20 +347,13 @@ struct GetCommand {
     }
 
     /// The resume record a run with `options` in `cwd` keeps beside its partial file, if there is
-    /// a readable one: how the supervisor learns what a child it could not ask left behind. Read
-    /// as the library reads side files: never through a link, never blocking on a FIFO.
+    /// a usable one: how the supervisor learns what a child it could not ask left behind. Read by
+    /// the library's one reader (``ResumeData/record(beside:)``), as a download would read it.
     static func recordedResume(for options: Options, in cwd: URL) -> ResumeData? {
         guard !options.writesToStandardOutput else { return nil }
         let partial = options.output.map { DownloadPolicy.defaultPartialFile(for: outputURL($0, in: cwd)) }
             ?? cwd.appendingPathComponent(partialFileName(for: options.url))
-        let descriptor = open(DownloadPolicy.recordFile(for: partial).path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_size <= 1 << 20,
-            let data = try? handle.readToEnd()
-        else { return nil }
-        return try? ResumeData(data: data)
+        return try? ResumeData.record(beside: partial)
     }
 
     /// `url` for messages: through the process's one redaction (OutputRedaction.swift), user

@@ -27,8 +27,6 @@ struct InputLedger {
     private struct Mark {
         let line: Int
         let item: Digest
-        /// Its file was already there and matched its `sha256=`: no item runs for it.
-        var verifiedBeforehand = false
     }
 
     /// By the output path's digest.
@@ -44,16 +42,6 @@ struct InputLedger {
         if let earlier = marks[key] { return earlier.line }
         marks[key] = Mark(line: line, item: Digest(id))
         return nil
-    }
-
-    /// The line saving to `destination` found its file already there and right.
-    mutating func markVerifiedBeforehand(_ destination: URL) {
-        marks[Digest(destination.path)]?.verifiedBeforehand = true
-    }
-
-    /// Whether the line saving to `destination` found its file already there and right.
-    func isVerifiedBeforehand(_ destination: URL) -> Bool {
-        marks[Digest(destination.path)]?.verifiedBeforehand ?? false
     }
 
     /// Whether a line read so far is this item (same output path, same id).

@@ -79,7 +79,7 @@ extension QueueCommand {
             if let signal = stops.signal { return .signal(signal) }
             if let batch = pending {
                 pending = nil
-                if let problem = reconcile(queue, batch.entries, &list, shown: shown, waitedFor: &waitedFor) { return .failure(problem) }
+                if let problem = reconcile(queue, batch.entries, shown: shown, waitedFor: &waitedFor) { return .failure(problem) }
                 if batch.inputEnded {
                     inputEnded = true
                     shown.inputEnded()

@@ -159,56 +159,35 @@ struct QueueCommand {
         }
     }
 
-    /// Brings the journal in line with a batch of the input's lines: new ones added (in one
-    /// durable batch), failed, paused and cancelled items of the input queued again. Each line
-    /// the queue is now to finish is shown and put in `waitedFor`. Returns a problem that stops
-    /// the command.
+    /// Brings the journal in line with a batch of the input's lines through the queue's one
+    /// reconcile rule (``DownloadQueue/reconcile(_:unlisted:replacingExistingFiles:)``): new
+    /// lines added in one durable batch (a file already there with the line's `sha256=` adopted
+    /// as done), failed, paused and cancelled items queued again, an item whose `sha256=` changed
+    /// replaced. Each line is shown, and each not yet done put in `waitedFor`, before the queue
+    /// changes, so the display sees every change. Returns a problem that stops the command.
     func reconcile(
-        _ queue: DownloadQueue, _ batch: [GetCommand.InputList.Entry], _ list: inout GetCommand.InputList,
-        shown: QueueProgress, waitedFor: inout Set<String>
+        _ queue: DownloadQueue, _ batch: [GetCommand.InputList.Entry], shown: QueueProgress, waitedFor: inout Set<String>
     ) -> GetFailure? {
-        do {
-            var new: [DownloadQueue.NewItem] = []
-            for entry in batch {
-                if let item = queue.item(entry.id) {
-                    if item.sha256 != entry.sha256, !Self.isCompleted(item) {
-                        // The line's checksum changed: the old item's bytes were fetched for another file.
-                        try queue.remove(item.id)
-                    } else {
-                        if Self.isCompleted(item) {
-                            shown.addDone()
-                            continue
-                        }
-                        shown.add(entry.id, name: entry.name)
-                        waitedFor.insert(entry.id)
-                        switch item.state {
-                        case .failed, .paused, .cancelled: try queue.resume(item.id)
-                        case .queued, .running, .completed: break
-                        }
-                        continue
-                    }
-                }
-                if GetCommand.isExistingFile(entry.destination) {
-                    if !options.shared.force, let sha256 = entry.sha256, Self.sha256(of: entry.destination) == sha256 {
-                        // Already there and proven right: published by a run whose journal record
-                        // of it was lost (damaged), or fetched some other way. Nothing to fetch.
-                        list.markVerifiedBeforehand(entry)
-                        shown.addDone()
-                        continue
-                    }
-                    guard options.shared.force else {
-                        return GetFailure(
-                            ExitCode.fileSystem,
-                            "\(entry.destination.path) already exists (line \(entry.line); use --force to replace it, or out= to save under another name)")
-                    }
-                    unlink(entry.destination.path)
-                }
+        for entry in batch {
+            if case .completed = queue.item(entry.id)?.state {
+                shown.addDone()
+            } else {
                 shown.add(entry.id, name: entry.name)
                 waitedFor.insert(entry.id)
-                new.append(DownloadQueue.NewItem(url: entry.url, to: entry.destination, id: entry.id, sha256: entry.sha256))
             }
-            if !new.isEmpty { try queue.add(contentsOf: new) }
+        }
+        let items = batch.map { DownloadQueue.NewItem(url: $0.url, to: $0.destination, id: $0.id, sha256: $0.sha256) }
+        do {
+            // The rest of the input may come later: unlisted items are paused once it has ended.
+            try queue.reconcile(items, unlisted: .leave, replacingExistingFiles: options.shared.force)
         } catch {
+            if error.code == .destinationFailed,
+                let entry = batch.first(where: { $0.destination.standardizedFileURL.path == error.url?.path })
+            {
+                return GetFailure(
+                    ExitCode.fileSystem,
+                    "\(entry.destination.path) already exists (line \(entry.line); use --force to replace it, or out= to save under another name)")
+            }
             return GetFailure(ExitCode.forError(error), "cannot update the download queue: \(error.message)")
         }
         return nil
@@ -217,31 +196,13 @@ struct QueueCommand {
     /// Once the input has ended: pauses the items in the journal that no line of it lists (an
     /// earlier run's), keeping their bytes.
     func pauseUnlisted(_ queue: DownloadQueue, _ list: GetCommand.InputList) -> GetFailure? {
+        let ledger = list.ledger
         do {
-            for item in queue.items where !list.ledger.lists(item) {
-                switch item.state {
-                case .queued, .running: try queue.pause(item.id)
-                case .paused, .failed, .cancelled, .completed: break
-                }
-            }
+            try queue.reconcile([], unlisted: .pauseUnless(listedEarlier: { ledger.lists($0) }))
         } catch {
             return GetFailure(ExitCode.forError(error), "cannot update the download queue: \(error.message)")
         }
         return nil
-    }
-
-    /// The SHA-256 of the regular file at `file` (not through a link), lower-case hex.
-    static func sha256(of file: URL) -> String? {
-        var info = stat()
-        guard lstat(file.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
-            let data = try? Data(contentsOf: file, options: .alwaysMapped)
-        else { return nil }
-        return SHA256.hexString(SHA256.hash(data))
-    }
-
-    private static func isCompleted(_ item: DownloadQueue.Item) -> Bool {
-        if case .completed = item.state { return true }
-        return false
     }
 
     /// `await queue.stop()` from this synchronous command.
@@ -265,14 +226,10 @@ struct QueueCommand {
         while case .line(let line) = try reader.next(waitingUpTo: 0) {
             guard let entry = try GetCommand.InputList.parse(line, directory: list.directory, source: list.source) else { continue }
             count += 1
-            if list.ledger.isVerifiedBeforehand(entry.destination) {
-                paths += entry.destination.path + "\n"
-            } else {
-                switch queue.item(entry.id)?.state {
-                case .completed(let file): paths += file.path + "\n"
-                case .failed(let failure): failures.append((entry, failure))
-                default: failures.append((entry, nil))  // removed or cancelled by someone else
-                }
+            switch queue.item(entry.id)?.state {
+            case .completed(let file): paths += file.path + "\n"
+            case .failed(let failure): failures.append((entry, failure))
+            default: failures.append((entry, nil))  // removed or cancelled by someone else
             }
             if paths.utf8.count >= 64 * 1024 {
                 FileHandle.standardOutput.write(Data(paths.utf8))

@@ -152,11 +152,6 @@ extension GetCommand {
             return entry
         }
 
-        /// The line's file was already there and matched its `sha256=`.
-        mutating func markVerifiedBeforehand(_ entry: Entry) {
-            ledger.markVerifiedBeforehand(entry.destination)
-        }
-
         /// Parses one line (without the duplicate check) for files saved in `directory`.
         static func parse(_ line: InputLineBuffer.Line, directory: URL, source: String) throws(UsageError) -> Entry? {
             let number = line.number
@@ -182,7 +177,7 @@ extension GetCommand {
                 switch key {
                 case "sha256":
                     guard sha256 == nil else { throw fail("sha256= is given twice") }
-                    guard SHA256.parseHex(value) != nil else {
+                    guard DownloadPolicy.sha256(hex: value) != nil else {
                         throw fail("sha256= takes 64 hexadecimal digits, not '\(value)'")
                     }
                     sha256 = value.lowercased()

@@ -100,7 +100,9 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
         var onFailure: (@Sendable (CourierError) -> Void)?
     }
 
-    /// Test seam: a slow or failing disk, without mocking anything but the writer's own pace.
+    /// Test-only: a slow or failing disk, without mocking anything but the writer's own pace.
+    /// Internal (tests reach it with `@testable import`): nothing outside the library's tests sets
+    /// it, and no `package` or public symbol names it (Docs/PublicAPI.md, "Test hooks").
     struct Simulation: Sendable {
         /// Write no faster than this many bytes per second.
         var bytesPerSecond: Int?

@@ -12,7 +12,10 @@ import FoundationNetworking
 /// is Courier's own, versioned format (see `Docs/ResumableDownloads.md`). It never holds
 /// credentials: `Authorization`, `Proxy-Authorization`, `Cookie`, any header the policy marks
 /// sensitive, and a URL's user and password are left out, so resuming needs them supplied again.
-public struct ResumeData: Sendable, Equatable {
+///
+/// It is `Codable` too, as the same JSON object the record's payload holds, so a service can keep
+/// it in its own store; decoding applies the same checks as ``init(data:)``.
+public struct ResumeData: Sendable, Equatable, Codable {
     /// The format version this build writes and reads.
     public static let formatVersion = 1
 
@@ -102,10 +105,6 @@ extension ResumeData {
     /// ```
     /// The checksum detects truncation and corruption; any change to the payload is refused.
     public func encoded() -> Data {
-        let payload = Payload(
-            url: url.absoluteString, method: method, headers: headers, partialFile: partialFile.path,
-            bytesOnDisk: bytesOnDisk, validator: validator, totalLength: totalLength,
-            omittedHeaders: omittedHeaders.isEmpty ? nil : omittedHeaders)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         // Encoding a struct of strings and integers cannot fail.
@@ -139,6 +138,14 @@ extension ResumeData {
         } catch {
             throw invalid("the payload is malformed")
         }
+        try self.init(payload)
+    }
+
+    /// Resume data from its payload, refusing what cannot be right.
+    private init(_ payload: Payload) throws(CourierError) {
+        func invalid(_ why: String) -> CourierError {
+            CourierError(code: .invalidResumeData, message: "the resume data is unusable: \(why)")
+        }
         guard let url = URL(string: payload.url), url.scheme == "http" || url.scheme == "https" else {
             throw invalid("the URL is not http or https")
         }
@@ -151,5 +158,31 @@ extension ResumeData {
             partialFile: URL(fileURLWithPath: payload.partialFile), bytesOnDisk: payload.bytesOnDisk,
             validator: payload.validator, totalLength: payload.totalLength)
         self.omittedHeaders = payload.omittedHeaders ?? []
+    }
+
+    /// The stored payload of this resume data.
+    private var payload: Payload {
+        Payload(
+            url: url.absoluteString, method: method, headers: headers, partialFile: partialFile.path,
+            bytesOnDisk: bytesOnDisk, validator: validator, totalLength: totalLength,
+            omittedHeaders: omittedHeaders.isEmpty ? nil : omittedHeaders)
+    }
+
+    /// Decodes the payload's JSON object, with the checks of ``init(data:)`` (the integrity line
+    /// belongs to the record file, not to this form). A value that fails them throws
+    /// `DecodingError.dataCorrupted` whose underlying error is the ``CourierError``.
+    public init(from decoder: any Decoder) throws {
+        let payload = try Payload(from: decoder)
+        do {
+            try self.init(payload)
+        } catch {
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: error.message, underlyingError: error))
+        }
+    }
+
+    /// Encodes the payload's JSON object: the fields of ``encoded()`` without its header lines.
+    public func encode(to encoder: any Encoder) throws {
+        try payload.encode(to: encoder)
     }
 }

@@ -202,8 +202,7 @@ extension DownloadQueue {
         let completion: @Sendable (DownloadResponse) -> Void = { [weak self] response in self?.finished(run, response) }
         // A record made for an earlier URL of this item (before a refresh) continues with the
         // new one: If-Range still proves it is the same version.
-        if let url = request.url, let bytes = SideFile.contents(of: DownloadPolicy.recordFile(for: partial), limit: 1 << 20),
-            var record = try? ResumeData(data: bytes), record.partialFile.standardizedFileURL == partial.standardizedFileURL,
+        if let url = request.url, var record = try? ResumeData.record(beside: partial),
             record.url != ResumeData.withoutCredentials(url)
         {
             record.url = ResumeData.withoutCredentials(url)

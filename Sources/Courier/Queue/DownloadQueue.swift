@@ -111,24 +111,23 @@ public final class DownloadQueue: Sendable {
     /// An item that was running when the process died, whose download had already published its
     /// file (the partial file is gone, the destination is there) but not journaled it: completed
     /// when the file passes the item's checks, failed when it does not; `nil` when the download
-    /// simply has to go on.
+    /// simply has to go on. The file's verdict is the one reconciling uses
+    /// (``ExistingFile/check(expectedLength:sha256:)``); a file the queue itself was publishing
+    /// needs no SHA-256 to be taken, one of unknown origin does.
     private func recoverPublished(_ item: Item) -> (String, State)? {
         let destination = item.destination
         var info = stat()
-        guard lstat(partialFile(for: item.id).path, &info) != 0, lstat(destination.path, &info) == 0,
-            (info.st_mode & S_IFMT) == S_IFREG
-        else { return nil }
-        var problem: String?
-        if let expected = item.expectedLength, Int64(info.st_size) != expected {
-            problem = "holds \(info.st_size) bytes, not the \(expected) expected"
-        } else if let sha256 = item.sha256 {
-            let digest = (try? Data(contentsOf: destination, options: .alwaysMapped)).map { SHA256.hexString(SHA256.hash($0)) }
-            if digest != sha256 { problem = "does not have the expected SHA-256" }
+        guard lstat(partialFile(for: item.id).path, &info) != 0 else { return nil }
+        let existing = ExistingFile.inspect(destination, hashing: item.sha256 != nil)
+        guard case .file = existing else { return nil }
+        switch existing.check(expectedLength: item.expectedLength, sha256: item.sha256) {
+        case .proven, .unproven:
+            return (item.id, .completed(destination))
+        case .wrong(let problem):
+            return (item.id, .failed(Failure(CourierError(
+                code: .integrityFailed, message: "\(destination.path) appeared while the download ran and \(problem)",
+                url: item.url))))
         }
-        guard let problem else { return (item.id, .completed(destination)) }
-        return (item.id, .failed(Failure(CourierError(
-            code: .integrityFailed, message: "\(destination.path) appeared while the download ran and \(problem)",
-            url: item.url))))
     }
 
     deinit {
@@ -167,30 +166,21 @@ public final class DownloadQueue: Sendable {
     public func add(contentsOf newItems: [NewItem]) throws(CourierError) -> [Item] {
         var added: [Item] = []
         var problem: CourierError?
+        let ids = newItems.map { $0.id ?? UUID().uuidString.lowercased() }
         try commitAndWait { state in
-            var ids = Set<String>()
-            for new in newItems {
-                let id = new.id ?? UUID().uuidString.lowercased()
+            var seen = Set<String>()
+            for (new, id) in zip(newItems, ids) {
                 if let why = Self.problem(with: new, id: id), problem == nil {
                     problem = CourierError(code: .invalidRequest, message: why, url: new.url)
                 }
-                if state.items[id] != nil || !ids.insert(id).inserted, problem == nil {
+                if state.items[id] != nil || !seen.insert(id).inserted, problem == nil {
                     problem = CourierError(code: .invalidRequest, message: "the queue already has an item with id \(id)", url: new.url)
                 }
             }
+            // All or none: checked above, so none of these is refused.
             guard problem == nil else { return }
-            for new in newItems {
-                state.nextSequence += 1
-                let item = Item(
-                    id: new.id ?? UUID().uuidString.lowercased(), url: new.url, headers: new.headers,
-                    destination: new.destination.standardizedFileURL, expectedLength: new.expectedLength,
-                    sha256: new.sha256?.lowercased(), priority: new.priority, metadata: new.metadata, state: .queued,
-                    sequence: state.nextSequence)
-                state.items[item.id] = item
-                state.order.insert(item)
-                state.record(.add(item))
-                state.emit(item)
-                added.append(item)
+            for (new, id) in zip(newItems, ids) where state.insert(new, id: id, completed: false) == nil {
+                if let item = state.items[id] { added.append(item) }
             }
             scheduleLocked(&state)
         }

@@ -4,10 +4,14 @@ import Glibc
 #endif
 
 extension Journal {
-    /// The test hook `COURIER_JOURNAL_KILL_AT="<n>:<phase>"`: where the process kills itself with
-    /// SIGKILL, so crash tests can stop a child at every write point of the journal instead of
+    /// Test-only: the hook `COURIER_JOURNAL_KILL_AT="<n>:<phase>"`, where the process kills itself
+    /// with SIGKILL, so crash tests can stop a child at every write point of the journal instead of
     /// hoping a timer lands there. See "Test hook" in ``Journal``.
-    struct KillPoint: Sendable, Equatable {
+    ///
+    /// `package`, never public: no service is meant to set it. It stays in the library (rather than
+    /// in the test-only `courier-test-hooks`) because the CLI's crash tests must kill the shipped
+    /// `courier get -i` itself at these points (QueueCrashTests); Docs/PublicAPI.md lists it.
+    package struct KillPoint: Sendable, Equatable {
         /// A point in an append or a compaction.
         enum Phase: String, Sendable, CaseIterable {
             case beforeWrite = "before-write"
@@ -21,7 +25,8 @@ extension Journal {
             var isCompaction: Bool { self == .compactWritten || self == .compactRenamed }
         }
 
-        static let variable = "COURIER_JOURNAL_KILL_AT"
+        /// The environment variable read once at ``Journal/open(directory:)``.
+        package static let variable = "COURIER_JOURNAL_KILL_AT"
 
         /// The 1-based append (or compaction) of the journal at which to die.
         let ordinal: Int

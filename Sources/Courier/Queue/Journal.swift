@@ -56,8 +56,8 @@ import Glibc
 /// journal — the kernel may have dropped the unwritten pages, so no later append can be
 /// promised — and every later call throws until the directory is opened again.
 ///
-/// ## Test hook
-/// `COURIER_JOURNAL_KILL_AT="<n>:<phase>"`, read once at open, makes the process
+/// ## Test hook (test-only)
+/// `COURIER_JOURNAL_KILL_AT="<n>:<phase>"` (``KillPoint``), read once at open, makes the process
 /// `kill(getpid(), SIGKILL)` itself at the n-th append (or compaction) of this ``Journal`` at
 /// that point — crash tests run a child with it. Phases: `before-write`, `mid-write` (half the
 /// frames written), `after-write`, `after-sync` (durable, before returning), and for

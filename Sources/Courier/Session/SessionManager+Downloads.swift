@@ -109,18 +109,13 @@ extension SessionManager {
     /// always safe, appending to bytes nothing vouches for is not. Removing only unlinks the
     /// names: a link planted at either leaves the file it leads to untouched.
     static func usableRecord(beside partialFile: URL, for request: URLRequest) -> ResumeData? {
-        let recordFile = DownloadPolicy.recordFile(for: partialFile)
-        var info = stat()
-        guard lstat(recordFile.path, &info) == 0 else { return nil }
-        // Read like any side file (SideFile.contents): never through a link, never blocking on a
-        // FIFO; a record is a few hundred bytes.
-        if let bytes = SideFile.contents(of: recordFile, limit: 1 << 20), let record = try? ResumeData(data: bytes),
-            record.partialFile.standardizedFileURL.path == partialFile.standardizedFileURL.path,
-            problem(resuming: record, with: request) == nil
-        {
-            return record
+        do {
+            guard let record = try ResumeData.record(beside: partialFile) else { return nil }
+            if problem(resuming: record, with: request) == nil { return record }
+        } catch {
+            // Unusable (damaged, a link, another file's record): removed below with its bytes.
         }
-        unlink(recordFile.path)
+        unlink(DownloadPolicy.recordFile(for: partialFile).path)
         unlink(partialFile.path)
         return nil
     }

@@ -60,6 +60,20 @@ final class CommandLineTests: XCTestCase {
         XCTAssertTrue(result.out.isEmpty)
     }
 
+    func testTheShippedCommandHasNoHiddenJournalAppendCommand() throws {
+        // Given a directory the old hidden command would have made a journal in
+        let queue = FileManager.default.temporaryDirectory.appendingPathComponent("no-hook-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: queue) }
+
+        // When the shipped binary is asked for the journal's test command
+        let result = try run(["_journal-append", queue.path, "1"])
+
+        // Then it is an unknown command, and nothing was written (courier-test-hooks has it)
+        XCTAssertEqual(result.status, 2, result.out)
+        XCTAssertTrue(result.err.hasPrefix("courier: unknown command '_journal-append'"), result.err)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: queue.path))
+    }
+
     func testBadPortIsAUsageError() throws {
         let result = try run(["serve", "--port", "70000"])
         XCTAssertEqual(result.status, 2)

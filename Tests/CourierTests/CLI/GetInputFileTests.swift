@@ -75,6 +75,32 @@ final class GetInputFileTests: CommandLineTestCase {
         XCTAssertEqual(server.requests.filter { $0.path == "/files/good.bin" }.count, 1, "only bad.bin's line")
     }
 
+    func testAFileAlreadyThereWithItsChecksumIsAdoptedAndAnUnprovenOneIsRefusedNamingItsLine() throws {
+        // Given the right file already in place for line 1, and someone's file where line 2 saves
+        let good = TestServer.deterministicBytes(count: 50_000, seed: 5)
+        server.addFile("good.bin", data: good)
+        try good.write(to: directory.appendingPathComponent("good.bin"))
+        try Data("mine".utf8).write(to: directory.appendingPathComponent("taken.bin"))
+        let adopted = try write("""
+            \(server.url("/files/good.bin").absoluteString) sha256=\(SHA256.hexString(SHA256.hash(good)))
+            """)
+
+        // When each list runs
+        let first = try run(["get", "-i", adopted, "-s"])
+        let refused = try write("""
+            \(server.url("/files/good.bin").absoluteString) out=taken.bin
+            """)
+        let second = try run(["get", "-i", refused, "-s"])
+
+        // Then the proven file is listed as saved without a request; the other is refused, untouched
+        XCTAssertEqual(first.status, 0, first.err)
+        XCTAssertEqual(first.out, directory.appendingPathComponent("good.bin").path + "\n")
+        XCTAssertTrue(server.requests.filter { $0.path == "/files/good.bin" }.isEmpty)
+        XCTAssertEqual(second.status, ExitCode.fileSystem, second.err)
+        XCTAssertTrue(second.err.contains("taken.bin already exists (line 1; use --force"), second.err)
+        XCTAssertEqual(try String(contentsOf: directory.appendingPathComponent("taken.bin"), encoding: .utf8), "mine")
+    }
+
     func testSIGTERMCheckpointsAndARerunContinues() throws {
         let body = TestServer.deterministicBytes(count: 1_000_000, seed: 9)
         server.addFile("slow.bin", data: body)

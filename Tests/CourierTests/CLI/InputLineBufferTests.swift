@@ -102,8 +102,5 @@ final class InputLineBufferTests: XCTestCase {
         XCTAssertTrue(ledger.lists(item("get-1", "/d/a")))
         XCTAssertFalse(ledger.lists(item("get-9", "/d/a")), "another URL to the same file: an earlier run's item")
         XCTAssertFalse(ledger.lists(item("get-1", "/d/z")))
-        ledger.markVerifiedBeforehand(URL(fileURLWithPath: "/d/a"))
-        XCTAssertTrue(ledger.isVerifiedBeforehand(URL(fileURLWithPath: "/d/a")))
-        XCTAssertFalse(ledger.isVerifiedBeforehand(URL(fileURLWithPath: "/d/b")))
     }
 }

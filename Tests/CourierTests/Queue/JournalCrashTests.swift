@@ -1,8 +1,9 @@
 import XCTest
 @testable import Courier
-@testable import courier
+@testable import courier_test_hooks
 
-/// Real crashes: a child process (`courier _journal-append`, JournalAppendCommand.swift) appends
+/// Real crashes: a child process (`courier-test-hooks journal-append`,
+/// Sources/courier-test-hooks/JournalAppendCommand.swift) appends
 /// numbered records and prints `durable <thread> <index>` after each append returns; it is killed
 /// with SIGKILL — by itself at an exact write point (`COURIER_JOURNAL_KILL_AT`) or by the test at a
 /// random moment — and the journal is reopened here and checked: every record reported durable
@@ -12,7 +13,7 @@ import XCTest
 final class JournalCrashTests: JournalTestCase {
     /// `swift test` builds every product next to the test bundle.
     private var executable: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("courier")
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("courier-test-hooks")
     }
 
     /// Records of each thread found by the last check: the next run continues from there.
@@ -30,7 +31,7 @@ final class JournalCrashTests: JournalTestCase {
         var killed: Bool { reason == .uncaughtSignal && status == SIGKILL }
     }
 
-    /// Starts `courier _journal-append queue …` with `killAt` as the test hook.
+    /// Starts `courier-test-hooks journal-append queue …` with `killAt` as the test hook.
     private func start(_ arguments: [String], killAt: String?, output: URL) throws -> Process {
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             struct MissingExecutable: Error { let path: String }
@@ -40,7 +41,7 @@ final class JournalCrashTests: JournalTestCase {
         try Data().write(to: URL(fileURLWithPath: output.path + ".err"))
         let process = Process()
         process.executableURL = executable
-        process.arguments = ["_journal-append", queue.path] + arguments
+        process.arguments = ["journal-append", queue.path] + arguments
         var environment = ProcessInfo.processInfo.environment
         environment[Journal.KillPoint.variable] = killAt
         process.environment = environment

@@ -1,9 +1,9 @@
 import Foundation
 import Courier
 
-/// `courier _journal-append DIR N [--threads T] [--compact-every K] [--hold SECONDS] [--quiet 1]`: a hidden
-/// command (not in the help) that the journal's crash tests run as a child process, since a test
-/// cannot SIGKILL itself and go on checking. It opens the journal in DIR, prints
+/// `courier-test-hooks journal-append DIR N [--threads T] [--compact-every K] [--hold SECONDS] [--quiet 1]`:
+/// the command the journal's crash tests run as a child process, since a test cannot SIGKILL
+/// itself and go on checking. It lives in this test-only executable, not in the shipped `courier`. It opens the journal in DIR, prints
 /// `opened <records> skipped <count> truncated <bytes>`, then appends N numbered records per
 /// thread and prints `durable <thread> <index>` after each append returns — so the parent knows
 /// what was promised before the kill (`COURIER_JOURNAL_KILL_AT`, or its own `kill -9`).
@@ -22,17 +22,25 @@ struct JournalAppendCommand {
     let hold: Double?
     let quiet: Bool
 
-    init(_ arguments: [String]) throws {
-        guard arguments.count >= 2, let count = Int(arguments[1]), count >= 0 else {
-            throw UsageError(message: "usage: courier _journal-append DIR N [--threads T] [--compact-every K] [--hold SECONDS] [--quiet 1]")
+    static let usage = "usage: courier-test-hooks journal-append DIR N [--threads T] [--compact-every K] [--hold SECONDS] [--quiet 1]"
+
+    init(_ arguments: [String]) throws(UsageError) {
+        guard arguments.count >= 2, arguments.count % 2 == 0, let count = Int(arguments[1]), count >= 0 else {
+            throw UsageError(message: Self.usage)
         }
         directory = URL(fileURLWithPath: arguments[0])
         self.count = count
-        let options = try OptionParser(Array(arguments.dropFirst(2)), valued: ["--threads", "--compact-every", "--hold", "--quiet"])
-        threads = options.string("--threads").flatMap(Int.init) ?? 1
-        compactEvery = options.string("--compact-every").flatMap(Int.init)
-        hold = options.string("--hold").flatMap(Double.init)
-        quiet = options.string("--quiet") == "1"
+        var options: [String: String] = [:]
+        for index in stride(from: 2, to: arguments.count, by: 2) {
+            guard ["--threads", "--compact-every", "--hold", "--quiet"].contains(arguments[index]) else {
+                throw UsageError(message: "unknown option '\(arguments[index])'; " + Self.usage)
+            }
+            options[arguments[index]] = arguments[index + 1]
+        }
+        threads = options["--threads"].flatMap(Int.init) ?? 1
+        compactEvery = options["--compact-every"].flatMap(Int.init)
+        hold = options["--hold"].flatMap(Double.init)
+        quiet = options["--quiet"] == "1"
         guard threads >= 1, compactEvery == nil || threads == 1 else {
             throw UsageError(message: "--threads must be at least 1, and --compact-every needs one thread")
         }
@@ -57,7 +65,7 @@ struct JournalAppendCommand {
         if let hold {
             Thread.sleep(forTimeInterval: hold)
             journal.close()
-            return ExitCode.success
+            return 0
         }
         var next = [Int](repeating: 0, count: threads)
         for record in records {
@@ -86,7 +94,7 @@ struct JournalAppendCommand {
             say("appended \(total) records in \(String(format: "%.3f", seconds)) s: \(Int(Double(total) / seconds))/s, \(journal.syncCount) syncs")
         }
         journal.close()
-        return ExitCode.success
+        return 0
     }
 
     /// Appends `count` records of `thread` from index `start`, compacting to `all` plus them when asked.
@@ -113,9 +121,10 @@ struct JournalAppendCommand {
     }
 
     /// The first error of any thread.
-    private final class Failures: Sendable {
-        private let errors = Guarded<[any Error]>([])
-        func record(_ error: any Error) { errors.withLock { $0.append(error) } }
-        var first: (any Error)? { errors.current.first }
+    private final class Failures: @unchecked Sendable {  // safe: `errors` is only touched under `lock`
+        private let lock = NSLock()
+        private var errors: [any Error] = []
+        func record(_ error: any Error) { lock.withLock { errors.append(error) } }
+        var first: (any Error)? { lock.withLock { errors.first } }
     }
 }

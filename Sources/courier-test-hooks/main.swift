@@ -1,0 +1,26 @@
+import Foundation
+
+// `courier-test-hooks`: test-only commands that the crash tests run as child processes. It is not
+// a product, so `swift build -c release --product courier` never builds it, and the shipped
+// `courier` carries no hidden command (Docs/PublicAPI.md, "Test hooks").
+
+/// A mistake in the command line: printed with the usage, exit 2.
+struct UsageError: Error {
+    let message: String
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+do {
+    switch arguments.first {
+    case "journal-append":
+        exit(try JournalAppendCommand(Array(arguments.dropFirst())).run())
+    default:
+        throw UsageError(message: "usage: courier-test-hooks journal-append …")
+    }
+} catch let error as UsageError {
+    FileHandle.standardError.write(Data("courier-test-hooks: \(error.message)\n".utf8))
+    exit(2)
+} catch {
+    FileHandle.standardError.write(Data("courier-test-hooks: \(error)\n".utf8))
+    exit(1)
+}
