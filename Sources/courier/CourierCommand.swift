@@ -23,9 +23,15 @@ enum ExitCode {
 
     /// The exit code for a download that failed with `error`.
     static func forError(_ error: CourierError) -> Int32 {
+        forCode(error.code)
+    }
+
+    /// The exit code for a failure with `code`: the one table, for live errors and the queue's
+    /// journaled failures alike.
+    static func forCode(_ code: CourierError.Code) -> Int32 {
         // DNS, refused, lost, TLS, no response and other transport failures alike.
-        if error.isTransport { return network }
-        switch error.code {
+        if code.isTransport { return network }
+        switch code {
         case .timedOut, .invalidRequest, .sessionInvalidated, .invalidResponse, .deadlineExceeded: return network
         case .unacceptableStatusCode, .unacceptableContentType: return http
         case .integrityFailed: return integrity

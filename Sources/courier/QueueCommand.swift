@@ -248,7 +248,7 @@ struct QueueCommand {
         for (entry, failure) in failures {
             let why = failure.map(Self.describe) ?? "no longer in the queue"
             lines.append("courier:   line \(entry.line): \(entry.name): \(GetCommand.oneLine(why)) (\(GetCommand.displayURL(entry.url)))")
-            worst = Self.worse(worst, failure.map(Self.exitCode) ?? ExitCode.failure)
+            worst = Self.worse(worst, failure.map { ExitCode.forCode($0.code) } ?? ExitCode.failure)
         }
         lines.append("courier: run the same command again to retry them; the completed ones are not fetched again")
         ProgressPrinter.writeToStandardError(lines.joined(separator: "\n") + "\n")
@@ -264,27 +264,14 @@ struct QueueCommand {
 
     /// `HTTP 404 Not Found`, `integrity check failed: …`: a journaled failure in get's words.
     static func describe(_ failure: DownloadQueue.Failure) -> String {
-        if failure.code == "unacceptableStatusCode", let status = failure.status {
+        if failure.code == .unacceptableStatusCode, let status = failure.status {
             return "HTTP \(status)" + (HTTPStatus.reasonPhrase(status).map { " " + $0 } ?? "")
         }
-        switch exitCode(for: failure) {
+        switch ExitCode.forCode(failure.code) {
         case ExitCode.integrity: return "integrity check failed: \(failure.message)"
-        case ExitCode.network where failure.code == "deadlineExceeded": return "did not finish within --max-time"
+        case ExitCode.network where failure.code == .deadlineExceeded: return "did not finish within --max-time"
         case ExitCode.network: return "network error: \(failure.message)"
         default: return failure.message
-        }
-    }
-
-    /// The exit code of a journaled failure: ``ExitCode/forError(_:)``'s classes, from the code's name.
-    static func exitCode(for failure: DownloadQueue.Failure) -> Int32 {
-        switch failure.code {
-        case "network", "dnsFailed", "connectionRefused", "connectionLost", "tlsFailed", "noResponse",
-            "timedOut", "invalidRequest", "sessionInvalidated", "invalidResponse", "deadlineExceeded":
-            return ExitCode.network
-        case "unacceptableStatusCode", "unacceptableContentType": return ExitCode.http
-        case "integrityFailed": return ExitCode.integrity
-        case "fileSystem", "destinationFailed", "invalidResumeData": return ExitCode.fileSystem
-        default: return ExitCode.failure
         }
     }
 

@@ -30,6 +30,11 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         private init(_ kind: Kind) { self.kind = kind }
         /// Every code, for tests that must cover them all.
         static var allCodes: [Code] { Kind.allCases.map(Code.init) }
+        /// The code whose ``description`` is `name` (`"timedOut"`), or `nil` when there is none.
+        public init?(name: String) {
+            guard let kind = Kind(rawValue: name) else { return nil }
+            self.init(kind)
+        }
 
         /// The manager was invalidated (or released) before the task could run or finish.
         public static let sessionInvalidated = Code(.sessionInvalidated)

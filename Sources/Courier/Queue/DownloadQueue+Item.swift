@@ -72,8 +72,9 @@ extension DownloadQueue {
 
     /// Why an item failed, as journaled (a ``CourierError`` in short).
     public struct Failure: Sendable, Equatable, Codable {
-        /// The error's code, e.g. `integrityFailed`.
-        public let code: String
+        /// The error's code, e.g. ``CourierError/Code-swift.struct/integrityFailed``. The journal
+        /// stores its name, as it always has.
+        public let code: CourierError.Code
         /// The error's ``CourierError/message``: its URLs masked (``Redaction/default``), so the
         /// journal and whoever prints it never hold a secret query parameter or user info.
         public let message: String
@@ -85,7 +86,7 @@ extension DownloadQueue {
         public let isRetryable: Bool
 
         init(_ error: CourierError) {
-            code = error.code.description
+            code = error.code
             message = error.message
             status = error.response?.statusCode
             isRetryable = Self.mayPassLater(error)

@@ -93,7 +93,7 @@ final class ErrorRedactionTests: CourierTestCase {
         let reopened = try DownloadQueue(directory: queueDirectory, manager: manager)
         // Then the journaled failure text names the target masked
         guard case .failed(let failure) = reopened.item("f")?.state else { return XCTFail("not failed: \(String(describing: reopened.item("f")))") }
-        XCTAssertEqual(failure.code, "redirectRefused")
+        XCTAssertEqual(failure.code, .redirectRefused)
         XCTAssertTrue(failure.message.contains("ftp://***@files.example/f?token=***"), failure.message)
         assertNoSecret(failure.message, "journaled failure")
         await reopened.stop()

@@ -105,7 +105,7 @@ final class DownloadQueueRefreshTests: CourierTestCase {
         try Data(count: 10).write(to: file("w"))
         let reopened = try DownloadQueue(directory: queueDirectory, manager: manager)
         guard case .failed(let failure) = reopened.item("w")?.state else { return XCTFail("\(String(describing: reopened.item("w")))") }
-        XCTAssertEqual(failure.code, "integrityFailed")
+        XCTAssertEqual(failure.code, .integrityFailed)
     }
 
     func testTheJournalIsCompactedAndStillReplaysEveryItem() async throws {

@@ -195,7 +195,7 @@ final class DownloadQueueTests: CourierTestCase {
         XCTAssertEqual(failure("missing")?.status, 404)
         XCTAssertEqual(failure("missing")?.isRetryable, false)
         XCTAssertEqual(failure("busy")?.isRetryable, true)
-        XCTAssertEqual(failure("bad")?.code, "integrityFailed")
+        XCTAssertEqual(failure("bad")?.code, .integrityFailed)
         XCTAssertFalse(FileManager.default.fileExists(atPath: file("bad").path))
         // Released only once stopped: pending writes hold the queue until they are done.
         await queue!.stop()
