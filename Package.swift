@@ -40,12 +40,26 @@ let package = Package(
             dependencies: ["Courier"],
             swiftSettings: swiftSettings
         ),
+        // Small helpers the test targets share (a thread-safe box and counter, a seeded generator).
+        .target(name: "CourierTestSupport", path: "Tests/CourierTestSupport", swiftSettings: swiftSettings),
+        // The library's tests, in folders named as Sources/Courier's. The journal's crash tests
+        // run `courier-test-hooks` as a child process.
         .testTarget(
             name: "CourierTests",
-            // `courier` and `courier-bench` for unit tests of the command lines' pure parts
-            // (progress formatting, option parsing, RESULT lines); CLI/ and Bench/ tests also run
-            // the built executables, and the journal's crash tests run `courier-test-hooks`.
-            dependencies: ["Courier", "CourierTestServer", "courier", "courier-bench", "courier-test-hooks"],
+            dependencies: ["Courier", "CourierTestServer", "CourierTestSupport", "courier-test-hooks"],
+            swiftSettings: swiftSettings
+        ),
+        // The `courier` command's tests: its pure parts (option parsing, progress formatting)
+        // through `@testable import courier`, and the built executable run as people run it.
+        .testTarget(
+            name: "CourierCLITests",
+            dependencies: ["Courier", "CourierTestServer", "CourierTestSupport", "courier"],
+            swiftSettings: swiftSettings
+        ),
+        // `courier-bench`'s tests: option parsing, RESULT lines, and the built executable.
+        .testTarget(
+            name: "CourierBenchTests",
+            dependencies: ["Courier", "CourierTestServer", "courier-bench"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

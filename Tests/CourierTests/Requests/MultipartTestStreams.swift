@@ -1,3 +1,4 @@
+import CourierTestSupport
 import Foundation
 
 /// An input stream that hands out `data` at most `chunk` bytes per read and, when `failAfter` is

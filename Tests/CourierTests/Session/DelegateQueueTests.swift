@@ -1,4 +1,5 @@
 import Foundation
+import CourierTestSupport
 import XCTest
 
 @testable import Courier

@@ -1,3 +1,4 @@
+import CourierTestSupport
 import XCTest
 @testable import Courier
 import CourierTestServer

@@ -1,3 +1,4 @@
+import CourierTestSupport
 import XCTest
 import Courier
 import CourierTestServer

@@ -1,3 +1,4 @@
+import CourierTestSupport
 import XCTest
 #if canImport(FoundationNetworking)
 import FoundationNetworking

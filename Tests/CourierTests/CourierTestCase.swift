@@ -1,3 +1,4 @@
+import CourierTestSupport
 import XCTest
 @testable import Courier
 import CourierTestServer
@@ -104,22 +105,4 @@ class CourierTestCase: XCTestCase {
             $0.hasPrefix(".") && $0.contains("courier")
         }.sorted()
     }
-}
-
-/// A thread-safe collector for values delivered on other queues.
-final class Box<T: Sendable>: Sendable {
-    private let values = Locked<[T]>([])
-    @discardableResult
-    func append(_ value: T) -> Int { values.withLock { $0.append(value); return $0.count } }
-    var count: Int { values.withLock { $0.count } }
-    var first: T? { values.withLock { $0.first } }
-    var all: [T] { values.withLock { $0 } }
-}
-
-/// A thread-safe counter.
-final class Counter: Sendable {
-    private let value = Locked(0)
-    @discardableResult
-    func increment() -> Int { value.withLock { $0 += 1; return $0 } }
-    var count: Int { value.withLock { $0 } }
 }
