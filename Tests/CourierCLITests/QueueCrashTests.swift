@@ -111,6 +111,14 @@ final class QueueCrashTests: CommandLineTestCase {
         let rounds = 10
         // 8 ms between writes: a whole run takes about a second, the largest body most of it.
         let arguments = arguments.map { $0 == input.path ? slowInput(delay: 8).path : $0 }
+        // How long a whole run takes on this machine now: kills are spread over it, so a loaded
+        // machine or a sanitizer build (many times slower) still sees runs finish.
+        try reset()
+        let started = Date()
+        let baseline = try run(arguments, environment: environment, timeout: 120)
+        let runTime = Date().timeIntervalSince(started)
+        XCTAssertEqual(baseline.status, 0, "an unkilled run: \(baseline.err)")
+        let window = UInt32(min(max(runTime * 1.2, 0.2), 60) * 1_000_000)
         for round in 1...rounds {
             try reset()
             var finished = false
@@ -119,10 +127,10 @@ final class QueueCrashTests: CommandLineTestCase {
                 attempt += 1
                 iterations += 1
                 let command = try start(arguments, environment: environment)
-                // Up to 1.4 s, against a whole run of about 1.2 s: kills land before the child
-                // starts, mid-body, around publishing, and some attempts finish first. (A resume
-                // record lags its bytes by up to a second, so a body killed sooner starts over.)
-                usleep(UInt32.random(in: 10_000...1_400_000, using: &generator))
+                // Up to 1.2 times a whole run (about 1.2 s on a quiet machine): kills land before
+                // the child starts, mid-body, around publishing, and some attempts finish first. (A
+                // resume record lags its bytes by up to a second, so a body killed sooner starts over.)
+                usleep(UInt32.random(in: 10_000...max(10_001, window), using: &generator))
                 let supervisor = command.process.processIdentifier
                 // The child holds the journal: it is the one killed. Then the supervisor, so a
                 // child not yet spawned never is (and one spawned meanwhile dies with it).

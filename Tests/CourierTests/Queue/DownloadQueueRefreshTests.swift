@@ -78,6 +78,10 @@ final class DownloadQueueRefreshTests: CourierTestCase {
         queue!.journal.close()
         queue = nil
         waitUntil("the download stopped", timeout: 5) { self.manager.runningTaskCount == 0 }
+        // The stopped download keeps the bytes it had, writing them behind the network: let that
+        // write land before the unlink, or the reopened queue would rightly find a partial file
+        // and continue the download instead of judging the file (seen once in a full run).
+        settle(partial)
         // Publishing renames the partial file to the destination, and the record goes with it.
         unlink(partial.path)
         unlink(DownloadPolicy.recordFile(for: partial).path)
@@ -98,6 +102,10 @@ final class DownloadQueueRefreshTests: CourierTestCase {
         queue!.journal.close()
         queue = nil
         waitUntil("the download stopped", timeout: 5) { self.manager.runningTaskCount == 0 }
+        // The stopped download keeps the bytes it had, writing them behind the network: let that
+        // write land before the unlink, or the reopened queue would rightly find a partial file
+        // and continue the download instead of judging the file (seen once in a full run).
+        settle(partial)
         // Publishing renames the partial file to the destination, and the record goes with it.
         unlink(partial.path)
         unlink(DownloadPolicy.recordFile(for: partial).path)
@@ -132,5 +140,11 @@ final class DownloadQueueRefreshTests: CourierTestCase {
         let reopened = try DownloadQueue(directory: queueDirectory, manager: manager, configuration: configuration)
         XCTAssertEqual(reopened.items.map(\.id), ["last"])
         XCTAssertEqual(reopened.openReport.skipped, [])
+    }
+
+    /// Waits (up to 3 s) for a stopped download's partial file to be written, if it is going to be.
+    private func settle(_ partial: URL) {
+        let deadline = Date().addingTimeInterval(3)
+        while !FileManager.default.fileExists(atPath: partial.path), Date() < deadline { usleep(20_000) }
     }
 }
