@@ -33,7 +33,7 @@ enum ExitCode {
         if code.isTransport { return network }
         switch code {
         case .timedOut, .invalidRequest, .sessionInvalidated, .invalidResponse, .deadlineExceeded: return network
-        case .unacceptableStatusCode, .unacceptableContentType: return http
+        case .unacceptableStatusCode, .unacceptableContentType, .unacceptableResponse: return http
         case .integrityFailed: return integrity
         case .fileSystem, .destinationFailed, .invalidResumeData: return fileSystem
         default: return failure

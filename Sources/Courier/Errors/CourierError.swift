@@ -20,7 +20,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Kind: String, Sendable, CaseIterable {
             case sessionInvalidated, cancelled, network, timedOut, invalidRequest
-            case responseTooLarge, unacceptableStatusCode, unacceptableContentType
+            case responseTooLarge, unacceptableStatusCode, unacceptableContentType, unacceptableResponse
             case emptyResponse, decodingFailed, destinationFailed, fileSystem, uploadSourceFailed
             case integrityFailed, invalidResumeData, adaptationFailed, redirectRefused
             case invalidResponse, deadlineExceeded, bufferOverflow
@@ -76,6 +76,10 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         public static let unacceptableStatusCode = Code(.unacceptableStatusCode)
         /// The response `Content-Type` is not one the validation accepts.
         public static let unacceptableContentType = Code(.unacceptableContentType)
+        /// A validation rule of your own (``Validation/validate(_:)``), or the request's `Accept`
+        /// (``Validation/matchingAccept()``), refused the response. A rule's own error is the
+        /// ``CourierError/underlyingError``.
+        public static let unacceptableResponse = Code(.unacceptableResponse)
         /// The body was empty where the serializer needs content.
         public static let emptyResponse = Code(.emptyResponse)
         /// The body could not be turned into the requested value (text, JSON, `Decodable`).
@@ -151,7 +155,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             case .timedOut, .connectionRefused, .connectionLost, .noResponse, .network: return true
             case .dnsFailed, .tlsFailed, .deadlineExceeded: return false
             case .sessionInvalidated, .cancelled, .invalidRequest, .responseTooLarge, .unacceptableStatusCode,
-                .unacceptableContentType, .emptyResponse, .decodingFailed, .destinationFailed, .fileSystem,
+                .unacceptableContentType, .unacceptableResponse, .emptyResponse, .decodingFailed, .destinationFailed, .fileSystem,
                 .uploadSourceFailed, .integrityFailed, .invalidResumeData, .adaptationFailed, .redirectRefused,
                 .invalidResponse, .bufferOverflow:
                 return false

@@ -14,6 +14,14 @@ public struct Validation: Sendable {
     public var acceptableStatusCodes: Set<Int>?
     /// Acceptable media types (`application/json`, `text/*`, `*/*`); `nil` accepts any.
     public var acceptableContentTypes: [String]?
+    /// Whether the response's type must be one the request's `Accept` allows (``matchingAccept()``).
+    public private(set) var checksAccept = false
+    /// The rules added with ``validate(_:)``, in the order they run.
+    private var rules: [Rule] = []
+
+    /// A rule of your own: it sees the request, the response head and the body (`nil` when the
+    /// body is not in memory: a download's file, a stream at its head), and throws to refuse.
+    public typealias Rule = @Sendable (_ request: URLRequest?, _ response: HTTPURLResponse, _ body: Data?) throws -> Void
 
     /// Creates a validation.
     public init(statusCodes: (some Sequence<Int>)? = 200..<300, contentTypes: [String]? = nil) {
@@ -26,10 +34,42 @@ public struct Validation: Sendable {
     /// Accepts every response (transport errors still fail).
     public static let none = Validation(statusCodes: Optional<[Int]>.none)
 
+    /// This validation with `rule` added after the rules it has (Alamofire's `validate { … }`).
+    ///
+    /// Rules run after the status and content-type checks, in the order added, and only for a
+    /// response those accept; the first to throw refuses the response. The task then fails with
+    /// ``CourierError/Code-swift.struct/unacceptableResponse``, carrying the response, its body and
+    /// the rule's error as ``CourierError/underlyingError`` (`error.underlyingError as? YourFailure`).
+    /// A download so refused is never published; retriers are asked about it like any refused
+    /// response. A rule runs on the manager's queues: keep it quick, and never block in it.
+    ///
+    /// ```swift
+    /// let validation = Validation.default.validate { _, response, body throws(APIFailure) in
+    ///     if let body, let failure = try? JSONDecoder().decode(APIFailure.self, from: body) { throw failure }
+    /// }
+    /// ```
+    public func validate<Failure: Error>(
+        _ rule: @escaping @Sendable (_ request: URLRequest?, _ response: HTTPURLResponse, _ body: Data?) throws(Failure) -> Void
+    ) -> Validation {
+        var copy = self
+        copy.rules.append { request, response, body in try rule(request, response, body) }
+        return copy
+    }
+
+    /// This validation, also refusing a response whose `Content-Type` the request's `Accept` does
+    /// not allow (media ranges with `q=0` allow nothing). A request without `Accept`, and a
+    /// response without a body, pass. Off by default: many servers answer errors in another type
+    /// than the one asked for, and a status check already catches those.
+    public func matchingAccept() -> Validation {
+        var copy = self
+        copy.checksAccept = true
+        return copy
+    }
+
     /// Throws the first rule `response` breaks.
     public func validate(request: URLRequest?, response: HTTPURLResponse?, data: Data?) throws(CourierError) {
         guard let response else {
-            if acceptableStatusCodes == nil && acceptableContentTypes == nil { return }
+            if acceptableStatusCodes == nil && acceptableContentTypes == nil && !checksAccept && rules.isEmpty { return }
             throw CourierError.noResponse(url: request?.url)
         }
         if let codes = acceptableStatusCodes, !codes.contains(response.statusCode) {
@@ -50,6 +90,42 @@ public struct Validation: Sendable {
             if !types.contains(where: { Self.mediaType(mimeType, matches: $0) }) {
                 throw contentTypeError("Content-Type \(mimeType)", types, request, response, data)
             }
+        }
+        if checksAccept, let accept = request?.value(forHTTPHeaderField: "Accept"),
+            !Self.hasNoBody(request: request, response: response, data: data)
+        {
+            let allowed = Self.acceptedRanges(accept)
+            let mimeType = response.mimeType ?? response.value(forHTTPHeaderField: "Content-Type").map(Self.mediaType)
+            // No type and a body not in memory: nothing says it is wrong yet (as above).
+            if !(mimeType == nil && data == nil),
+                !allowed.contains(where: { range in mimeType.map { Self.mediaType($0, matches: range) } ?? (range == "*/*") })
+            {
+                throw CourierError(
+                    code: .unacceptableResponse,
+                    message: "the response has \(mimeType.map { "Content-Type " + $0 } ?? "no Content-Type"), which the request's Accept (\(accept)) does not allow",
+                    url: request?.url ?? response.url, response: response, body: data)
+            }
+        }
+        for rule in rules {
+            do {
+                try rule(request, response, data)
+            } catch {
+                throw CourierError(
+                    code: .unacceptableResponse, message: "a validation rule refused the response: \(error)",
+                    url: request?.url ?? response.url, response: response, body: data, underlyingError: error)
+            }
+        }
+    }
+
+    /// The media ranges an `Accept` value allows, lower-cased, without parameters: every range
+    /// whose `q` is not 0 (RFC 9110 §12.5.1).
+    static func acceptedRanges(_ accept: String) -> [String] {
+        accept.split(separator: ",").compactMap { element in
+            let parts = element.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let range = parts.first, !range.isEmpty else { return nil }
+            let quality = parts.dropFirst().first { $0.lowercased().hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) }
+            if let quality, quality <= 0 { return nil }
+            return range.lowercased()
         }
     }
 

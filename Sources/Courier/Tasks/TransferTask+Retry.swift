@@ -42,7 +42,8 @@ extension TransferTask {
         // Only what an attempt can end with is a retry matter: not a cancellation, a refused
         // redirect, a body too large, a broken upload source.
         guard var candidate,
-            candidate.isTransport || [.timedOut, .unacceptableStatusCode, .unacceptableContentType].contains(candidate.code)
+            candidate.isTransport
+                || [.timedOut, .unacceptableStatusCode, .unacceptableContentType, .unacceptableResponse].contains(candidate.code)
         else { return nil }
         let request = state.currentRequest ?? originalRequest
         if let own {
