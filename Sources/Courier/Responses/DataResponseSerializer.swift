@@ -28,4 +28,8 @@ public struct DataResponseSerializer: ResponseSerializer {
 extension ResponseSerializer where Self == DataResponseSerializer {
     /// The body as `Data`.
     public static var data: DataResponseSerializer { DataResponseSerializer() }
+    /// The body as `Data`, empty or not, whatever the status (Alamofire's `response { … }`):
+    /// for calls whose answer is the status alone. Pair it with `validation: .none` to take every
+    /// status too, as Alamofire does when nothing calls `validate()`.
+    public static var dataOrEmpty: DataResponseSerializer { DataResponseSerializer(emptyResponsePolicy: .any) }
 }

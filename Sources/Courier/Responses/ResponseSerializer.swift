@@ -33,6 +33,12 @@ public struct EmptyResponsePolicy: Sendable {
 
     /// 204 and 205, and HEAD requests.
     public static let standard = EmptyResponsePolicy(statusCodes: [204, 205], methods: ["HEAD"])
+    /// Every empty body is fine, whatever the status or method: for endpoints whose answer is
+    /// the status alone (a 200, 201 or 202 with nothing in it).
+    public static let any = EmptyResponsePolicy(statusCodes: [], methods: [], allowsAll: true)
+
+    /// ``any``: every empty body is fine.
+    private var allowsAll = false
 
     /// Creates a policy.
     public init(statusCodes: Set<Int>, methods: Set<String>) {
@@ -40,8 +46,14 @@ public struct EmptyResponsePolicy: Sendable {
         self.methods = methods
     }
 
+    private init(statusCodes: Set<Int>, methods: Set<String>, allowsAll: Bool) {
+        self.init(statusCodes: statusCodes, methods: methods)
+        self.allowsAll = allowsAll
+    }
+
     /// Whether an empty body is acceptable for this exchange.
     public func allowsEmptyBody(request: URLRequest?, response: HTTPURLResponse?) -> Bool {
+        if allowsAll { return true }
         if let code = response?.statusCode, statusCodes.contains(code) { return true }
         if let method = request?.httpMethod?.uppercased(), methods.contains(method) { return true }
         return false
