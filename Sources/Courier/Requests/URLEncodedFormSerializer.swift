@@ -25,14 +25,55 @@ public struct URLEncodedFormSerializer: RequestSerializer {
         case httpBody
     }
 
-    /// How array elements are keyed.
+    /// How array elements are keyed. Choose by the server: the two conventions do not mix, and a
+    /// server of the other one does not fail, it drops the values without a word.
     public enum ArrayEncoding: Sendable {
-        /// `a[]=1&a[]=2`, as Rails, PHP and AFNetworking expect.
+        /// `a[]=1&a[]=2`, as Rails, PHP and AFNetworking expect. FastAPI, Flask, Django, Go's
+        /// `net/url` and Spring read a key named `a[]`, not `a`: the list arrives empty (or the
+        /// parameter missing) with no error. Use ``noBrackets`` (``repeatedKeys``) for them.
         case brackets
-        /// `a=1&a=2`.
+        /// `a=1&a=2`: what FastAPI, Flask, Django, Go and Spring read as a list.
         case noBrackets
         /// `a[0]=1&a[1]=2`.
         case indexInBrackets
+    }
+
+    /// How keys are written (every level's: `a[b]` converts `a` and `b`).
+    public enum KeyEncoding: Sendable {
+        /// As given.
+        case useDefaultKeys
+        /// `pageSize` → `page_size`, `userID` → `user_id`, `myURLValue` → `my_url_value`: words
+        /// split where a lower-case letter or digit meets an upper-case one, and before the last
+        /// capital of a run followed by a lower-case letter; leading and trailing `_` kept. So
+        /// `tagIDs` becomes `tag_i_ds`: spell such a key `tagIds`, or use ``custom(_:)``.
+        case convertToSnakeCase
+        /// Your own text for each key (it is percent-encoded afterwards).
+        case custom(@Sendable (String) -> String)
+
+        /// The key as written.
+        func encode(_ key: String) -> String {
+            switch self {
+            case .useDefaultKeys: return key
+            case .convertToSnakeCase: return Self.snakeCase(key)
+            case .custom(let convert): return convert(key)
+            }
+        }
+
+        static func snakeCase(_ key: String) -> String {
+            let characters = Array(key)
+            var result = ""
+            for (index, character) in characters.enumerated() {
+                if character.isUppercase, index > 0 {
+                    let previous = characters[index - 1]
+                    let next = index + 1 < characters.count ? characters[index + 1] : nil
+                    let wordStarts = previous.isLowercase || previous.isNumber
+                        || (previous.isUppercase && next.map { $0.isLowercase } == true)
+                    if wordStarts, previous != "_" { result.append("_") }
+                }
+                result.append(contentsOf: character.lowercased())
+            }
+            return result
+        }
     }
 
     /// How booleans are written.
@@ -77,6 +118,9 @@ public struct URLEncodedFormSerializer: RequestSerializer {
     public var destination: Destination
     /// How array elements are keyed.
     public var arrayEncoding: ArrayEncoding
+    /// How keys are written (`.convertToSnakeCase` for an API whose parameters are `page_size`
+    /// while the Swift side says `pageSize`).
+    public var keyEncoding: KeyEncoding
     /// How booleans are written.
     public var boolEncoding: BoolEncoding
     /// How dates are written.
@@ -85,16 +129,22 @@ public struct URLEncodedFormSerializer: RequestSerializer {
     /// Creates a serializer.
     public init(
         destination: Destination = .methodDependent, arrayEncoding: ArrayEncoding = .brackets,
-        boolEncoding: BoolEncoding = .numeric, dateEncoding: DateEncoding = .iso8601
+        boolEncoding: BoolEncoding = .numeric, dateEncoding: DateEncoding = .iso8601,
+        keyEncoding: KeyEncoding = .useDefaultKeys
     ) {
         self.destination = destination
         self.arrayEncoding = arrayEncoding
+        self.keyEncoding = keyEncoding
         self.boolEncoding = boolEncoding
         self.dateEncoding = dateEncoding
     }
 
     /// Method-dependent destination, `a[]` arrays, `1`/`0` booleans, ISO 8601 dates.
     public static let `default` = URLEncodedFormSerializer()
+    /// Like ``default``, but arrays as repeated keys (`a=1&a=2`): for FastAPI, Flask, Django, Go
+    /// and Spring, which drop `a[]=` keys without a word.
+    public static let repeatedKeys = URLEncodedFormSerializer(arrayEncoding: .noBrackets)
+
 
     /// Returns `request` with `parameters` in its query or body (see ``destination``).
     ///
@@ -133,15 +183,24 @@ public struct URLEncodedFormSerializer: RequestSerializer {
         var pairs: [String] = []
         if case .dictionary(let members) = root {
             // Top-level keys are used as they are; only nested ones get brackets.
-            for (key, member) in members { append(member, key: key, to: &pairs) }
+            for (key, member) in keyed(members) { append(member, key: key, to: &pairs) }
         }
         return pairs.joined(separator: "&")
+    }
+
+    /// `members` with their keys written by ``keyEncoding``, sorted by the written key (the output
+    /// stays deterministic).
+    private func keyed(_ members: [(key: String, value: ParameterValue)]) -> [(key: String, value: ParameterValue)] {
+        guard case .useDefaultKeys = keyEncoding else {
+            return members.map { (key: keyEncoding.encode($0.key), value: $0.value) }.sorted { $0.key < $1.key }
+        }
+        return members
     }
 
     private func append(_ value: ParameterValue, key: String, to pairs: inout [String]) {
         switch value {
         case .dictionary(let members):
-            for (name, member) in members { append(member, key: "\(key)[\(name)]", to: &pairs) }
+            for (name, member) in keyed(members) { append(member, key: "\(key)[\(name)]", to: &pairs) }
         case .array(let elements):
             for (index, element) in elements.enumerated() {
                 switch arrayEncoding {

@@ -82,6 +82,34 @@ final class RequestSerializerRoundTripTests: CourierTestCase {
         }
     }
 
+    func testSnakeCaseKeysArriveConvertedAtEveryLevelForParametersAndEncodableValues() throws {
+        // Given Swift-cased keys, nested, and the snake-case key encoding with repeated keys
+        let serializer = URLEncodedFormSerializer(arrayEncoding: .noBrackets, keyEncoding: .convertToSnakeCase)
+        let parameters: Parameters = ["pageSize": 20, "filter": ["createdAfter": "2026"] as Parameters, "tagIds": [1, 2] as [any Sendable]]
+        // When sent in the query, then the server reads converted keys
+        let get = echo(try serializer.serialize(request("/anything"), with: parameters))
+        XCTAssertEqual(strings(get?["args"]), ["page_size": "20", "filter[created_after]": "2026", "tag_ids": "2"])
+        XCTAssertTrue(get?["url"]?.string?.contains("tag_ids=1&tag_ids=2") ?? false, "\(get?["url"]?.string ?? "")")
+        // And an Encodable value gets the same keys
+        struct Query: Encodable { let pageSize: Int; let userID: String }
+        let encoded = echo(try serializer.serialize(request("/anything"), encoding: Query(pageSize: 5, userID: "u")))
+        XCTAssertEqual(strings(encoded?["args"]), ["page_size": "5", "user_id": "u"])
+    }
+
+    func testRepeatedKeysIsTheConventionThatFrameworksReadingPlainKeysSee() throws {
+        let get = echo(try URLEncodedFormSerializer.repeatedKeys.serialize(request("/anything"), with: ["tag": ["a", "b"] as [any Sendable]]))
+        XCTAssertTrue(get?["url"]?.string?.hasSuffix("?tag=a&tag=b") ?? false, "\(get?["url"]?.string ?? "")")
+    }
+
+    func testSnakeCaseSplitsWordsAtCaseChangesAndAcronymEnds() {
+        let rows = ["pageSize": "page_size", "userID": "user_id", "myURLValue": "my_url_value", "already_snake": "already_snake",
+                    "X": "x", "_private": "_private", "version2Beta": "version2_beta", "HTTPStatus": "http_status", "tagIDs": "tag_i_ds"]
+        for (key, expected) in rows {
+            XCTAssertEqual(URLEncodedFormSerializer.KeyEncoding.snakeCase(key), expected, key)
+        }
+        XCTAssertEqual(URLEncodedFormSerializer.KeyEncoding.custom { $0.uppercased() }.encode("a"), "A")
+    }
+
     func testJSONBodyComesBackAsJSON() throws {
         let parameters: Parameters = [
             "text": "Grüße \"q\" \n", "int": 42, "double": 2.5, "yes": true, "no": false, "none": NSNull(),
