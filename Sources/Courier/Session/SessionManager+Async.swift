@@ -7,8 +7,15 @@ extension SessionManager {
     /// Fetches `request` and returns the body and response. Throws ``CourierError`` only (typed
     /// throws: `catch { error.code }` needs no cast); cancelling the Swift `Task` cancels the
     /// transfer (the error's code is then `cancelled`).
-    public func data(for request: URLRequest, validation: Validation = .default) async throws(CourierError) -> (Data, HTTPURLResponse) {
-        let response = try await response(for: request, serializer: .data, validation: validation)
+    ///
+    /// With `cancelsWithTask: false` the transfer runs to its end whatever happens to the awaiting
+    /// Swift `Task` (Alamofire's `automaticallyCancelling: false`): for a request that must not be
+    /// cut in the middle, such as a payment, whose caller may be cancelled meanwhile. The call then
+    /// returns its real outcome; only `SessionTask.cancel()` or the manager stops it.
+    public func data(
+        for request: URLRequest, validation: Validation = .default, cancelsWithTask: Bool = true
+    ) async throws(CourierError) -> (Data, HTTPURLResponse) {
+        let response = try await response(for: request, serializer: .data, validation: validation, cancelsWithTask: cancelsWithTask)
         return (response.value, response.http)
     }
 
@@ -17,20 +24,24 @@ extension SessionManager {
         try await data(for: URLRequest(url: url), validation: validation)
     }
 
-    /// Fetches `request` and decodes the body as `type`.
+    /// Fetches `request` and decodes the body as `type`. `cancelsWithTask`: as for
+    /// ``data(for:validation:cancelsWithTask:)``.
     public func decodable<Value: Decodable & Sendable>(
         _ type: Value.Type, for request: URLRequest, decoder: JSONDecoder = JSONDecoder(),
-        validation: Validation = .default
+        validation: Validation = .default, cancelsWithTask: Bool = true
     ) async throws(CourierError) -> Value {
-        try await response(for: request, serializer: .decodable(type, decoder: decoder), validation: validation).value
+        try await response(
+            for: request, serializer: .decodable(type, decoder: decoder), validation: validation, cancelsWithTask: cancelsWithTask
+        ).value
     }
 
-    /// Fetches `request` and serializes the body with `serializer`.
+    /// Fetches `request` and serializes the body with `serializer`. `cancelsWithTask`: as for
+    /// ``data(for:validation:cancelsWithTask:)``.
     public func response<Serializer: ResponseSerializer>(
         for request: URLRequest, serializer: Serializer, validation: Validation = .default,
-        downloadProgress: (@Sendable (Progress) -> Void)? = nil
+        downloadProgress: (@Sendable (Progress) -> Void)? = nil, cancelsWithTask: Bool = true
     ) async throws(CourierError) -> (value: Serializer.Value, http: HTTPURLResponse) {
-        try await run { finish in
+        try await run(cancel: Self.cancellation(cancelsWithTask)) { finish in
             self.dataTask(
                 with: request, serializer: serializer, validation: validation, queue: .immediate,
                 downloadProgress: downloadProgress
@@ -38,22 +49,25 @@ extension SessionManager {
         }
     }
 
-    /// Sends `body` with `request` and returns the reply body and response.
+    /// Sends `body` with `request` and returns the reply body and response. `cancelsWithTask`: as
+    /// for ``data(for:validation:cancelsWithTask:)``.
     public func upload(
         for request: URLRequest, from body: UploadBody, validation: Validation = .default,
-        uploadProgress: (@Sendable (Progress) -> Void)? = nil
+        uploadProgress: (@Sendable (Progress) -> Void)? = nil, cancelsWithTask: Bool = true
     ) async throws(CourierError) -> (Data, HTTPURLResponse) {
         let response = try await upload(
-            for: request, from: body, serializer: .data, validation: validation, uploadProgress: uploadProgress)
+            for: request, from: body, serializer: .data, validation: validation, uploadProgress: uploadProgress,
+            cancelsWithTask: cancelsWithTask)
         return (response.value, response.http)
     }
 
     /// Sends `body` with `request` and serializes the reply with `serializer` (e.g. `.decodable(T.self)`).
+    /// `cancelsWithTask`: as for ``data(for:validation:cancelsWithTask:)``.
     public func upload<Serializer: ResponseSerializer>(
         for request: URLRequest, from body: UploadBody, serializer: Serializer, validation: Validation = .default,
-        uploadProgress: (@Sendable (Progress) -> Void)? = nil
+        uploadProgress: (@Sendable (Progress) -> Void)? = nil, cancelsWithTask: Bool = true
     ) async throws(CourierError) -> (value: Serializer.Value, http: HTTPURLResponse) {
-        try await run { finish in
+        try await run(cancel: Self.cancellation(cancelsWithTask)) { finish in
             self.uploadTask(
                 with: request, from: body, serializer: serializer, validation: validation, queue: .immediate,
                 uploadProgress: uploadProgress
@@ -96,6 +110,12 @@ extension SessionManager {
                 queue: .immediate, progress: progress
             ) { finish(Self.valueAndResponse($0.result, $0.response, url: resumeData.url)) }
         }
+    }
+
+    /// What cancelling the awaiting Swift `Task` does to the transfer: cancel it, or nothing.
+    private static func cancellation(_ cancelsWithTask: Bool) -> @Sendable (any SessionTask) -> Void {
+        guard cancelsWithTask else { return { _ in } }
+        return { task in task.cancel() }
     }
 
     private static func valueAndResponse<Value>(

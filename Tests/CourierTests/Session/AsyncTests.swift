@@ -84,6 +84,32 @@ final class AsyncTests: CourierTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 2)
     }
 
+    func testACallThatDoesNotCancelWithItsTaskRunsToItsRealOutcome() async throws {
+        // Given a POST that must not be cut in the middle, answered after 600 ms
+        let manager = manager!
+        var request = request("/delay/600")
+        request.httpMethod = "POST"
+        request.httpBody = Data("pay".utf8)
+        let work = Task { try await manager.data(for: request, cancelsWithTask: false) }
+        while server.requests.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+        // When its Swift task is cancelled while the server works
+        work.cancel()
+        // Then the call still returns the server's answer, and the request went out once
+        let (_, response) = try await work.value
+        XCTAssertEqual(response.statusCode, 200)
+        XCTAssertEqual(server.requests.count, 1)
+        // And a cancelled caller can still use the default, which cancels
+        let never = self.request("/never-answer")
+        let cancelling = Task { try await manager.data(for: never) }
+        cancelling.cancel()
+        do {
+            _ = try await cancelling.value
+            XCTFail("expected cancellation")
+        } catch let error as CourierError {
+            XCTAssertEqual(error.code, .cancelled)
+        }
+    }
+
     func testAlreadyCancelledSwiftTaskSendsNothingOrCancelsAtOnce() async {
         let manager = manager!
         let request = request("/never-answer")
