@@ -48,12 +48,14 @@ extension SessionManager {
 
     /// ``bytes(for:policy:validation:)``; with `retried` false, no retrier is asked about a
     /// failed attempt (the adapters still run): an event stream's connection, whose one retry is
-    /// the stream's reconnection (Docs/Retries.md).
+    /// the stream's reconnection (Docs/Retries.md). `control` learns the task as soon as it
+    /// exists, so a sequence's `cancel()` reaches it while the head is awaited.
     func bytes(
-        for request: URLRequest, policy: StreamPolicy, validation: Validation, retried: Bool
+        for request: URLRequest, policy: StreamPolicy, validation: Validation, retried: Bool, control: StreamControl? = nil
     ) async throws(CourierError) -> (ByteStream, HTTPURLResponse) {
         let (task, buffer) = makeStreamTask(request, policy: policy, validation: validation, queue: .immediate, retried: retried)
         let source = ByteStream.Source(buffer: buffer, task: task, policy: policy)
+        control?.connecting(task)
         task.resume()
         switch await buffer.awaitResponse() {
         case .success(let response): return (ByteStream(source: source), response)

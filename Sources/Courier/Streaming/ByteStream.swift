@@ -51,6 +51,14 @@ public struct ByteStream: AsyncSequence, Sendable {
     /// The task fetching the body (its state, progress and `cancel()`).
     public var task: StreamTask { source.task }
 
+    /// Ends the transfer now, from any thread (`task.cancel()`): the iterator's pending or next
+    /// `next()` throws ``CourierError/Code-swift.struct/cancelled`` once the bytes already
+    /// delivered are read. Leaving a `for try await` loop inside a function ends it too; in
+    /// top-level code, where Swift keeps the iterator until the program ends, call this.
+    public func cancel() {
+        source.task.cancel()
+    }
+
     /// How much the stream holds and has held, now.
     public var statistics: StreamStatistics { source.buffer.statistics }
 

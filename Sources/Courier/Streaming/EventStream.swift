@@ -34,6 +34,7 @@ public struct EventStream: AsyncSequence, Sendable {
     let policy: StreamPolicy
     let reconnection: ReconnectPolicy
     let progress: EventStreamProgress
+    let control = StreamControl()
 
     init(manager: SessionManager, request: URLRequest, policy: StreamPolicy, reconnection: ReconnectPolicy) {
         self.manager = manager
@@ -41,6 +42,20 @@ public struct EventStream: AsyncSequence, Sendable {
         self.policy = policy
         self.reconnection = reconnection
         self.progress = EventStreamProgress()
+    }
+
+    /// Ends the stream now, from any thread: the connection in flight (or the head being waited
+    /// for) is cancelled, a wait between reconnections ends, and no reconnection follows. The
+    /// iterator's pending or next `next()` throws ``CourierError/Code-swift.struct/cancelled``.
+    ///
+    /// When the transfer ends without it: when the server ends the stream for good (204, or the
+    /// end of a response that is not sent again), when it fails, when the Swift task awaiting
+    /// `next()` is cancelled, and when the iterator is destroyed — leaving a `for try await` loop
+    /// inside a function does that at once. In top-level code (`main.swift`) Swift keeps the
+    /// iterator until the program ends, so there a `break` leaves the connection open: call
+    /// `cancel()`.
+    public func cancel() {
+        control.cancel()
     }
 
     /// The current connection's buffer (``StreamStatistics/highWaterMark`` over all connections)
@@ -78,6 +93,11 @@ public struct EventStream: AsyncSequence, Sendable {
         /// response of a request that is not sent again (a `POST`) ended.
         public mutating func next() async throws(CourierError) -> ServerSentEvent? {
             while !finished {
+                if stream.control.isCancelled {
+                    finished = true
+                    stream.progress.attach(nil)
+                    throw CourierError.cancelled(url: stream.request.url)
+                }
                 if reader == nil {
                     try await connect()
                     continue
@@ -119,6 +139,7 @@ public struct EventStream: AsyncSequence, Sendable {
             parser.reset()
             reader = nil
             stream.progress.attach(nil)
+            stream.control.disconnected()
             reconnect.connectionEnded(error)
         }
 
@@ -139,9 +160,8 @@ public struct EventStream: AsyncSequence, Sendable {
                         url: stream.request.url, reconnection: number, failuresInARow: reconnect.failures,
                         reason: reconnect.lastError, delay: wait,
                         lastEventID: parser.lastEventID.isEmpty ? nil : parser.lastEventID))
-                do {
-                    try await Task.sleep(for: wait)
-                } catch {
+                // Cut short by `cancel()` or by the Swift task's cancellation.
+                guard await stream.control.wait(wait) else {
                     finished = true
                     throw CourierError.cancelled(url: stream.request.url)
                 }
@@ -159,7 +179,7 @@ public struct EventStream: AsyncSequence, Sendable {
                 // Not retried by the manager's retry policy or retriers: reconnecting is this
                 // stream's one retry, and both would multiply each other's attempts.
                 let (bytes, response) = try await stream.manager.bytes(
-                    for: request, policy: policy, validation: validation, retried: false)
+                    for: request, policy: policy, validation: validation, retried: false, control: stream.control)
                 stream.progress.connected(bytes.source.buffer)
                 if response.statusCode == 204 {
                     finished = true
@@ -259,6 +279,15 @@ public struct JSONLineStream<Value: Decodable>: AsyncSequence, Sendable {
     let decoder: JSONDecoder
     let policy: StreamPolicy
     let validation: Validation
+    let control = StreamControl()
+
+    /// Ends the stream now, from any thread: the transfer is cancelled (also while its head is
+    /// awaited), and the iterator's pending or next `next()` throws
+    /// ``CourierError/Code-swift.struct/cancelled``. As for ``EventStream/cancel()``, leaving a loop
+    /// inside a function ends the transfer too; in top-level code call this.
+    public func cancel() {
+        control.cancel()
+    }
 
     /// Creates an iterator; the first `next()` sends the request.
     public func makeAsyncIterator() -> AsyncIterator {
@@ -279,9 +308,11 @@ public struct JSONLineStream<Value: Decodable>: AsyncSequence, Sendable {
 
         /// The next value, or `nil` at the end of the body.
         public mutating func next() async throws(CourierError) -> Value? {
+            if stream.control.isCancelled { throw CourierError.cancelled(url: stream.request.url) }
             if lines == nil {
                 let (bytes, _) = try await stream.manager.bytes(
-                    for: stream.request, policy: stream.policy, validation: stream.validation)
+                    for: stream.request, policy: stream.policy, validation: stream.validation, retried: true,
+                    control: stream.control)
                 lines = bytes.jsonLines(Value.self, decoder: stream.decoder).makeAsyncIterator()
             }
             return try await lines!.next()
