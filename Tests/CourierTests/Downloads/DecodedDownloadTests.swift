@@ -22,6 +22,15 @@ final class DecodedDownloadTests: CourierTestCase {
         }
     }
 
+    /// Downloads `url` to `destination`, read as `[Record]`.
+    private func downloadRecords(_ url: URL, to destination: URL) -> SerializedDownloadResponse<[Record]>? {
+        wait { finish in
+            manager.downloadTask(
+                with: URLRequest(url: url), to: .file(destination), serializer: .decodable([Record].self), completion: finish
+            ).resume()
+        }
+    }
+
     func testADownloadedJSONFileIsDecodedAndStaysPublished() throws {
         // Given a server with a JSON export
         let body = try JSONEncoder().encode(records)
@@ -29,12 +38,7 @@ final class DecodedDownloadTests: CourierTestCase {
         defer { server.stop() }
         let destination = directory.appendingPathComponent("export.json")
         // When it is downloaded with a decodable serializer
-        let response = wait { finish in
-            manager.downloadTask(
-                with: URLRequest(url: server.url("/export.json")), to: .file(destination), serializer: .decodable([Record].self),
-                completion: finish
-            ).resume()
-        }
+        let response = downloadRecords(server.url("/export.json"), to: destination)
         // Then the value is the decoded file, and the file is where it was asked to be
         XCTAssertNil(response?.error)
         XCTAssertEqual(response?.value, records)
@@ -47,12 +51,7 @@ final class DecodedDownloadTests: CourierTestCase {
         let server = try jsonServer(Data(#"{"not":"a list"}"#.utf8))
         defer { server.stop() }
         let destination = directory.appendingPathComponent("export.json")
-        let response = wait { finish in
-            manager.downloadTask(
-                with: URLRequest(url: server.url("/export.json")), to: .file(destination), serializer: .decodable([Record].self),
-                completion: finish
-            ).resume()
-        }
+        let response = downloadRecords(server.url("/export.json"), to: destination)
         XCTAssertEqual(response?.error?.code, .decodingFailed)
         XCTAssertEqual(response?.fileURL, destination, "the download itself succeeded")
         XCTAssertTrue(FileManager.default.fileExists(atPath: destination.path))
@@ -60,11 +59,7 @@ final class DecodedDownloadTests: CourierTestCase {
 
     func testAFailedDownloadReportsTheDownloadsError() throws {
         let destination = directory.appendingPathComponent("missing.json")
-        let response = wait { finish in
-            manager.downloadTask(
-                with: request("/status/404"), to: .file(destination), serializer: .decodable([Record].self), completion: finish
-            ).resume()
-        }
+        let response = downloadRecords(server.url("/status/404"), to: destination)
         XCTAssertEqual(response?.error?.code, .unacceptableStatusCode)
         XCTAssertNil(response?.fileURL)
         XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path))
