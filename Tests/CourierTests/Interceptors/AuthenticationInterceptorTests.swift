@@ -47,14 +47,15 @@ final class AuthenticationInterceptorTests: CourierTestCase {
             return TestCredential(token: "new")
         }
         let auth = AuthenticationInterceptor(authenticator: authenticator, credential: TestCredential(token: "old"))
-        // When ten requests go at once and all get a 401
-        let responses = run(Array(repeating: request("/bearer/new"), count: 10), with: auth)
+        // When ten requests go at once and all get a 401 (answered after 300 ms, so that all ten
+        // have left with the old token before the first 401 comes back)
+        let responses = run(Array(repeating: request("/bearer/new?delay_ms=300"), count: 10), with: auth)
         // Then one refresh served them all, and each completed once with a 200
         XCTAssertEqual(authenticator.refreshes.count, 1)
         XCTAssertEqual(responses.map(\.count), Array(repeating: 1, count: 10))
         XCTAssertEqual(responses.compactMap { $0.first?.response?.statusCode }, Array(repeating: 200, count: 10))
+        XCTAssertEqual(tokens("/bearer/new").filter { $0 == "Bearer old" }.count, 10, "ten 401s")
         XCTAssertEqual(tokens("/bearer/new").filter { $0 == "Bearer new" }.count, 10)
-        XCTAssertEqual(tokens("/bearer/new").filter { $0 == "Bearer old" }.count, 10)
         XCTAssertEqual(auth.credential, TestCredential(token: "new"))
     }
 
