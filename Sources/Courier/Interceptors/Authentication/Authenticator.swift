@@ -30,7 +30,9 @@ public protocol Authenticator: Sendable {
     /// (``AuthenticationError/Code-swift.struct/refreshFailed``).
     func refresh(_ credential: Credential) async throws -> Credential
 
-    /// Whether `request` failed because its credential was refused. The default is a 401.
+    /// Whether `request` failed because its credential was refused. The default is a 401. When
+    /// `apply` leaves some hosts alone, check the host here too: another host's 401 must not
+    /// refresh the credential.
     func didRequest(
         _ request: URLRequest, with response: HTTPURLResponse, failDueToAuthenticationError error: CourierError
     ) -> Bool
