@@ -9,6 +9,15 @@ import FoundationNetworking
 /// `AuthenticationInterceptor` over real sockets: `/bearer/{token}` answers 401 unless the request
 /// carries `Bearer {token}`, so asking for a token the client does not hold expires its credential.
 final class AuthenticationInterceptorTests: CourierTestCase {
+    private let logged = Box<LoggingMonitor.Record>()
+
+    override func makeConfiguration() -> SessionManager.Configuration {
+        var configuration = super.makeConfiguration()
+        let logged = logged
+        configuration.eventMonitors = [LoggingMonitor(level: .trace) { logged.append($0) }]
+        return configuration
+    }
+
     private struct TokenEndpointError: Error, CustomStringConvertible {
         let refreshToken: String
         var description: String { "the token endpoint refused refresh token \(refreshToken)" }
@@ -183,6 +192,48 @@ final class AuthenticationInterceptorTests: CourierTestCase {
         XCTAssertEqual(responses.map(\.count), [1, 1])
         for response in responses.compactMap(\.first) {
             XCTAssertEqual((response.error?.underlyingError as? AuthenticationError)?.code, .refreshTimedOut)
+        }
+    }
+
+    func testInvalidatingTheManagerWhileRequestsWaitCompletesEachOnceWhenTheRefreshEndsAndSendsNothing() {
+        // Given three requests waiting for a refresh that waits for the test
+        let gate = Gate()
+        let authenticator = TestAuthenticator { _ in
+            try await gate.wait()
+            return TestCredential(token: "new")
+        }
+        let auth = AuthenticationInterceptor(
+            authenticator: authenticator, credential: TestCredential(token: "old", requiresRefresh: true))
+        let responses = run(Array(repeating: request("/bearer/new"), count: 3), with: auth, timeout: 5) { _ in
+            waitUntil("all three wait") { auth.waitingRequestCount == 3 }
+            // When the manager goes away, and then the refresh ends
+            manager.invalidate(cancelingTasks: true)
+            gate.open()
+        }
+        // Then the refresh released each once, each task completed once as invalidated, and
+        // nothing was sent. (Invalidation does not reach a task whose adapter has not answered:
+        // Interceptors.md; `refreshTimeout` bounds that wait.)
+        XCTAssertEqual(auth.waitingRequestCount, 0)
+        XCTAssertEqual(responses.map(\.count), [1, 1, 1])
+        XCTAssertEqual(responses.map { $0.first?.error?.code }, Array(repeating: .sessionInvalidated, count: 3))
+        XCTAssertTrue(server.requests.isEmpty)
+    }
+
+    func testNeitherTokenAppearsInAnyLogRecordOrError() throws {
+        // Given a refused token, a refresh to a new one, and a trace-level log
+        let authenticator = TestAuthenticator { _ in TestCredential(token: "new-secret-token") }
+        let auth = AuthenticationInterceptor(
+            authenticator: authenticator, credential: TestCredential(token: "old-secret-token"))
+        // When a request is refused, refreshed and sent again
+        let response = try XCTUnwrap(run([request("/bearer/new-secret-token")], with: auth).first?.first)
+        // Then it succeeded, and no log record names either token
+        XCTAssertEqual(response.response?.statusCode, 200)
+        XCTAssertEqual(tokens("/bearer/new-secret-token"), ["Bearer old-secret-token", "Bearer new-secret-token"])
+        XCTAssertFalse(logged.all.isEmpty)
+        for record in logged.all {
+            let text = record.message + " " + record.metadata.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            XCTAssertFalse(text.contains("old-secret-token"), text)
+            XCTAssertFalse(text.replacingOccurrences(of: "/bearer/new-secret-token", with: "").contains("new-secret-token"), text)
         }
     }
 }
