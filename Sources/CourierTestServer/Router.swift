@@ -52,6 +52,7 @@ struct Router {
         case ("cookies", 2) where parts[1] == "set": return .respond(setCookies(request))
         case ("cookies", 2) where parts[1] == "delete": return .respond(deleteCookies(request))
         case ("basic-auth", 3): return .respond(basicAuth(request, user: parts[1], password: parts[2]))
+        case ("bearer", 2): return .respond(try bearer(request, token: parts[1]))
         case ("digest-auth", 4): return .respond(digestAuth(request, qop: parts[1], user: parts[2], password: parts[3]))
         case ("status", 2): return .respond(try status(request, code: parts[1]))
         case ("redirect", 2): return .respond(try redirect(request, count: parts[1]))

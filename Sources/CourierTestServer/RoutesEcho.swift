@@ -114,4 +114,20 @@ extension Router {
         response.setHeader("WWW-Authenticate", "Basic realm=\"Fake Realm\"")
         return response
     }
+
+    /// `/bearer/{token}?delay_ms=W`: 200 `{"authenticated":true}` when `Authorization: Bearer {token}`
+    /// carries exactly that token, else 401 with `WWW-Authenticate: Bearer` — an API whose tokens
+    /// expire (a test asks for a token other than the one its client holds). The answer waits W ms first.
+    func bearer(_ request: HTTPRequest, token: String) throws(RouteError) -> HTTPResponse {
+        let expected = "Bearer " + QueryString.percentDecode(Substring(token), plusAsSpace: false)
+        var response: HTTPResponse
+        if request.header("Authorization") == expected {
+            response = .json(.object([("authenticated", .bool(true))]))
+        } else {
+            response = .json(.object([("authenticated", .bool(false))]), status: 401)
+            response.setHeader("WWW-Authenticate", "Bearer realm=\"Fake Realm\"")
+        }
+        response.delivery.initialDelayMilliseconds = try intParameter(request, "delay_ms", default: 0, in: 0...60_000)
+        return response
+    }
 }

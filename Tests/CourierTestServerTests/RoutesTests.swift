@@ -138,6 +138,24 @@ final class RoutesTests: ServerTestCase {
         }
     }
 
+    func testBearerAcceptsOnlyItsTokenAndChallengesAnyOther() throws {
+        let accepted = try fetch("GET", "/bearer/t1", headers: [("Authorization", "Bearer t1")])
+        XCTAssertEqual(accepted.status, 200)
+        XCTAssertEqual(try accepted.json()["authenticated"] as? Bool, true)
+        for headers in [[("Authorization", "Bearer t0")], [("Authorization", "Basic dDE=")], []] {
+            let refused = try fetch("GET", "/bearer/t1", headers: headers)
+            XCTAssertEqual(refused.status, 401)
+            XCTAssertEqual(refused.header("WWW-Authenticate"), "Bearer realm=\"Fake Realm\"")
+        }
+    }
+
+    func testBearerWaitsDelayMillisecondsBeforeAnswering() throws {
+        let started = Date()
+        let response = try fetch("GET", "/bearer/t1?delay_ms=200")
+        XCTAssertEqual(response.status, 401)
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 0.19)
+    }
+
     func testUnknownPathIs404Text() throws {
         let response = try fetch("GET", "/no/such/route")
         XCTAssertEqual(response.status, 404)

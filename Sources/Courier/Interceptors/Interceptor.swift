@@ -5,7 +5,9 @@ import FoundationNetworking
 
 /// Changes a request before it is sent — on the first attempt and again on every retry (for
 /// example to add a fresh token). May fail: the task then completes with
-/// ``CourierError/Code-swift.struct/adaptationFailed``.
+/// ``CourierError/Code-swift.struct/adaptationFailed``, and the retriers are not asked about it
+/// (nothing was sent; Docs/Interceptors.md says why). For a token that expires, use
+/// ``AuthenticationInterceptor``: it refreshes once for all the requests that need it.
 public protocol RequestAdapter: Sendable {
     /// Calls `completion` once with the request to send, or the reason not to send it.
     /// `attempt` is 0 for the first attempt and counts retries after that.
@@ -24,6 +26,8 @@ public enum RetryDecision: Sendable, Equatable {
 
 /// Decides, after a failed attempt, whether to try again. Asked for every task kind, with the
 /// error the attempt ended with (a transport error, or an HTTP status the validation refused).
+/// Never asked about an adapter's refusal, nor about a serializer's error (`decodingFailed`,
+/// `emptyResponse`): those happen before anything is sent or after the exchange is over.
 public protocol RequestRetrier: Sendable {
     /// Calls `completion` once with the decision. `attempt` is the number of the attempt that
     /// failed (0 for the first).
