@@ -113,7 +113,10 @@ final class DownloadQueueReconcileTests: CourierTestCase {
         XCTAssertEqual(decisions, [.adopt(id: "a")])
         XCTAssertEqual(queue?.item("a")?.state, .completed(file("a")))
         XCTAssertEqual(server.requests.count, before)
-        queue = nil  // closes the journal
+        // The process "ends": its journal (and the directory's lock) is released now, not whenever
+        // the last reference to the queue goes (a completion still in flight may hold one).
+        queue?.journal.close()
+        queue = nil
         let reopened = try makeQueue()
         XCTAssertEqual(reopened.item("a")?.state, .completed(file("a")))
     }
