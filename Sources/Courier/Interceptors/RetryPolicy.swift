@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The built-in retrier, and the one retry policy: exponential backoff with jitter (``Backoff``),
+/// The built-in retrier, and the one retry policy: exponential backoff with jitter (`Backoff`),
 /// a retry limit, idempotent methods only by default, statuses 408/429/500/502/503/504 and
 /// transient failures (``CourierError/Code-swift.struct/isTransient``: refused, lost, no response,
 /// timed out, other transport failures; not DNS or TLS), `Retry-After` honoured up to a cap.
@@ -126,7 +126,7 @@ public struct RetryPolicy: RequestRetrier, Codable, Equatable {
 
     /// The delay before retry number `attempt` (1, 2, …): `Retry-After` when the server sent one
     /// (seconds or an HTTP date, at most ``maximumRetryAfter``), otherwise exponential backoff from
-    /// ``initialDelay`` capped at ``maximumDelay``, with "equal jitter" (see ``Backoff``).
+    /// ``initialDelay`` capped at ``maximumDelay``, with "equal jitter" (see `Backoff`).
     public func retryDelay(attempt: Int, retryAfter: String?, now: Date = Date()) -> Duration {
         backoff.delay(attempt: attempt, retryAfter: retryAfter, now: now)
     }

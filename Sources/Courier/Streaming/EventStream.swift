@@ -68,7 +68,7 @@ public struct EventStream: AsyncSequence, Sendable {
     }
 
     /// Reads one event per call, reconnecting as needed. The reconnect decisions are
-    /// ``ReconnectState``'s; the iterator makes the connections and waits.
+    /// `ReconnectState`'s; the iterator makes the connections and waits.
     public struct AsyncIterator: AsyncIteratorProtocol {
         public typealias Element = ServerSentEvent
         public typealias Failure = CourierError
