@@ -27,9 +27,6 @@ struct DownloadPlan: Sendable {
 struct DownloadState {
     /// The partial file handed to the writer (it creates or opens it on its queue).
     var partialFile: URL?
-    /// The attempt was stopped because the disk fell behind; the next starts when the writer's
-    /// backlog is down to half the limit.
-    var throttled = false
     var attempts = 0
     var retries = 0
     var diskPauses = 0

@@ -49,7 +49,7 @@ extension TransferTask {
                 return failAttempt(
                     .invalidResponse("\(why), \(state.download.restarts) times in a row", http), task, &state)
             }
-            state.current = nil
+            state.phase.attemptReplaced()
             return .restart(task, originalRequest)
         case .alreadyComplete:
             // 416 for exactly the length on disk, as every response said: the file is complete
@@ -327,7 +327,7 @@ extension TransferTask {
     // MARK: - Completion
 
     func downloadCompletion(_ error: (any Error)?, _ plan: DownloadPlan, _ state: inout State) -> FollowUp {
-        if state.lifecycle.state == .cancelling { return .finish(cancelledDownload(plan, &state)) }
+        if state.phase.state == .cancelling { return .finish(cancelledDownload(plan, &state)) }
         if let problem = state.failure {
             if state.download.keepsBytes { return .finish(finishFailedDownload(problem, plan, &state)) }
             return .finish(completeLocked(&state, error: problem))
@@ -368,8 +368,7 @@ extension TransferTask {
         state.metrics.nextKind = .continuation
         writeRecord(plan, &state, force: true)
         let request = restartRequest(&state)
-        state.current = nil
-        state.awaitingRetry = true
+        state.phase.attemptAwaitsRetry(pendingFailure: nil)
         return .retry(request, .zero, nil)
     }
 

@@ -26,7 +26,7 @@ extension TransferTask {
     func retryFollowUp(after failure: CourierError?, _ state: inout State) -> FollowUp? {
         let interceptor = state.options.interceptor.flatMap { $0.retriers.isEmpty ? nil : $0 }
         let own = ownRetryPolicy
-        guard own != nil || interceptor != nil, state.lifecycle.state == .running, !streamCannotContinue(state),
+        guard own != nil || interceptor != nil, state.phase.state == .running, !streamCannotContinue(state),
             !core.isInvalidated
         else { return nil }
         var failure = failure
@@ -59,9 +59,7 @@ extension TransferTask {
             }
         }
         guard let interceptor else { return .finish(finishFailedAttempt(failure, &state)) }
-        state.awaitingRetry = true
-        state.pendingFailure = failure
-        state.current = nil
+        state.phase.attemptAwaitsRetry(pendingFailure: failure)
         state.metrics.endAttempt(.failed, error: candidate)
         return .askRetriers(interceptor, request, candidate, attempt: state.attempt)
     }
@@ -76,17 +74,12 @@ extension TransferTask {
     /// The retriers' answer; `error` is the failure they were asked about.
     func retryDecided(_ decision: RetryDecision, error: CourierError) -> FollowUp? {
         state.withLock { state -> FollowUp? in
-            guard state.awaitingRetry, state.lifecycle.state == .running else { return nil }  // cancelled or paused meanwhile
-            switch decision {
-            case .doNotRetry:
-                state.awaitingRetry = false
-                let failure = state.pendingFailure
-                state.pendingFailure = nil
-                return .finish(finishFailedAttempt(failure, &state))
-            case .retry:
-                return retry(after: .zero, error: error, limit: nil, &state)
-            case .retryAfter(let delay):
-                return retry(after: delay, error: error, limit: nil, &state)
+            var delay = Duration.zero
+            if case .retryAfter(let requested) = decision { delay = requested }
+            switch state.phase.retriersAnswered(retry: decision != .doNotRetry) {
+            case .none: return nil  // cancelled or paused meanwhile
+            case .finish(let failure): return .finish(finishFailedAttempt(failure, &state))
+            case .retry: return retry(after: delay, error: error, limit: nil, &state)
             }
         }
     }
@@ -102,8 +95,7 @@ extension TransferTask {
         }
         noteRetry(error, delay: delay, &state)
         let next = nextAttempt(&state)
-        state.current = nil
-        state.awaitingRetry = true
+        state.phase.attemptAwaitsRetry(pendingFailure: nil)
         let event = TaskRetryEvent(
             error: error, retry: state.attempt, retryLimit: limit, delay: delay, bytesReceived: received,
             continuesFrom: next.continuesFrom ?? 0)
@@ -121,7 +113,6 @@ extension TransferTask {
     /// when that is safe (``canContinueByRange(_:)``); otherwise the attempt starts over.
     func nextAttempt(_ state: inout State) -> PlannedAttempt {
         state.attempt += 1
-        state.pendingFailure = nil
         state.redirects = RedirectState()
         state.challenge = ChallengeState()
         state.download.rejected = nil
@@ -137,11 +128,7 @@ extension TransferTask {
     func scheduleRetry(_ request: URLRequest, after delay: Duration) {
         let seconds = delay.seconds
         core.callQueue.asyncAfter(deadline: .now() + seconds) { [self] in
-            let proceed = state.withLock { state -> Bool in
-                guard state.awaitingRetry, state.lifecycle.state == .running else { return false }
-                state.awaitingRetry = false
-                return true
-            }
+            let proceed = state.withLock { $0.phase.retryDelayElapsed() }
             if proceed { startAttempt(request) }
         }
     }

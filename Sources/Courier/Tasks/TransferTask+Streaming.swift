@@ -15,8 +15,6 @@ extension TransferTask {
     struct StreamState {
         /// The consumer has the response head: body bytes now go to it.
         var accepted = false
-        /// The attempt was stopped because the consumer fell behind; the buffer's drain restarts it.
-        var throttled = false
         /// The timer of the stream's waits (``StreamPolicy/headTimeout``, ``StreamPolicy/idleTimeout``),
         /// cancelled on completion.
         var idleTimer: (any DispatchSourceTimer)?
@@ -67,7 +65,7 @@ extension TransferTask {
             if state.stream.accepted {
                 // A retry's answer to a stream whose head the consumer already has.
                 state.failure = error.adding(url: originalRequest.url, response: response, body: nil)
-                return state.current.map { .cancel($0) } ?? TransferAction.none
+                return state.phase.attempt.map { .cancel($0) } ?? TransferAction.none
             }
             return nil
         }
@@ -98,8 +96,7 @@ extension TransferTask {
             }
             // This chunk is kept (the buffer ends at most one chunk past the limit); the next
             // attempt asks for what follows it once the consumer is down to half the limit.
-            state.current = nil
-            state.stream.throttled = true
+            state.phase.attemptThrottled(.consumer)
             then = .pauseStream(task, buffer, drainedTo: policy.bufferLimit / 2)
         }
         state.received += Int64(data.count)
@@ -113,7 +110,7 @@ extension TransferTask {
     /// The consumer has caught up: the next attempt asks for the rest (unless the task was
     /// paused, cancelled or failed meanwhile).
     func continueAfterStreamDrain() {
-        continueAfterPause(\.stream.throttled, reason: .consumer)
+        continueAfterPause(.consumer)
     }
 
     // MARK: - Waits: the head, and idle gaps
@@ -143,7 +140,7 @@ extension TransferTask {
         timer.schedule(deadline: .now() + max(0, first.seconds))
         timer.setEventHandler { [weak self] in self?.checkWaits(policy) }
         let armed = state.withLock { state -> Bool in
-            guard state.lifecycle.state != .completed else { return false }
+            guard state.phase.state != .completed else { return false }
             state.stream.idleTimer = timer
             state.stream.lastActivity = .now
             return true
@@ -161,14 +158,14 @@ extension TransferTask {
         let now = ContinuousClock.Instant.now
         let expired = state.withLock { state -> URLSessionTask? in
             guard let timer = state.stream.idleTimer, state.stream.expiredWait == nil, state.failure == nil else { return nil }
-            if state.current == nil || state.lifecycle.state != .running { state.stream.lastActivity = now }
+            if state.phase.attempt == nil || state.phase.state != .running { state.stream.lastActivity = now }
             let silent = now - state.stream.lastActivity
             let head = state.stream.awaitingHead
             let limit = head ? policy.headLimit : policy.idleTimeout
-            if let limit, silent >= limit, let current = state.current {
+            if let limit, silent >= limit, let current = state.phase.attempt {
                 // A task still being launched is not registered yet: cancelling it now would lose
                 // its completion. It is looked at again in a moment.
-                guard current !== state.launching else {
+                guard !state.phase.isLaunching else {
                     timer.schedule(deadline: .now() + 0.01)
                     return nil
                 }

@@ -32,7 +32,7 @@ extension TransferTask: TaskDelegate {
         if (100..<200).contains(http.statusCode) { return }
         let action = state.withLock { state -> TransferAction in
             // A failure already recorded (a write error, the deadline) stands: the attempt is ending.
-            guard state.current === task, state.lifecycle.state == .running, state.failure == nil,
+            guard state.phase.isRunning(task), state.failure == nil,
                 state.stream.expiredWait == nil
             else { return .none }
             state.metrics.responseHead(http.statusCode)
@@ -86,7 +86,7 @@ extension TransferTask: TaskDelegate {
                     state.failure = .invalidResponse("\(why), \(state.download.restarts) times in a row", http)
                     return .cancel(task)
                 }
-                state.current = nil
+                state.phase.attemptReplaced()
                 state.metrics.endAttempt(.restarted)
                 state.metrics.nextKind = .restart
                 return .restart(task, originalRequest)
@@ -118,7 +118,7 @@ extension TransferTask: TaskDelegate {
 
     func urlTask(_ task: URLSessionTask, didReceive data: Data) {
         let action = state.withLock { state -> TransferAction in
-            guard state.current === task, state.lifecycle.state == .running, state.failure == nil,
+            guard state.phase.isRunning(task), state.failure == nil,
                 state.stream.expiredWait == nil, !state.ignoresBody
             else { return .none }
             state.metrics.received(data.count)
@@ -178,7 +178,7 @@ extension TransferTask: TaskDelegate {
 
     func urlTask(_ task: URLSessionTask, didSendBodyData bytesSent: Int64) {
         let due = state.withLock { state -> ([ProgressObserver], Progress)? in
-            guard state.current === task, state.lifecycle.state == .running else { return nil }
+            guard state.phase.isRunning(task) else { return nil }
             state.sent += bytesSent
             state.metrics.sent(bytesSent)
             return dueProgress(.upload, &state)
@@ -211,17 +211,17 @@ extension TransferTask: TaskDelegate {
 
     func urlTaskDidRejectChallenge(_ task: URLSessionTask) {
         state.withLock { state in
-            if state.current === task { state.challenge.rejectedBySession = true }
+            if state.phase.isCurrent(task) { state.challenge.rejectedBySession = true }
         }
     }
 
     func urlTask(_ task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let followUp = state.withLock { state -> FollowUp? in
-            guard state.current === task else { return nil }  // a stopped attempt
+            guard state.phase.isCurrent(task) else { return nil }  // a stopped attempt
             if let request = followUpRequest(&state) { return .restart(request) }
             if case .download(let plan) = kind { return downloadCompletion(error, plan, &state) }
             let failure: CourierError?
-            if state.lifecycle.state == .cancelling {
+            if state.phase.state == .cancelling {
                 // Manager-side flag: a cancelled task can still finish with no error (Docs/Platform.md §2.8).
                 failure = .cancelled(url: originalRequest.url)
             } else if let problem = state.failure {
