@@ -32,9 +32,7 @@ extension TransferTask: TaskDelegate {
         if (100..<200).contains(http.statusCode) { return }
         let action = state.withLock { state -> TransferAction in
             // A failure already recorded (a write error, the deadline) stands: the attempt is ending.
-            guard state.phase.isRunning(task), state.failure == nil,
-                state.stream.expiredWait == nil
-            else { return .none }
+            guard state.phase.isRunning(task), state.failure == nil, state.stream?.expiredWait == nil else { return .none }
             state.metrics.responseHead(http.statusCode)
             restartWaitClock(awaitingHead: false, &state)
             emit(.response(http), state)
@@ -103,7 +101,7 @@ extension TransferTask: TaskDelegate {
                 // back a `Range` request for the resource.
                 state.validator = (200..<300).contains(http.statusCode) ? Self.strongValidator(of: http) : nil
                 state.expectedToReceive = Self.isEncoded(http) ? nil : contentLength
-                if case .stream(let buffer, _) = kind, let accepted = acceptStreamResponse(http, buffer, &state) {
+                if let accepted = acceptStreamResponse(http, &state) {
                     return accepted
                 }
                 if let problem = prepareMemoryBody(&state) {
@@ -119,12 +117,10 @@ extension TransferTask: TaskDelegate {
     func urlTask(_ task: URLSessionTask, didReceive data: Data) {
         let action = state.withLock { state -> TransferAction in
             guard state.phase.isRunning(task), state.failure == nil,
-                state.stream.expiredWait == nil, !state.ignoresBody
+                state.stream?.expiredWait == nil, !state.ignoresBody
             else { return .none }
             state.metrics.received(data.count)
-            if case .stream(let buffer, let policy) = kind, state.stream.accepted {
-                return streamData(data, task, buffer, policy, &state)
-            }
+            if state.stream?.accepted == true { return streamData(data, task, &state) }
             if case .download(let plan) = kind {
                 switch downloadData(data, plan, &state) {
                 case .accepted: break
@@ -226,7 +222,7 @@ extension TransferTask: TaskDelegate {
                 failure = .cancelled(url: originalRequest.url)
             } else if let problem = state.failure {
                 failure = problem
-            } else if let expired = state.stream.expiredWait {
+            } else if let expired = state.stream?.expiredWait {
                 // The stream's own head or idle limit ended the attempt, as URLSession's timeout
                 // would have: the retriers are asked about it like any timeout.
                 failure = expired

@@ -88,8 +88,8 @@ final class TransferTask: Sendable {
         var deadlineTimer: (any DispatchSourceTimer)?
         /// A multipart body once encoded (in memory or in a private temporary file).
         var encodedBody: EncodedBody?
-        /// A streamed body's own state (TransferTask+Streaming.swift).
-        var stream = StreamState()
+        /// A streamed body's own state (StreamBody.swift); `nil` for other kinds.
+        var stream: StreamBody?
         /// The task's timeline (Sources/Courier/Events/TaskMetrics.swift).
         var metrics = MetricsRecorder()
     }
@@ -112,6 +112,7 @@ final class TransferTask: Sendable {
         self.events = events
         self.finisher = finisher
         var initial = State(options: options)
+        if case .stream(let buffer, let policy) = kind { initial.stream = StreamBody(buffer: buffer, policy: policy) }
         var request = request
         if case .upload(let body) = kind { initial.expectedToSend = body.expectedLength }
         if case .upload(.multipart(let form, _)) = kind, request.value(forHTTPHeaderField: "Content-Type") == nil {
@@ -571,8 +572,8 @@ final class TransferTask: Sendable {
         let metrics = state.metrics.complete(error: error)
         state.deadlineTimer?.cancel()
         state.deadlineTimer = nil
-        state.stream.idleTimer?.cancel()
-        state.stream.idleTimer = nil
+        state.stream?.idleTimer?.cancel()
+        state.stream?.idleTimer = nil
         var obsoleteFiles: [URL] = []
         var resumeDataHandler: (@Sendable (ResumeData?) -> Void)?
         var ending: (DiskWriter.Ending, removing: [URL])?
