@@ -34,9 +34,9 @@ extension TransferTask {
         if candidate == nil {
             // A refused response is found by validating (a download's is a failure already).
             do {
-                try validation.validate(request: state.currentRequest, response: state.response, data: state.memory)
+                try validation.validate(request: state.currentRequest, response: state.response, data: state.memory.data)
             } catch {
-                candidate = error.adding(url: originalRequest.url, response: state.response, body: state.memory)
+                candidate = error.adding(url: originalRequest.url, response: state.response, body: state.memory.data)
             }
         }
         // Only what an attempt can end with is a retry matter: not a cancellation, a refused

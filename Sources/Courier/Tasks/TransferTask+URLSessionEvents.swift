@@ -104,8 +104,9 @@ extension TransferTask: TaskDelegate {
                 if let accepted = acceptStreamResponse(http, &state) {
                     return accepted
                 }
-                if let problem = prepareMemoryBody(&state) {
-                    state.failure = problem
+                guard state.memory.expect(state.expectedToReceive) else {
+                    state.failure = .responseTooLarge(
+                        url: originalRequest.url, limit: settings.maximumResponseSize, response: state.response)
                     return .cancel(task)
                 }
             }
@@ -131,19 +132,17 @@ extension TransferTask: TaskDelegate {
                 case .pause: return .cancel(task)
                 }
             } else {
-                // URLSession on Linux has no back-pressure and decodes gzip without limit: the
-                // cap on decoded bytes is the only bound on memory.
-                if let end = state.spanEnd, state.received + Int64(data.count) > end {
+                switch state.memory.append(data, received: state.received, spanEnd: state.spanEnd) {
+                case .appended:
+                    state.received += Int64(data.count)
+                case .pastRange(let end):
                     state.failure = .invalidResponse("the 206 went on past the end of its range (byte \(end))", state.response)
                     return .cancel(task)
-                }
-                guard state.received + Int64(data.count) <= Int64(settings.maximumResponseSize) else {
+                case .tooLarge:
                     state.failure = .responseTooLarge(
                         url: originalRequest.url, limit: settings.maximumResponseSize, response: state.response)
                     return .cancel(task)
                 }
-                state.memory.append(data)
-                state.received += Int64(data.count)
             }
             guard let (observers, snapshot) = dueProgress(.download, &state) else { return .none }
             return .progress(observers, snapshot)
@@ -249,18 +248,6 @@ extension TransferTask: TaskDelegate {
         }
         if isCancel, core.isInvalidated { return .sessionInvalidated(url: originalRequest.url) }
         return .transport(error, url: originalRequest.url, response: state.response)
-    }
-
-    // MARK: - Body
-
-    private func prepareMemoryBody(_ state: inout State) -> CourierError? {
-        if let expected = state.expectedToReceive, expected > Int64(settings.maximumResponseSize) {
-            return .responseTooLarge(url: originalRequest.url, limit: settings.maximumResponseSize, response: state.response)
-        }
-        if let expected = state.expectedToReceive, expected > 0, state.memory.isEmpty {
-            state.memory.reserveCapacity(Int(expected))
-        }
-        return nil
     }
 
     // MARK: - Response facts

@@ -56,7 +56,8 @@ final class TransferTask: Sendable {
         var taskIdentifier = -1
         var currentRequest: URLRequest?
         var response: HTTPURLResponse?
-        var memory = Data()
+        /// The body held in memory (MemoryBody.swift); a download's goes to its file, an accepted stream's to its consumer.
+        var memory = MemoryBody(limit: 0)
         var received: Int64 = 0
         var expectedToReceive: Int64?
         var sent: Int64 = 0
@@ -112,6 +113,7 @@ final class TransferTask: Sendable {
         self.events = events
         self.finisher = finisher
         var initial = State(options: options)
+        initial.memory = MemoryBody(limit: settings.maximumResponseSize)
         if case .stream(let buffer, let policy) = kind { initial.stream = StreamBody(buffer: buffer, policy: policy) }
         var request = request
         if case .upload(let body) = kind { initial.expectedToSend = body.expectedLength }
@@ -539,7 +541,7 @@ final class TransferTask: Sendable {
     }
 
     func resetBody(_ state: inout State) {
-        state.memory.removeAll(keepingCapacity: true)
+        state.memory.reset()
         state.received = 0
         state.rangeOffset = nil
         state.spanEnd = nil
@@ -602,8 +604,7 @@ final class TransferTask: Sendable {
             resumeDataHandler = state.download.resumeDataHandler
             state.download.resumeDataHandler = nil
         }
-        let data = state.memory
-        state.memory = Data()
+        let data = state.memory.take()
         let outcome = TransferOutcome(
             request: state.currentRequest ?? originalRequest, response: state.response, data: data,
             stagedFile: nil, error: error?.adding(url: originalRequest.url, response: state.response, body: nil),
