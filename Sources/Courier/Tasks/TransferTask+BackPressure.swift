@@ -28,9 +28,9 @@ extension TransferTask {
             return .stop(.diskTooSlow(limit: limit, url: originalRequest.url))
         }
         state.phase.attemptThrottled(.disk)
-        state.download.diskPauses += 1
+        state.file?.diskPauses += 1
         notePause(.disk, &state)
-        writer?.whenBacklog(atMost: limit / 2) { [weak self] in self?.continueAfterBackPressure() }
+        state.file?.writer.whenBacklog(atMost: limit / 2) { [weak self] in self?.continueAfterBackPressure() }
         return .pause
     }
 

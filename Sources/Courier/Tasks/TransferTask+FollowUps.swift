@@ -49,7 +49,7 @@ extension TransferTask {
             state.metrics.nextKind = .redirect
             return prepareFollowUp(redirect, &state)
         }
-        guard let response = state.response ?? state.download.rejected, response.statusCode == 401 else { return nil }
+        guard let response = state.response ?? state.file?.rejected, response.statusCode == 401 else { return nil }
         var request = state.currentRequest ?? originalRequest
         switch state.challenge.decide(response, credential: state.options.credential, request: request, originalURL: originalRequest.url) {
         case .refuse(let reason, let scheme):
@@ -66,7 +66,7 @@ extension TransferTask {
 
     private func prepareFollowUp(_ request: URLRequest, _ state: inout State) -> URLRequest {
         state.phase.attemptReplaced()
-        state.download.rejected = nil
+        state.file?.rejected = nil
         state.challenge.rejectedBySession = false
         if keepsBodyAcrossAttempts(state) {
             // Keep the partial file (or the bytes a stream delivered) as it is: the next response

@@ -67,7 +67,7 @@ extension TransferTask {
     /// Ends the task after a failed attempt nothing retries: a download keeps its bytes (and
     /// gets resume data) when they can be continued.
     func finishFailedAttempt(_ failure: CourierError?, _ state: inout State) -> Completion {
-        if case .download(let plan) = kind, let failure { return finishFailedDownload(failure, plan, &state) }
+        if let plan = state.file?.plan, let failure { return finishFailedDownload(failure, plan, &state) }
         return completeLocked(&state, error: failure)
     }
 
@@ -88,8 +88,8 @@ extension TransferTask {
     /// policy's retry limit (`nil` when a retrier decided: it alone knows its limit).
     private func retry(after delay: Duration, error: CourierError, limit: Int?, _ state: inout State) -> FollowUp {
         let received = state.received
-        if case .download(let plan) = kind {
-            state.download.retries += 1
+        if let plan = state.file?.plan {
+            state.file?.retries += 1
             // The record holds exactly the bytes the next attempt continues from.
             writeRecord(plan, &state, force: true)
         }
@@ -115,7 +115,7 @@ extension TransferTask {
         state.attempt += 1
         state.redirects = RedirectState()
         state.challenge = ChallengeState()
-        state.download.rejected = nil
+        state.file?.rejected = nil
         // A data or upload task starts over: what it holds may be an error page.
         guard keepsBodyAcrossAttempts(state) else {
             resetBody(&state)

@@ -15,7 +15,7 @@ extension TransferTask {
     /// partial file, or the bytes a stream already handed to its consumer.
     func keepsBodyAcrossAttempts(_ state: State) -> Bool {
         if let stream = state.stream { return stream.accepted }
-        return writer != nil  // a download: its partial file
+        return state.file != nil  // a download: its partial file
     }
 
     /// A stream whose consumer has bytes that no later attempt could continue (no strong

@@ -36,7 +36,7 @@ extension TransferTask: TaskDelegate {
             state.metrics.responseHead(http.statusCode)
             restartWaitClock(awaitingHead: false, &state)
             emit(.response(http), state)
-            if case .download(let plan) = kind { return downloadResponse(http, task, plan, &state) }
+            if let plan = state.file?.plan { return downloadResponse(http, task, plan, &state) }
             // Lengths are Courier's to read: libcurl takes `0x5` for 0 and would end the body there.
             let contentLength: Int64?
             switch ContentLength.parse(http.value(forHTTPHeaderField: "Content-Length")) {
@@ -59,7 +59,7 @@ extension TransferTask: TaskDelegate {
                 state.response = http
                 state.spanEnd = end
                 state.continuedByRange = true
-                state.download.restarts = 0
+                state.restarts = 0
                 if state.expectedToReceive == nil {
                     state.expectedToReceive = http.value(forHTTPHeaderField: "Content-Range")
                         .flatMap(ContentRange.init)?.completeLength
@@ -79,9 +79,9 @@ extension TransferTask: TaskDelegate {
                 if let refusal = streamRefusesRestart(why, http, &state) { return refusal(task) }
                 // The answer does not continue the body held: never splice, fetch it all again.
                 resetBody(&state)
-                state.download.restarts += 1
-                guard state.download.restarts <= Self.restartLimit else {
-                    state.failure = .invalidResponse("\(why), \(state.download.restarts) times in a row", http)
+                state.restarts += 1
+                guard state.restarts <= Self.restartLimit else {
+                    state.failure = .invalidResponse("\(why), \(state.restarts) times in a row", http)
                     return .cancel(task)
                 }
                 state.phase.attemptReplaced()
@@ -95,7 +95,7 @@ extension TransferTask: TaskDelegate {
                 // A new final response on the same task (a 401 answered, a redirect) starts a
                 // new body: keeping the old bytes would mix bodies (Docs/Platform.md §5.4).
                 resetBody(&state)
-                state.download.restarts = 0
+                state.restarts = 0
                 state.response = http
                 // Only a successful body can be continued: an error page's validator must never
                 // back a `Range` request for the resource.
@@ -122,7 +122,7 @@ extension TransferTask: TaskDelegate {
             else { return .none }
             state.metrics.received(data.count)
             if state.stream?.accepted == true { return streamData(data, task, &state) }
-            if case .download(let plan) = kind {
+            if let plan = state.file?.plan {
                 switch downloadData(data, plan, &state) {
                 case .accepted: break
                 case .stop(let problem):
@@ -214,7 +214,7 @@ extension TransferTask: TaskDelegate {
         let followUp = state.withLock { state -> FollowUp? in
             guard state.phase.isCurrent(task) else { return nil }  // a stopped attempt
             if let request = followUpRequest(&state) { return .restart(request) }
-            if case .download(let plan) = kind { return downloadCompletion(error, plan, &state) }
+            if let plan = state.file?.plan { return downloadCompletion(error, plan, &state) }
             let failure: CourierError?
             if state.phase.state == .cancelling {
                 // Manager-side flag: a cancelled task can still finish with no error (Docs/Platform.md §2.8).

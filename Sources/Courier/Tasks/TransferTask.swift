@@ -43,8 +43,6 @@ final class TransferTask: Sendable {
     let events: EventDispatcher
     private let finisher: Finisher
     let state: Locked<State>
-    /// A download's partial file is written here, behind the network; `nil` for other kinds.
-    let writer: DiskWriter?
 
     struct State {
         /// Where the task is, with the current attempt's URLSession task (TaskPhaseMachine.swift).
@@ -74,7 +72,10 @@ final class TransferTask: Sendable {
         var failure: CourierError?
         var observers: [ProgressObserver] = []
         var lastProgressDelivery: [ProgressDirection: ContinuousClock.Instant] = [:]
-        var download = DownloadState()
+        /// A download's body: its plan, writer and bookkeeping (FileBody.swift); `nil` for other kinds.
+        var file: FileBody?
+        /// Answers to `Range` in a row that did not continue the bytes held, so the body started over.
+        var restarts = 0
         var options: TaskOptions
         /// 0 for the first attempt; counts retries (redirect and authentication follow-ups are
         /// part of the same attempt).
@@ -115,6 +116,13 @@ final class TransferTask: Sendable {
         var initial = State(options: options)
         initial.memory = MemoryBody(limit: settings.maximumResponseSize)
         if case .stream(let buffer, let policy) = kind { initial.stream = StreamBody(buffer: buffer, policy: policy) }
+        if case .download(let plan) = kind {
+            // Appends wake the writer per 256 KiB (the staging file's own buffer), or sooner for a small limit.
+            let writer = DiskWriter(
+                batchBytes: Int(min(256 * 1024, plan.policy.bufferLimit / 2)), callQueue: core.callQueue,
+                simulation: plan.policy.simulatedDisk)
+            initial.file = FileBody(plan: plan, writer: writer)
+        }
         var request = request
         if case .upload(let body) = kind { initial.expectedToSend = body.expectedLength }
         if case .upload(.multipart(let form, _)) = kind, request.value(forHTTPHeaderField: "Content-Type") == nil {
@@ -138,24 +146,19 @@ final class TransferTask: Sendable {
             initial.received = resume.bytesOnDisk
             initial.validator = resume.validator
             initial.expectedToReceive = resume.totalLength
-            initial.download.resumedBytes = resume.bytesOnDisk
+            initial.file?.resumedBytes = resume.bytesOnDisk
             self.initialRequest = Self.rangeRequest(
                 request, from: resume.bytesOnDisk, validator: resume.validator, state: &initial)
         } else {
             self.initialRequest = request
         }
+        let writer = initial.file?.writer
         self.state = Locked(initial)
-        if case .download(let plan) = kind {
-            // Appends wake the writer per 256 KiB (the staging file's own buffer), or sooner for a small limit.
-            let writer = DiskWriter(
-                batchBytes: Int(min(256 * 1024, plan.policy.bufferLimit / 2)), callQueue: core.callQueue,
-                simulation: plan.policy.simulatedDisk)
-            self.writer = writer
-            writer.setFailureHandler { [weak self] error in self?.writerFailed(error) }
-        } else {
-            self.writer = nil
-        }
+        writer?.setFailureHandler { [weak self] error in self?.writerFailed(error) }
     }
+
+    /// A download's writer (`nil` for other kinds).
+    var writer: DiskWriter? { state.withLock { $0.file?.writer } }
 
     /// `request` asking for the body from `offset` on, only if unchanged since `validator`.
     static func rangeRequest(_ request: URLRequest, from offset: Int64, validator: String?, state: inout State)
@@ -302,7 +305,7 @@ final class TransferTask: Sendable {
     func suspend(handle: any SessionTask) {
         let stopped = state.withLock { state -> URLSessionTask?? in
             guard case .suspended(let stopping) = state.phase.suspendRequested() else { return nil }
-            if case .download(let plan) = kind { writeRecord(plan, &state, force: false) }
+            if let plan = state.file?.plan { writeRecord(plan, &state, force: false) }
             state.metrics.endAttempt(.suspended)
             state.metrics.endPause()
             state.metrics.pause(.suspended, bytesHeld: state.received)
@@ -327,7 +330,7 @@ final class TransferTask: Sendable {
             case .none, .leaveToLauncher: return .none
             case .cancelAttempt(let task): return .cancelRunning(task)
             case .finishNow:
-                if case .download(let plan) = kind { return .finish(cancelledDownload(plan, &state)) }
+                if let plan = state.file?.plan { return .finish(cancelledDownload(plan, &state)) }
                 return .finish(completeLocked(&state, error: .cancelled(url: originalRequest.url)))
             }
         }
@@ -343,11 +346,11 @@ final class TransferTask: Sendable {
     /// bytes cannot be continued: no validator, nothing received, not a GET).
     func cancelProducingResumeData(handle: any SessionTask, _ handler: @escaping @Sendable (ResumeData?) -> Void) {
         let accepted = state.withLock { state -> Bool in
-            guard case .download = kind, state.phase.state != .completed, state.phase.state != .cancelling else {
+            guard state.file != nil, state.phase.state != .completed, state.phase.state != .cancelling else {
                 return false
             }
-            state.download.producesResumeData = true
-            state.download.resumeDataHandler = handler
+            state.file?.producesResumeData = true
+            state.file?.resumeDataHandler = handler
             return true
         }
         if accepted { cancel(handle: handle) } else { settings.delivery.withoutGroup.run { handler(nil) } }
@@ -367,7 +370,7 @@ final class TransferTask: Sendable {
             if wasRunning, action != .none {
                 // What the attempt's completion (or the launcher) reports.
                 state.failure = error
-                state.download.keepsBytes = keepingBytes
+                state.file?.keepsBytes = keepingBytes
             }
             switch action {
             // A task still being launched is not registered yet: its launcher cancels it.
@@ -375,7 +378,7 @@ final class TransferTask: Sendable {
             case .cancelAttempt(let current): return .cancel(current)
             case .finishNow: break
             }
-            if keepingBytes, case .download(let plan) = kind { return .finish(finishFailedDownload(error, plan, &state)) }
+            if keepingBytes, let plan = state.file?.plan { return .finish(finishFailedDownload(error, plan, &state)) }
             return .finish(completeLocked(&state, error: error))
         }
         switch step {
@@ -418,7 +421,7 @@ final class TransferTask: Sendable {
         let completion = state.withLock { state -> Completion? in
             if handle != nil, state.retainedHandle == nil { state.retainedHandle = handle }
             guard state.phase.finishRequested() else { return nil }
-            if keepingBytes, case .download(let plan) = kind { return finishFailedDownload(error, plan, &state) }
+            if keepingBytes, let plan = state.file?.plan { return finishFailedDownload(error, plan, &state) }
             return completeLocked(&state, error: error)
         }
         if let completion { perform(completion) }
@@ -434,7 +437,7 @@ final class TransferTask: Sendable {
             return fail(with: .sessionInvalidated(url: originalRequest.url))
         }
         let abandoned = state.withLock { state -> Bool in
-            state.download.attempts += 1
+            state.file?.attempts += 1
             // A failure recorded meanwhile (a download's write error) stops the attempt too.
             return state.phase.launchFinished(task, failureRecorded: state.failure != nil)
         }
@@ -548,7 +551,7 @@ final class TransferTask: Sendable {
         state.continuedByRange = false
         state.ignoresBody = false
         // Queued behind the writes already accepted, which it then drops (with their SHA-256).
-        if state.download.partialFile != nil { writer?.truncate() }
+        if state.file?.partialFile != nil { state.file?.writer.truncate() }
     }
 
     // MARK: - Completion
@@ -563,7 +566,7 @@ final class TransferTask: Sendable {
         let resumeDataHandler: (@Sendable (ResumeData?) -> Void)?
         /// A download's ending, for its writer to carry out once every accepted byte is written,
         /// with the files to remove if the partial file is not kept.
-        let ending: (DiskWriter.Ending, removing: [URL])?
+        let ending: (DiskWriter, DiskWriter.Ending, removing: [URL])?
     }
 
     /// Ends the task: gathers the outcome and what becomes of the body. With `keeping`, a failed
@@ -578,38 +581,39 @@ final class TransferTask: Sendable {
         state.stream?.idleTimer = nil
         var obsoleteFiles: [URL] = []
         var resumeDataHandler: (@Sendable (ResumeData?) -> Void)?
-        var ending: (DiskWriter.Ending, removing: [URL])?
+        var ending: (DiskWriter, DiskWriter.Ending, removing: [URL])?
         if case .file(let url, _)? = state.encodedBody {
             unlink(url.path)  // the encoded multipart body is removed on every path
             state.encodedBody = nil
         }
-        if case .download(let plan) = kind {
+        if let file = state.file {
+            let plan = file.plan
             let record = plan.recordFile
             // Removed unless the partial file is published or kept: nothing worth continuing stays.
             let removing = [
-                state.download.partialFile, plan.partialFile, plan.resumeFrom?.partialFile, record,
+                file.partialFile, plan.partialFile, plan.resumeFrom?.partialFile, record,
                 record.map(AtomicFile.temporaryFile),
             ].compactMap { $0 }
             if error == nil {
                 // Also after a 416 that proved the file complete: the writer's digest covers the
                 // whole file (bytes an earlier run wrote are hashed when it is opened).
-                ending = (.publish(expectedSHA256: plan.policy.expectedSHA256, url: originalRequest.url), removing)
+                ending = (file.writer, .publish(expectedSHA256: plan.policy.expectedSHA256, url: originalRequest.url), removing)
                 // Removed once the file is published.
                 if let record { obsoleteFiles += [record, AtomicFile.temporaryFile(for: record)] }
             } else if let resume {
-                ending = (.keep(resume, record: record), removing)
+                ending = (file.writer, .keep(resume, record: record), removing)
             } else {
-                ending = (.discard, removing)
+                ending = (file.writer, .discard, removing)
             }
-            resumeDataHandler = state.download.resumeDataHandler
-            state.download.resumeDataHandler = nil
+            resumeDataHandler = file.resumeDataHandler
+            state.file?.resumeDataHandler = nil
         }
         let data = state.memory.take()
         let outcome = TransferOutcome(
             request: state.currentRequest ?? originalRequest, response: state.response, data: data,
             stagedFile: nil, error: error?.adding(url: originalRequest.url, response: state.response, body: nil),
-            alreadyComplete: state.ignoresBody, report: state.download.report, obsoleteFiles: obsoleteFiles,
-            resolvedDestination: state.download.resolvedDestination, metrics: metrics)
+            alreadyComplete: state.ignoresBody, report: state.file?.report ?? DownloadReport(), obsoleteFiles: obsoleteFiles,
+            resolvedDestination: state.file?.resolvedDestination, metrics: metrics)
         var finalProgress: [ProgressDirection: Progress] = [:]
         if error == nil {
             for direction in Set(state.observers.map(\.direction)) {
@@ -627,7 +631,7 @@ final class TransferTask: Sendable {
     /// Finishes the task; a download first waits for its writer to write every accepted byte and
     /// end the file (the completion then runs on the writer's queue).
     func perform(_ completion: Completion) {
-        guard let writer, let (ending, removing) = completion.ending else { return deliver(completion) }
+        guard let (writer, ending, removing) = completion.ending else { return deliver(completion) }
         writer.finish(ending, removing: removing) { [self] settled in
             deliver(completion.settled(by: settled, url: originalRequest.url))
         }
