@@ -28,21 +28,46 @@ struct FileBody {
     /// The current attempt's final response when the validation refuses it, and the start of
     /// its body (the error page), which never goes into the partial file.
     var rejected: HTTPURLResponse?
-    var rejectedBody = Data()
+    private(set) var rejectedBody = Data()
     var lastRecordWrite: ContinuousClock.Instant?
     var producesResumeData = false
     /// The current failure leaves the bytes held resumable (they were proven before it).
     var keepsBytes = false
     /// The most bytes held at any continuation so far: a continuation that adds none is a stall.
-    var continuationMark: Int64 = 0
+    private(set) var continuationMark: Int64 = 0
     /// Continuations in a row that added no byte.
-    var stalls = 0
+    private(set) var stalls = 0
     var continuations = 0
     /// The body was published under ``DownloadPolicy/publishesUnverifiedBodies``.
     var unverified = false
     /// The destination decided when the headers arrived (``DownloadDestination/Timing/atResponse``).
     var resolvedDestination: (url: URL, options: DownloadDestination.Options)?
     var resumeDataHandler: (@Sendable (ResumeData?) -> Void)?
+
+    /// The most of an error page kept for the error's body.
+    static let rejectedBodyLimit = 64 * 1024
+
+    /// A final response arrived: whatever the last one refused is forgotten.
+    mutating func responseArrived() {
+        rejected = nil
+        rejectedBody = Data()
+    }
+
+    /// A chunk of a refused response: its start, up to ``rejectedBodyLimit``, is kept for the error.
+    mutating func keepRejected(_ chunk: Data) {
+        let room = Self.rejectedBodyLimit - rejectedBody.count
+        if room > 0 { rejectedBody.append(chunk.prefix(room)) }
+    }
+
+    /// A body ended short with `received` bytes held; returns how many continuations in a row
+    /// have now added nothing. Progress is measured against the most ever held at a continuation,
+    /// not the attempt's start: a server that answers each continuation with a new, equally short
+    /// 200 adds nothing.
+    mutating func endedShort(holding received: Int64) -> Int {
+        stalls = received > continuationMark ? 0 : stalls + 1
+        continuationMark = max(continuationMark, received)
+        return stalls
+    }
 
     var report: DownloadReport {
         var report = DownloadReport()

@@ -8,16 +8,12 @@ import FoundationNetworking
 /// and whatever cannot finish leaves resume data behind (in the error, and beside a fixed
 /// partial file as a crash-safe record).
 extension TransferTask {
-    /// The most of an error page kept for the error's body.
-    static let rejectedBodyLimit = 64 * 1024
-
     // MARK: - Response and body
 
     func downloadResponse(
         _ http: HTTPURLResponse, _ task: URLSessionTask, _ plan: DownloadPlan, _ state: inout State
     ) -> TransferAction {
-        state.file?.rejected = nil
-        state.file?.rejectedBody = Data()
+        state.file?.responseArrived()
         state.spanEnd = nil
         let offset = state.rangeOffset
         state.rangeOffset = nil
@@ -235,8 +231,7 @@ extension TransferTask {
     func downloadData(_ data: Data, _ plan: DownloadPlan, _ state: inout State) -> ChunkOutcome {
         state.file?.bytesFromNetwork += Int64(data.count)
         if state.file?.rejected != nil {
-            let room = Self.rejectedBodyLimit - (state.file?.rejectedBody.count ?? 0)
-            if room > 0 { state.file?.rejectedBody.append(data.prefix(room)) }
+            state.file?.keepRejected(data)
             return .accepted
         }
         if state.file?.partialFile == nil, let problem = openPartial(keeping: 0, plan, &state) { return .stop(problem) }
@@ -354,12 +349,7 @@ extension TransferTask {
     /// a retry; but continuations that add nothing are bounded, and a body that cannot be
     /// continued fails, keeping what it holds.
     private func continueShortBody(_ goal: Int64, _ plan: DownloadPlan, _ state: inout State) -> FollowUp {
-        // Progress is measured against the most ever held at a continuation, not this attempt's
-        // start: a server that answers each continuation with a new, equally short 200 adds nothing.
-        let mark = state.file?.continuationMark ?? 0
-        let stalls = state.received > mark ? 0 : (state.file?.stalls ?? 0) + 1
-        state.file?.stalls = stalls
-        state.file?.continuationMark = max(mark, state.received)
+        let stalls = state.file?.endedShort(holding: state.received) ?? 0
         let problem = CourierError.invalidResponse(
             "the server ended the body at byte \(state.received) of the \(goal) it announced", state.response)
         guard stalls < Self.stallLimit, canContinueByRange(state), !core.isInvalidated else {
