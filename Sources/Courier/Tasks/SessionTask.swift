@@ -57,7 +57,7 @@ public final class CourierTask<Kind: TaskKind>: SessionTask {
     init(transfer: TransferTask) { self.transfer = transfer }
 
     public var taskIdentifier: Int { transfer.state.withLock { $0.taskIdentifier } }
-    public var state: TaskLifecycle.State { transfer.state.withLock { $0.lifecycle.state } }
+    public var state: TaskLifecycle.State { transfer.state.withLock { $0.phase.state } }
     public var originalRequest: URLRequest { transfer.originalRequest }
     public var currentRequest: URLRequest? { transfer.state.withLock { $0.currentRequest } }
     public var response: HTTPURLResponse? { transfer.state.withLock { $0.response } }

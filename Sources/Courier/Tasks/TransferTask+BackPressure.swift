@@ -27,26 +27,24 @@ extension TransferTask {
             guard !overflow, backlog > ceiling else { return .accepted }
             return .stop(.diskTooSlow(limit: limit, url: originalRequest.url))
         }
-        state.current = nil
-        state.download.throttled = true
-        state.download.diskPauses += 1
+        state.phase.attemptThrottled(.disk)
+        state.file?.diskPauses += 1
         notePause(.disk, &state)
-        writer?.whenBacklog(atMost: limit / 2) { [weak self] in self?.continueAfterBackPressure() }
+        state.file?.writer.whenBacklog(atMost: limit / 2) { [weak self] in self?.continueAfterBackPressure() }
         return .pause
     }
 
     /// The writer has caught up: the next attempt asks for the rest (unless the task was paused,
     /// cancelled or failed meanwhile).
     func continueAfterBackPressure() {
-        continueAfterPause(\.download.throttled, reason: .disk)
+        continueAfterPause(.disk)
     }
 
-    /// Ends a pause for the disk or for a stream's consumer, marked by `throttled`: the next
-    /// attempt asks for the rest, unless the task was paused, cancelled or failed meanwhile.
-    func continueAfterPause(_ throttled: WritableKeyPath<State, Bool>, reason: TaskMetrics.Pause.Reason) {
+    /// Ends a pause for the disk or for a stream's consumer: the next attempt asks for the rest,
+    /// unless the task was paused, cancelled or failed meanwhile.
+    func continueAfterPause(_ reason: TaskMetrics.Pause.Reason) {
         let request = state.withLock { state -> URLRequest? in
-            guard state[keyPath: throttled], state.lifecycle.state == .running, state.current == nil else { return nil }
-            state[keyPath: throttled] = false
+            guard state.phase.throttleEnded(reason) else { return nil }
             notePauseEnded(reason, &state)
             return restartRequest(&state)
         }

@@ -8,16 +8,12 @@ import FoundationNetworking
 /// and whatever cannot finish leaves resume data behind (in the error, and beside a fixed
 /// partial file as a crash-safe record).
 extension TransferTask {
-    /// The most of an error page kept for the error's body.
-    static let rejectedBodyLimit = 64 * 1024
-
     // MARK: - Response and body
 
     func downloadResponse(
         _ http: HTTPURLResponse, _ task: URLSessionTask, _ plan: DownloadPlan, _ state: inout State
     ) -> TransferAction {
-        state.download.rejected = nil
-        state.download.rejectedBody = Data()
+        state.file?.responseArrived()
         state.spanEnd = nil
         let offset = state.rangeOffset
         state.rangeOffset = nil
@@ -43,13 +39,13 @@ extension TransferTask {
             return failAttempt(.invalidResponse(why, http), task, &state)
         case .restartWithoutRange(let why):
             // Never splice: fetch it all again, a bounded number of times.
-            state.download.restarts += 1
+            state.restarts += 1
             resetBody(&state)
-            guard state.download.restarts <= Self.restartLimit else {
+            guard state.restarts <= Self.restartLimit else {
                 return failAttempt(
-                    .invalidResponse("\(why), \(state.download.restarts) times in a row", http), task, &state)
+                    .invalidResponse("\(why), \(state.restarts) times in a row", http), task, &state)
             }
-            state.current = nil
+            state.phase.attemptReplaced()
             return .restart(task, originalRequest)
         case .alreadyComplete:
             // 416 for exactly the length on disk, as every response said: the file is complete
@@ -67,7 +63,7 @@ extension TransferTask {
         }
         guard plan.accepts(http.statusCode) else {
             // An error page never touches the partial file; its start travels in the error.
-            state.download.rejected = http
+            state.file?.rejected = http
             return .none
         }
         var appends = false
@@ -92,14 +88,14 @@ extension TransferTask {
             // A full body (a 200 where a 206 was asked for means the resource changed or the
             // server ignores Range): start the file over, never append. The old record goes in
             // order with the writes, so one still queued cannot bring it back.
-            if let record = plan.recordFile { writer?.remove([record]) }
+            if let record = plan.recordFile { state.file?.writer.remove([record]) }
             resetBody(&state)
             state.response = http
             state.validator = Self.strongValidator(of: http)
             state.expectedToReceive = Self.isEncoded(http) ? nil : contentLength
             if let problem = openPartial(keeping: 0, plan, &state) { return fail(problem, task, &state) }
         }
-        state.download.restarts = 0
+        state.restarts = 0
         if let expected = plan.policy.expectedLength, let total = state.expectedToReceive, total != expected {
             return fail(.integrity("the server announces \(total) bytes, \(expected) were expected", originalRequest.url),
                         task, &state)
@@ -154,7 +150,7 @@ extension TransferTask {
         _ http: HTTPURLResponse, contentLength: Int64?, appendsRange: Bool, totalKnown: Bool, _ plan: DownloadPlan,
         _ state: inout State
     ) -> CourierError? {
-        state.download.unverified = false
+        state.file?.unverified = false
         let method = (originalRequest.httpMethod ?? "GET").uppercased()
         guard
             let why = Self.unverifiableReason(
@@ -163,7 +159,7 @@ extension TransferTask {
         let policy = plan.policy
         if policy.expectedSHA256 != nil || policy.expectedLength != nil { return nil }
         if policy.publishesUnverifiedBodies {
-            state.download.unverified = true
+            state.file?.unverified = true
             return nil
         }
         return CourierError(
@@ -189,8 +185,8 @@ extension TransferTask {
     private func resolveDestinationIfDue(_ http: HTTPURLResponse, _ plan: DownloadPlan, _ state: inout State)
         -> TransferAction
     {
-        guard plan.destination.timing == .atResponse, state.download.resolvedDestination == nil,
-            let partial = state.download.partialFile
+        guard plan.destination.timing == .atResponse, state.file?.resolvedDestination == nil,
+            let partial = state.file?.partialFile
         else { return .none }
         return .resolveDestination(plan.destination, http, partial)
     }
@@ -202,7 +198,7 @@ extension TransferTask {
         let problem: CourierError?
         do {
             let (url, options) = try destination.resolve(partial, response)
-            state.withLock { $0.download.resolvedDestination = (url, options) }
+            state.withLock { $0.file?.resolvedDestination = (url, options) }
             problem = FilePublisher.existingFileProblem(at: url, options: options, requestURL: originalRequest.url)
         } catch let error as CourierError {
             problem = error
@@ -217,7 +213,7 @@ extension TransferTask {
     /// Fails this attempt before any of its body is appended; the bytes held stay resumable.
     func failAttempt(_ problem: CourierError, _ task: URLSessionTask, _ state: inout State) -> TransferAction {
         state.failure = problem
-        state.download.keepsBytes = true
+        state.file?.keepsBytes = true
         return .cancel(task)
     }
 
@@ -233,13 +229,12 @@ extension TransferTask {
 
     /// Hands a chunk of a download to the writer.
     func downloadData(_ data: Data, _ plan: DownloadPlan, _ state: inout State) -> ChunkOutcome {
-        state.download.bytesFromNetwork += Int64(data.count)
-        if state.download.rejected != nil {
-            let room = Self.rejectedBodyLimit - state.download.rejectedBody.count
-            if room > 0 { state.download.rejectedBody.append(data.prefix(room)) }
+        state.file?.bytesFromNetwork += Int64(data.count)
+        if state.file?.rejected != nil {
+            state.file?.keepRejected(data)
             return .accepted
         }
-        if state.download.partialFile == nil, let problem = openPartial(keeping: 0, plan, &state) { return .stop(problem) }
+        if state.file?.partialFile == nil, let problem = openPartial(keeping: 0, plan, &state) { return .stop(problem) }
         var data = data
         var overrun: CourierError?
         if let end = state.spanEnd, state.received + Int64(data.count) > end {
@@ -248,16 +243,16 @@ extension TransferTask {
             overrun = .invalidResponse(
                 "the 206 went on past the end of its range (byte \(end))", state.response)
         }
-        let backlog = data.isEmpty ? 0 : writer?.append(data) ?? 0
+        let backlog = data.isEmpty ? 0 : state.file?.writer.append(data) ?? 0
         state.received += Int64(data.count)
         if let overrun {
-            state.download.keepsBytes = true
+            state.file?.keepsBytes = true
             return .stop(overrun)
         }
         if let expected = plan.policy.expectedLength, state.received > expected {
             return .stop(.integrity("more than the expected \(expected) bytes arrived", originalRequest.url))
         }
-        if plan.recordFile != nil, state.download.lastRecordWrite.map({ .now - $0 >= plan.policy.recordInterval }) ?? true {
+        if plan.recordFile != nil, state.file?.lastRecordWrite.map({ .now - $0 >= plan.policy.recordInterval }) ?? true {
             writeRecord(plan, &state, force: false)
         }
         return backPressure(backlog, plan, &state)
@@ -271,8 +266,8 @@ extension TransferTask {
     /// Hands the partial file to the writer, keeping its first `offset` bytes (the writer hashes
     /// them when a checksum is expected), or has the writer truncate the one it has.
     private func openPartial(keeping offset: Int64, _ plan: DownloadPlan, _ state: inout State) -> CourierError? {
-        guard let writer else { return nil }
-        if state.download.partialFile != nil {
+        guard let writer = state.file?.writer else { return nil }
+        if state.file?.partialFile != nil {
             if offset == 0 { writer.truncate() }
             return nil
         }
@@ -286,7 +281,7 @@ extension TransferTask {
             }
             // Opening happens on the writer's queue; if it fails, the writer's failure stops the task.
             writer.open(target, hashing: plan.policy.expectedSHA256 != nil)
-            state.download.partialFile = target.url
+            state.file?.partialFile = target.url
             state.received = offset
             return nil
         } catch {
@@ -327,14 +322,14 @@ extension TransferTask {
     // MARK: - Completion
 
     func downloadCompletion(_ error: (any Error)?, _ plan: DownloadPlan, _ state: inout State) -> FollowUp {
-        if state.lifecycle.state == .cancelling { return .finish(cancelledDownload(plan, &state)) }
+        if state.phase.state == .cancelling { return .finish(cancelledDownload(plan, &state)) }
         if let problem = state.failure {
-            if state.download.keepsBytes { return .finish(finishFailedDownload(problem, plan, &state)) }
+            if state.file?.keepsBytes == true { return .finish(finishFailedDownload(problem, plan, &state)) }
             return .finish(completeLocked(&state, error: problem))
         }
         var failure: CourierError?
-        if let rejected = state.download.rejected {
-            failure = Self.statusError(rejected, body: state.download.rejectedBody, plan, request: state.currentRequest)
+        if let rejected = state.file?.rejected {
+            failure = Self.statusError(rejected, body: state.file?.rejectedBody ?? Data(), plan, request: state.currentRequest)
         } else if let error {
             failure = classify(error, state)
         } else if !state.ignoresBody, let goal = state.expectedToReceive ?? state.spanEnd, state.received < goal {
@@ -354,22 +349,18 @@ extension TransferTask {
     /// a retry; but continuations that add nothing are bounded, and a body that cannot be
     /// continued fails, keeping what it holds.
     private func continueShortBody(_ goal: Int64, _ plan: DownloadPlan, _ state: inout State) -> FollowUp {
-        // Progress is measured against the most ever held at a continuation, not this attempt's
-        // start: a server that answers each continuation with a new, equally short 200 adds nothing.
-        state.download.stalls = state.received > state.download.continuationMark ? 0 : state.download.stalls + 1
-        state.download.continuationMark = max(state.download.continuationMark, state.received)
+        let stalls = state.file?.endedShort(holding: state.received) ?? 0
         let problem = CourierError.invalidResponse(
             "the server ended the body at byte \(state.received) of the \(goal) it announced", state.response)
-        guard state.download.stalls < Self.stallLimit, canContinueByRange(state), !core.isInvalidated else {
+        guard stalls < Self.stallLimit, canContinueByRange(state), !core.isInvalidated else {
             return .finish(finishFailedDownload(problem, plan, &state))
         }
-        state.download.continuations += 1
+        state.file?.continuations += 1
         state.metrics.endAttempt(.endedShort)
         state.metrics.nextKind = .continuation
         writeRecord(plan, &state, force: true)
         let request = restartRequest(&state)
-        state.current = nil
-        state.awaitingRetry = true
+        state.phase.attemptAwaitsRetry(pendingFailure: nil)
         return .retry(request, .zero, nil)
     }
 
@@ -380,7 +371,7 @@ extension TransferTask {
 
     /// A cancelled download: kept for resuming when `cancel(producingResumeData:)` asked for it.
     func cancelledDownload(_ plan: DownloadPlan, _ state: inout State) -> Completion {
-        let resume = state.download.producesResumeData ? resumeData(plan, state) : nil
+        let resume = state.file?.producesResumeData == true ? resumeData(plan, state) : nil
         return completeLocked(&state, error: .cancelled(url: originalRequest.url), keeping: resume)
     }
 
@@ -423,7 +414,7 @@ extension TransferTask {
     /// a record or ends the file, so neither ever claims a byte still waiting in memory.
     func resumeData(_ plan: DownloadPlan, _ state: State, allowEmpty: Bool = false) -> ResumeData? {
         guard let url = originalRequest.url,
-            let partial = state.download.partialFile ?? plan.partialFile ?? plan.resumeFrom?.partialFile
+            let partial = state.file?.partialFile ?? plan.partialFile ?? plan.resumeFrom?.partialFile
         else { return nil }
         let method = (originalRequest.httpMethod ?? "GET").uppercased()
         // A body a 416 proved complete is resumable too: its bytes are all there.
@@ -446,8 +437,8 @@ extension TransferTask {
     /// writer flushes what it has written, then records exactly that.
     func writeRecord(_ plan: DownloadPlan, _ state: inout State, force: Bool) {
         guard let record = plan.recordFile else { return }
-        if let resume = resumeData(plan, state, allowEmpty: force) { writer?.writeRecord(resume, to: record) }
-        state.download.lastRecordWrite = .now
+        if let resume = resumeData(plan, state, allowEmpty: force) { state.file?.writer.writeRecord(resume, to: record) }
+        state.file?.lastRecordWrite = .now
     }
 }
 

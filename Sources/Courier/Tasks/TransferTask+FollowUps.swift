@@ -15,7 +15,7 @@ extension TransferTask {
         /// The next attempt, after a delay; announced to the monitors when it is a retry (not a
         /// download's continuation after a short body).
         case retry(URLRequest, Duration, TaskRetryEvent?)
-        /// Ask the retriers about `error`; the task waits meanwhile (``State/awaitingRetry``).
+        /// Ask the retriers about `error`; the task waits meanwhile (``TaskPhaseMachine/Phase/waitingToRetry(pendingFailure:)``).
         /// `attempt` is the number of the attempt that failed.
         case askRetriers(Interceptor, URLRequest, CourierError, attempt: Int)
     }
@@ -42,14 +42,14 @@ extension TransferTask {
     /// A follow-up request that belongs to the same attempt: a 307/308 Courier re-sends with its
     /// body, or a 401 answered with the credential. `nil` when the attempt really ended.
     func followUpRequest(_ state: inout State) -> URLRequest? {
-        guard state.lifecycle.state == .running, state.failure == nil else { return nil }
+        guard state.phase.state == .running, state.failure == nil else { return nil }
         if let redirect = state.pendingRedirect {
             state.pendingRedirect = nil
             state.metrics.endAttempt(.redirected)
             state.metrics.nextKind = .redirect
             return prepareFollowUp(redirect, &state)
         }
-        guard let response = state.response ?? state.download.rejected, response.statusCode == 401 else { return nil }
+        guard let response = state.response ?? state.file?.rejected, response.statusCode == 401 else { return nil }
         var request = state.currentRequest ?? originalRequest
         switch state.challenge.decide(response, credential: state.options.credential, request: request, originalURL: originalRequest.url) {
         case .refuse(let reason, let scheme):
@@ -65,8 +65,8 @@ extension TransferTask {
     }
 
     private func prepareFollowUp(_ request: URLRequest, _ state: inout State) -> URLRequest {
-        state.current = nil
-        state.download.rejected = nil
+        state.phase.attemptReplaced()
+        state.file?.rejected = nil
         state.challenge.rejectedBySession = false
         if keepsBodyAcrossAttempts(state) {
             // Keep the partial file (or the bytes a stream delivered) as it is: the next response
@@ -90,7 +90,7 @@ extension TransferTask {
             case ask(@Sendable (URLRequest, HTTPURLResponse) -> URLRequest?, URLRequest, resend: Bool, stripped: [String])
         }
         let step = state.withLock { state -> Step in
-            guard state.current === task, state.lifecycle.state == .running else { return .done(nil) }
+            guard state.phase.isRunning(task) else { return .done(nil) }
             let policy = state.options.redirectPolicy
             let current = state.currentRequest ?? originalRequest
             let decision = state.redirects.decide(
@@ -108,7 +108,7 @@ extension TransferTask {
         case .ask(let decide, let request, let resend, let stripped):
             let decided = decide(request, response)  // user code: called outside the lock
             return state.withLock { state in
-                guard state.current === task else { return nil }
+                guard state.phase.isCurrent(task) else { return nil }
                 let current = state.currentRequest ?? originalRequest
                 let secrets = RedirectState.secretHeaders(state.options.redirectPolicy, taskSensitiveHeaders: state.options.sensitiveHeaders)
                 let decision = RedirectState.vet(

@@ -50,7 +50,7 @@ extension TransferTask {
 extension TransferTask {
     func urlTaskLeftHostQueue(_ task: URLSessionTask) {
         state.withLock { state in
-            if state.current === task { state.metrics.leftHostQueue() }
+            if state.phase.isCurrent(task) { state.metrics.leftHostQueue() }
         }
     }
 }

@@ -40,7 +40,7 @@ extension TransferTask {
     /// Adds an observer; `false` when the task has already completed.
     func addObserver(_ observer: ProgressObserver) -> Bool {
         state.withLock { state in
-            guard state.lifecycle.state != .completed else { return false }
+            guard state.phase.state != .completed else { return false }
             state.observers.append(observer)
             return true
         }

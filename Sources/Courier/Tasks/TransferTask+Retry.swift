@@ -26,7 +26,7 @@ extension TransferTask {
     func retryFollowUp(after failure: CourierError?, _ state: inout State) -> FollowUp? {
         let interceptor = state.options.interceptor.flatMap { $0.retriers.isEmpty ? nil : $0 }
         let own = ownRetryPolicy
-        guard own != nil || interceptor != nil, state.lifecycle.state == .running, !streamCannotContinue(state),
+        guard own != nil || interceptor != nil, state.phase.state == .running, !streamCannotContinue(state),
             !core.isInvalidated
         else { return nil }
         var failure = failure
@@ -34,9 +34,9 @@ extension TransferTask {
         if candidate == nil {
             // A refused response is found by validating (a download's is a failure already).
             do {
-                try validation.validate(request: state.currentRequest, response: state.response, data: state.memory)
+                try validation.validate(request: state.currentRequest, response: state.response, data: state.memory.data)
             } catch {
-                candidate = error.adding(url: originalRequest.url, response: state.response, body: state.memory)
+                candidate = error.adding(url: originalRequest.url, response: state.response, body: state.memory.data)
             }
         }
         // Only what an attempt can end with is a retry matter: not a cancellation, a refused
@@ -60,9 +60,7 @@ extension TransferTask {
             }
         }
         guard let interceptor else { return .finish(finishFailedAttempt(failure, &state)) }
-        state.awaitingRetry = true
-        state.pendingFailure = failure
-        state.current = nil
+        state.phase.attemptAwaitsRetry(pendingFailure: failure)
         state.metrics.endAttempt(.failed, error: candidate)
         return .askRetriers(interceptor, request, candidate, attempt: state.attempt)
     }
@@ -70,24 +68,19 @@ extension TransferTask {
     /// Ends the task after a failed attempt nothing retries: a download keeps its bytes (and
     /// gets resume data) when they can be continued.
     func finishFailedAttempt(_ failure: CourierError?, _ state: inout State) -> Completion {
-        if case .download(let plan) = kind, let failure { return finishFailedDownload(failure, plan, &state) }
+        if let plan = state.file?.plan, let failure { return finishFailedDownload(failure, plan, &state) }
         return completeLocked(&state, error: failure)
     }
 
     /// The retriers' answer; `error` is the failure they were asked about.
     func retryDecided(_ decision: RetryDecision, error: CourierError) -> FollowUp? {
         state.withLock { state -> FollowUp? in
-            guard state.awaitingRetry, state.lifecycle.state == .running else { return nil }  // cancelled or paused meanwhile
-            switch decision {
-            case .doNotRetry:
-                state.awaitingRetry = false
-                let failure = state.pendingFailure
-                state.pendingFailure = nil
-                return .finish(finishFailedAttempt(failure, &state))
-            case .retry:
-                return retry(after: .zero, error: error, limit: nil, &state)
-            case .retryAfter(let delay):
-                return retry(after: delay, error: error, limit: nil, &state)
+            var delay = Duration.zero
+            if case .retryAfter(let requested) = decision { delay = requested }
+            switch state.phase.retriersAnswered(retry: decision != .doNotRetry) {
+            case .none: return nil  // cancelled or paused meanwhile
+            case .finish(let failure): return .finish(finishFailedAttempt(failure, &state))
+            case .retry: return retry(after: delay, error: error, limit: nil, &state)
             }
         }
     }
@@ -96,15 +89,14 @@ extension TransferTask {
     /// policy's retry limit (`nil` when a retrier decided: it alone knows its limit).
     private func retry(after delay: Duration, error: CourierError, limit: Int?, _ state: inout State) -> FollowUp {
         let received = state.received
-        if case .download(let plan) = kind {
-            state.download.retries += 1
+        if let plan = state.file?.plan {
+            state.file?.retries += 1
             // The record holds exactly the bytes the next attempt continues from.
             writeRecord(plan, &state, force: true)
         }
         noteRetry(error, delay: delay, &state)
         let next = nextAttempt(&state)
-        state.current = nil
-        state.awaitingRetry = true
+        state.phase.attemptAwaitsRetry(pendingFailure: nil)
         let event = TaskRetryEvent(
             error: error, retry: state.attempt, retryLimit: limit, delay: delay, bytesReceived: received,
             continuesFrom: next.continuesFrom ?? 0)
@@ -122,10 +114,9 @@ extension TransferTask {
     /// when that is safe (``canContinueByRange(_:)``); otherwise the attempt starts over.
     func nextAttempt(_ state: inout State) -> PlannedAttempt {
         state.attempt += 1
-        state.pendingFailure = nil
         state.redirects = RedirectState()
         state.challenge = ChallengeState()
-        state.download.rejected = nil
+        state.file?.rejected = nil
         // A data or upload task starts over: what it holds may be an error page.
         guard keepsBodyAcrossAttempts(state) else {
             resetBody(&state)
@@ -138,11 +129,7 @@ extension TransferTask {
     func scheduleRetry(_ request: URLRequest, after delay: Duration) {
         let seconds = delay.seconds
         core.callQueue.asyncAfter(deadline: .now() + seconds) { [self] in
-            let proceed = state.withLock { state -> Bool in
-                guard state.awaitingRetry, state.lifecycle.state == .running else { return false }
-                state.awaitingRetry = false
-                return true
-            }
+            let proceed = state.withLock { $0.phase.retryDelayElapsed() }
             if proceed { startAttempt(request) }
         }
     }

@@ -11,38 +11,17 @@ import FoundationNetworking
 /// over: a retry, a `resume()` after `suspend()`, or a pause for the consumer continues with
 /// `Range`/`If-Range` (the download machinery) or the stream fails.
 extension TransferTask {
-    /// A streamed body's own part of the task's state.
-    struct StreamState {
-        /// The consumer has the response head: body bytes now go to it.
-        var accepted = false
-        /// The attempt was stopped because the consumer fell behind; the buffer's drain restarts it.
-        var throttled = false
-        /// The timer of the stream's waits (``StreamPolicy/headTimeout``, ``StreamPolicy/idleTimeout``),
-        /// cancelled on completion.
-        var idleTimer: (any DispatchSourceTimer)?
-        /// When the server last sent something (or an attempt started).
-        var lastActivity = ContinuousClock.Instant.now
-        /// The current attempt has no response head yet: its silence is bounded by the head limit.
-        var awaitingHead = true
-        /// The head or idle limit ended the current attempt: its URLSession task is being cancelled,
-        /// and its completion reports this (TransferTask+URLSessionEvents.swift).
-        var expiredWait: CourierError?
-    }
-
     /// Whether the next attempt continues the body held instead of starting over: a download's
     /// partial file, or the bytes a stream already handed to its consumer.
     func keepsBodyAcrossAttempts(_ state: State) -> Bool {
-        switch kind {
-        case .download: return true
-        case .stream: return state.stream.accepted
-        case .data, .upload: return false
-        }
+        if let stream = state.stream { return stream.accepted }
+        return state.file != nil  // a download: its partial file
     }
 
     /// A stream whose consumer has bytes that no later attempt could continue (no strong
     /// validator): it must not be retried or resumed, because starting over would repeat them.
     func streamCannotContinue(_ state: State) -> Bool {
-        guard case .stream = kind, state.stream.accepted, state.received > 0 else { return false }
+        guard let stream = state.stream, stream.hasDelivered(received: state.received) else { return false }
         return !canContinueByRange(state)
     }
 
@@ -50,7 +29,7 @@ extension TransferTask {
     func streamRefusesRestart(_ why: String, _ response: HTTPURLResponse, _ state: inout State)
         -> ((URLSessionTask) -> TransferAction)?
     {
-        guard case .stream = kind, state.stream.accepted, state.received > 0 else { return nil }
+        guard let stream = state.stream, stream.hasDelivered(received: state.received) else { return nil }
         state.failure = .invalidResponse(
             "\(why); the \(state.received) bytes already delivered cannot be taken back, so the stream cannot start over",
             response)
@@ -59,48 +38,47 @@ extension TransferTask {
 
     /// A final response for a stream: accepted when validation passes, so an error page never
     /// looks like a stream (it is held in memory as a data task's body and becomes the error).
-    /// `nil` when it is not accepted.
-    func acceptStreamResponse(_ response: HTTPURLResponse, _ buffer: StreamBuffer, _ state: inout State) -> TransferAction? {
+    /// `nil` when it is not accepted, or the task is no stream.
+    func acceptStreamResponse(_ response: HTTPURLResponse, _ state: inout State) -> TransferAction? {
+        guard let stream = state.stream else { return nil }
         do {
             try validation.validate(request: state.currentRequest, response: response, data: nil)
         } catch {
-            if state.stream.accepted {
+            if stream.accepted {
                 // A retry's answer to a stream whose head the consumer already has.
                 state.failure = error.adding(url: originalRequest.url, response: response, body: nil)
-                return state.current.map { .cancel($0) } ?? TransferAction.none
+                return state.phase.attempt.map { .cancel($0) } ?? TransferAction.none
             }
             return nil
         }
-        if state.stream.accepted { return TransferAction.none }  // a retry before any byte: same resource
-        state.stream.accepted = true
-        state.stream.lastActivity = .now
-        return .streamResponse(buffer, response)
+        if stream.accepted { return TransferAction.none }  // a retry before any byte: same resource
+        state.stream?.accepted = true
+        state.stream?.lastActivity = .now
+        return .streamResponse(stream.buffer, response)
     }
 
     /// A chunk of an accepted stream: checked against its range, counted, and handed to the
     /// consumer, unless the consumer is too far behind.
-    func streamData(
-        _ data: Data, _ task: URLSessionTask, _ buffer: StreamBuffer, _ policy: StreamPolicy, _ state: inout State
-    ) -> TransferAction {
+    func streamData(_ data: Data, _ task: URLSessionTask, _ state: inout State) -> TransferAction {
+        guard let buffer = state.stream?.buffer, let policy = state.stream?.policy else { return .none }
         if let end = state.spanEnd, state.received + Int64(data.count) > end {
             state.failure = .invalidResponse("the 206 went on past the end of its range (byte \(end))", state.response)
             return .cancel(task)
         }
-        if state.stream.idleTimer != nil { state.stream.lastActivity = .now }
-        let held = buffer.bufferedBytes + data.count
+        let canContinue = canContinueByRange(state)
         var then = TransferAction.none
-        if held > policy.bufferLimit {
-            guard policy.overflow == .pause, canContinueByRange(state) else {
-                state.failure = .bufferOverflow(
-                    policy, canPause: policy.overflow == .pause, method: originalRequest.httpMethod,
-                    mayContinue: AutomaticResend.isAllowed(.rangeContinuation, for: originalRequest), url: originalRequest.url)
-                return .cancel(task)
-            }
-            // This chunk is kept (the buffer ends at most one chunk past the limit); the next
-            // attempt asks for what follows it once the consumer is down to half the limit.
-            state.current = nil
-            state.stream.throttled = true
-            then = .pauseStream(task, buffer, drainedTo: policy.bufferLimit / 2)
+        switch state.stream?.chunkArrived(count: data.count, buffered: buffer.bufferedBytes, canContinue: canContinue, now: .now) {
+        case .overflow?:
+            state.failure = .bufferOverflow(
+                policy, canPause: policy.overflow == .pause, method: originalRequest.httpMethod,
+                mayContinue: AutomaticResend.isAllowed(.rangeContinuation, for: originalRequest), url: originalRequest.url)
+            return .cancel(task)
+        case .deliverThenPause(let drainedTo)?:
+            // The next attempt asks for what follows this chunk once the consumer caught up.
+            state.phase.attemptThrottled(.consumer)
+            then = .pauseStream(task, buffer, drainedTo: drainedTo)
+        case .deliver?, nil:
+            break
         }
         state.received += Int64(data.count)
         if case .pauseStream = then { notePause(.consumer, &state) }
@@ -113,25 +91,17 @@ extension TransferTask {
     /// The consumer has caught up: the next attempt asks for the rest (unless the task was
     /// paused, cancelled or failed meanwhile).
     func continueAfterStreamDrain() {
-        continueAfterPause(\.stream.throttled, reason: .consumer)
+        continueAfterPause(.consumer)
     }
 
     // MARK: - Waits: the head, and idle gaps
 
     /// An attempt starts (`awaitingHead`), or its response head arrived: the clock of the
-    /// stream's waits starts again, under the head limit before the head and
-    /// ``StreamPolicy/idleTimeout`` after it. The timer is moved to the new limit, which may be
-    /// shorter than the one it was set for.
+    /// stream's waits starts again (StreamBody.swift), and the timer is moved to the new limit,
+    /// which may be shorter than the one it was set for.
     func restartWaitClock(awaitingHead: Bool, _ state: inout State) {
-        guard case .stream(_, let policy) = kind else { return }
-        state.stream.awaitingHead = awaitingHead
-        if awaitingHead { state.stream.expiredWait = nil }
-        guard let timer = state.stream.idleTimer else { return }
-        state.stream.lastActivity = .now
-        let limit = awaitingHead ? policy.headLimit : policy.idleTimeout
-        if let next = limit ?? policy.headLimit ?? policy.idleTimeout {
-            timer.schedule(deadline: .now() + max(0, next.seconds))
-        }
+        guard let next = state.stream?.waitRestarted(awaitingHead: awaitingHead, now: .now) else { return }
+        state.stream?.idleTimer?.schedule(deadline: .now() + max(0, next.seconds))
     }
 
     /// Starts the clock of the stream's waits on the first `resume()`, for a stream whose policy
@@ -141,11 +111,11 @@ extension TransferTask {
         guard case .stream(_, let policy) = kind, let first = policy.headLimit ?? policy.idleTimeout else { return }
         let timer = DispatchSource.makeTimerSource(queue: core.callQueue)
         timer.schedule(deadline: .now() + max(0, first.seconds))
-        timer.setEventHandler { [weak self] in self?.checkWaits(policy) }
+        timer.setEventHandler { [weak self] in self?.checkWaits() }
         let armed = state.withLock { state -> Bool in
-            guard state.lifecycle.state != .completed else { return false }
-            state.stream.idleTimer = timer
-            state.stream.lastActivity = .now
+            guard !state.phase.isCompleted else { return false }
+            state.stream?.idleTimer = timer
+            state.stream?.lastActivity = .now
             return true
         }
         if armed { timer.resume() }
@@ -157,29 +127,17 @@ extension TransferTask {
     /// the retriers are then asked, and without a retry the stream fails. Otherwise it looks again
     /// when the limit could pass. Time between attempts (paused for the consumer, waiting to
     /// retry) is not silence.
-    private func checkWaits(_ policy: StreamPolicy) {
-        let now = ContinuousClock.Instant.now
+    private func checkWaits() {
         let expired = state.withLock { state -> URLSessionTask? in
-            guard let timer = state.stream.idleTimer, state.stream.expiredWait == nil, state.failure == nil else { return nil }
-            if state.current == nil || state.lifecycle.state != .running { state.stream.lastActivity = now }
-            let silent = now - state.stream.lastActivity
-            let head = state.stream.awaitingHead
-            let limit = head ? policy.headLimit : policy.idleTimeout
-            if let limit, silent >= limit, let current = state.current {
-                // A task still being launched is not registered yet: cancelling it now would lose
-                // its completion. It is looked at again in a moment.
-                guard current !== state.launching else {
-                    timer.schedule(deadline: .now() + 0.01)
-                    return nil
-                }
-                state.stream.expiredWait = head
-                    ? .headTimeout(limit, policy: policy, url: originalRequest.url) : .idleTimeout(limit, url: originalRequest.url)
-                return current
+            guard state.failure == nil, let timer = state.stream?.idleTimer else { return nil }
+            let attempt = state.phase.state == .running ? state.phase.attempt : nil
+            let check = state.stream?.waitChecked(
+                now: .now, hasAttempt: attempt != nil, launching: state.phase.isLaunching, url: originalRequest.url)
+            switch check {
+            case .expired?: return attempt
+            case .lookAgain(let after)?: timer.schedule(deadline: .now() + after.seconds)
+            case .none?, nil: break
             }
-            // A wait without a limit (no idle limit once the head is in) is looked at again after
-            // the other one, for the next attempt's head.
-            guard let next = limit.map({ $0 - silent }) ?? policy.headLimit ?? policy.idleTimeout else { return nil }
-            timer.schedule(deadline: .now() + max(0.001, next.seconds))
             return nil
         }
         if let expired { core.cancel(expired) }

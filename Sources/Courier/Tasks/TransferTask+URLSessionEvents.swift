@@ -32,13 +32,11 @@ extension TransferTask: TaskDelegate {
         if (100..<200).contains(http.statusCode) { return }
         let action = state.withLock { state -> TransferAction in
             // A failure already recorded (a write error, the deadline) stands: the attempt is ending.
-            guard state.current === task, state.lifecycle.state == .running, state.failure == nil,
-                state.stream.expiredWait == nil
-            else { return .none }
+            guard state.phase.isRunning(task), state.failure == nil, state.stream?.expiredWait == nil else { return .none }
             state.metrics.responseHead(http.statusCode)
             restartWaitClock(awaitingHead: false, &state)
             emit(.response(http), state)
-            if case .download(let plan) = kind { return downloadResponse(http, task, plan, &state) }
+            if let plan = state.file?.plan { return downloadResponse(http, task, plan, &state) }
             // Lengths are Courier's to read: libcurl takes `0x5` for 0 and would end the body there.
             let contentLength: Int64?
             switch ContentLength.parse(http.value(forHTTPHeaderField: "Content-Length")) {
@@ -61,7 +59,7 @@ extension TransferTask: TaskDelegate {
                 state.response = http
                 state.spanEnd = end
                 state.continuedByRange = true
-                state.download.restarts = 0
+                state.restarts = 0
                 if state.expectedToReceive == nil {
                     state.expectedToReceive = http.value(forHTTPHeaderField: "Content-Range")
                         .flatMap(ContentRange.init)?.completeLength
@@ -81,12 +79,12 @@ extension TransferTask: TaskDelegate {
                 if let refusal = streamRefusesRestart(why, http, &state) { return refusal(task) }
                 // The answer does not continue the body held: never splice, fetch it all again.
                 resetBody(&state)
-                state.download.restarts += 1
-                guard state.download.restarts <= Self.restartLimit else {
-                    state.failure = .invalidResponse("\(why), \(state.download.restarts) times in a row", http)
+                state.restarts += 1
+                guard state.restarts <= Self.restartLimit else {
+                    state.failure = .invalidResponse("\(why), \(state.restarts) times in a row", http)
                     return .cancel(task)
                 }
-                state.current = nil
+                state.phase.attemptReplaced()
                 state.metrics.endAttempt(.restarted)
                 state.metrics.nextKind = .restart
                 return .restart(task, originalRequest)
@@ -97,17 +95,18 @@ extension TransferTask: TaskDelegate {
                 // A new final response on the same task (a 401 answered, a redirect) starts a
                 // new body: keeping the old bytes would mix bodies (Docs/Platform.md §5.4).
                 resetBody(&state)
-                state.download.restarts = 0
+                state.restarts = 0
                 state.response = http
                 // Only a successful body can be continued: an error page's validator must never
                 // back a `Range` request for the resource.
                 state.validator = (200..<300).contains(http.statusCode) ? Self.strongValidator(of: http) : nil
                 state.expectedToReceive = Self.isEncoded(http) ? nil : contentLength
-                if case .stream(let buffer, _) = kind, let accepted = acceptStreamResponse(http, buffer, &state) {
+                if let accepted = acceptStreamResponse(http, &state) {
                     return accepted
                 }
-                if let problem = prepareMemoryBody(&state) {
-                    state.failure = problem
+                guard state.memory.expect(state.expectedToReceive) else {
+                    state.failure = .responseTooLarge(
+                        url: originalRequest.url, limit: settings.maximumResponseSize, response: state.response)
                     return .cancel(task)
                 }
             }
@@ -118,14 +117,12 @@ extension TransferTask: TaskDelegate {
 
     func urlTask(_ task: URLSessionTask, didReceive data: Data) {
         let action = state.withLock { state -> TransferAction in
-            guard state.current === task, state.lifecycle.state == .running, state.failure == nil,
-                state.stream.expiredWait == nil, !state.ignoresBody
+            guard state.phase.isRunning(task), state.failure == nil,
+                state.stream?.expiredWait == nil, !state.ignoresBody
             else { return .none }
             state.metrics.received(data.count)
-            if case .stream(let buffer, let policy) = kind, state.stream.accepted {
-                return streamData(data, task, buffer, policy, &state)
-            }
-            if case .download(let plan) = kind {
+            if state.stream?.accepted == true { return streamData(data, task, &state) }
+            if let plan = state.file?.plan {
                 switch downloadData(data, plan, &state) {
                 case .accepted: break
                 case .stop(let problem):
@@ -135,19 +132,17 @@ extension TransferTask: TaskDelegate {
                 case .pause: return .cancel(task)
                 }
             } else {
-                // URLSession on Linux has no back-pressure and decodes gzip without limit: the
-                // cap on decoded bytes is the only bound on memory.
-                if let end = state.spanEnd, state.received + Int64(data.count) > end {
+                switch state.memory.append(data, received: state.received, spanEnd: state.spanEnd) {
+                case .appended:
+                    state.received += Int64(data.count)
+                case .pastRange(let end):
                     state.failure = .invalidResponse("the 206 went on past the end of its range (byte \(end))", state.response)
                     return .cancel(task)
-                }
-                guard state.received + Int64(data.count) <= Int64(settings.maximumResponseSize) else {
+                case .tooLarge:
                     state.failure = .responseTooLarge(
                         url: originalRequest.url, limit: settings.maximumResponseSize, response: state.response)
                     return .cancel(task)
                 }
-                state.memory.append(data)
-                state.received += Int64(data.count)
             }
             guard let (observers, snapshot) = dueProgress(.download, &state) else { return .none }
             return .progress(observers, snapshot)
@@ -178,7 +173,7 @@ extension TransferTask: TaskDelegate {
 
     func urlTask(_ task: URLSessionTask, didSendBodyData bytesSent: Int64) {
         let due = state.withLock { state -> ([ProgressObserver], Progress)? in
-            guard state.current === task, state.lifecycle.state == .running else { return nil }
+            guard state.phase.isRunning(task) else { return nil }
             state.sent += bytesSent
             state.metrics.sent(bytesSent)
             return dueProgress(.upload, &state)
@@ -211,22 +206,22 @@ extension TransferTask: TaskDelegate {
 
     func urlTaskDidRejectChallenge(_ task: URLSessionTask) {
         state.withLock { state in
-            if state.current === task { state.challenge.rejectedBySession = true }
+            if state.phase.isCurrent(task) { state.challenge.rejectedBySession = true }
         }
     }
 
     func urlTask(_ task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let followUp = state.withLock { state -> FollowUp? in
-            guard state.current === task else { return nil }  // a stopped attempt
+            guard state.phase.isCurrent(task) else { return nil }  // a stopped attempt
             if let request = followUpRequest(&state) { return .restart(request) }
-            if case .download(let plan) = kind { return downloadCompletion(error, plan, &state) }
+            if let plan = state.file?.plan { return downloadCompletion(error, plan, &state) }
             let failure: CourierError?
-            if state.lifecycle.state == .cancelling {
+            if state.phase.state == .cancelling {
                 // Manager-side flag: a cancelled task can still finish with no error (Docs/Platform.md §2.8).
                 failure = .cancelled(url: originalRequest.url)
             } else if let problem = state.failure {
                 failure = problem
-            } else if let expired = state.stream.expiredWait {
+            } else if let expired = state.stream?.expiredWait {
                 // The stream's own head or idle limit ended the attempt, as URLSession's timeout
                 // would have: the retriers are asked about it like any timeout.
                 failure = expired
@@ -253,18 +248,6 @@ extension TransferTask: TaskDelegate {
         }
         if isCancel, core.isInvalidated { return .sessionInvalidated(url: originalRequest.url) }
         return .transport(error, url: originalRequest.url, response: state.response)
-    }
-
-    // MARK: - Body
-
-    private func prepareMemoryBody(_ state: inout State) -> CourierError? {
-        if let expected = state.expectedToReceive, expected > Int64(settings.maximumResponseSize) {
-            return .responseTooLarge(url: originalRequest.url, limit: settings.maximumResponseSize, response: state.response)
-        }
-        if let expected = state.expectedToReceive, expected > 0, state.memory.isEmpty {
-            state.memory.reserveCapacity(Int(expected))
-        }
-        return nil
     }
 
     // MARK: - Response facts

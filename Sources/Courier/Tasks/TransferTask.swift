@@ -43,27 +43,19 @@ final class TransferTask: Sendable {
     let events: EventDispatcher
     private let finisher: Finisher
     let state: Locked<State>
-    /// A download's partial file is written here, behind the network; `nil` for other kinds.
-    let writer: DiskWriter?
 
     struct State {
-        var lifecycle = TaskLifecycle()
+        /// Where the task is, with the current attempt's URLSession task (TaskPhaseMachine.swift).
+        var phase = TaskPhaseMachine<URLSessionTask>()
         /// The public handle; strong only while the task runs, so a started task survives its
         /// caller dropping the handle, and an unstarted one is freed with it.
         weak var handle: (any SessionTask)?
         var retainedHandle: (any SessionTask)?
         var taskIdentifier = -1
-        /// The URLSession task of the current attempt; callbacks from any other are stale.
-        var current: URLSessionTask?
-        /// A task being registered and resumed right now. `cancel()` and `suspend()` leave it to
-        /// the launcher: cancelling a task before it is registered would lose its completion.
-        var launching: URLSessionTask?
-        /// Numbers the attempts handed to the call queue: only the newest may start (a task
-        /// paused and resumed before its first attempt started has a second one queued).
-        var queuedAttempt = 0
         var currentRequest: URLRequest?
         var response: HTTPURLResponse?
-        var memory = Data()
+        /// The body held in memory (MemoryBody.swift); a download's goes to its file, an accepted stream's to its consumer.
+        var memory = MemoryBody(limit: 0)
         var received: Int64 = 0
         var expectedToReceive: Int64?
         var sent: Int64 = 0
@@ -80,28 +72,26 @@ final class TransferTask: Sendable {
         var failure: CourierError?
         var observers: [ProgressObserver] = []
         var lastProgressDelivery: [ProgressDirection: ContinuousClock.Instant] = [:]
-        var download = DownloadState()
+        /// A download's body: its plan, writer and bookkeeping (FileBody.swift); `nil` for other kinds.
+        var file: FileBody?
+        /// Answers to `Range` in a row that did not continue the bytes held, so the body started over.
+        var restarts = 0
         var options: TaskOptions
         /// 0 for the first attempt; counts retries (redirect and authentication follow-ups are
         /// part of the same attempt).
         var attempt = 0
-        /// A failed attempt waits for a retrier's decision or a retry delay; `cancel()` or
-        /// `suspend()` call the retry off.
-        var awaitingRetry = false
         /// This attempt's redirects (RedirectState.swift).
         var redirects = RedirectState()
         /// A 307/308 with a body, to be re-sent by Courier (URLSession drops the body).
         var pendingRedirect: URLRequest?
         /// This attempt's answer to a 401 (ChallengeState.swift).
         var challenge = ChallengeState()
-        /// The failure the retriers are deciding about (`nil` when only validation failed).
-        var pendingFailure: CourierError?
         /// The whole-task deadline's timer, cancelled on completion.
         var deadlineTimer: (any DispatchSourceTimer)?
         /// A multipart body once encoded (in memory or in a private temporary file).
         var encodedBody: EncodedBody?
-        /// A streamed body's own state (TransferTask+Streaming.swift).
-        var stream = StreamState()
+        /// A streamed body's own state (StreamBody.swift); `nil` for other kinds.
+        var stream: StreamBody?
         /// The task's timeline (Sources/Courier/Events/TaskMetrics.swift).
         var metrics = MetricsRecorder()
     }
@@ -124,6 +114,15 @@ final class TransferTask: Sendable {
         self.events = events
         self.finisher = finisher
         var initial = State(options: options)
+        initial.memory = MemoryBody(limit: settings.maximumResponseSize)
+        if case .stream(let buffer, let policy) = kind { initial.stream = StreamBody(buffer: buffer, policy: policy) }
+        if case .download(let plan) = kind {
+            // Appends wake the writer per 256 KiB (the staging file's own buffer), or sooner for a small limit.
+            let writer = DiskWriter(
+                batchBytes: Int(min(256 * 1024, plan.policy.bufferLimit / 2)), callQueue: core.callQueue,
+                simulation: plan.policy.simulatedDisk)
+            initial.file = FileBody(plan: plan, writer: writer)
+        }
         var request = request
         if case .upload(let body) = kind { initial.expectedToSend = body.expectedLength }
         if case .upload(.multipart(let form, _)) = kind, request.value(forHTTPHeaderField: "Content-Type") == nil {
@@ -147,24 +146,19 @@ final class TransferTask: Sendable {
             initial.received = resume.bytesOnDisk
             initial.validator = resume.validator
             initial.expectedToReceive = resume.totalLength
-            initial.download.resumedBytes = resume.bytesOnDisk
+            initial.file?.resumedBytes = resume.bytesOnDisk
             self.initialRequest = Self.rangeRequest(
                 request, from: resume.bytesOnDisk, validator: resume.validator, state: &initial)
         } else {
             self.initialRequest = request
         }
+        let writer = initial.file?.writer
         self.state = Locked(initial)
-        if case .download(let plan) = kind {
-            // Appends wake the writer per 256 KiB (the staging file's own buffer), or sooner for a small limit.
-            let writer = DiskWriter(
-                batchBytes: Int(min(256 * 1024, plan.policy.bufferLimit / 2)), callQueue: core.callQueue,
-                simulation: plan.policy.simulatedDisk)
-            self.writer = writer
-            writer.setFailureHandler { [weak self] error in self?.writerFailed(error) }
-        } else {
-            self.writer = nil
-        }
+        writer?.setFailureHandler { [weak self] error in self?.writerFailed(error) }
     }
+
+    /// A download's writer (`nil` for other kinds).
+    var writer: DiskWriter? { state.withLock { $0.file?.writer } }
 
     /// `request` asking for the body from `offset` on, only if unchanged since `validator`.
     static func rangeRequest(_ request: URLRequest, from offset: Int64, validator: String?, state: inout State)
@@ -262,7 +256,7 @@ final class TransferTask: Sendable {
             switch Self.encode(form, threshold: threshold, into: temporary) {
             case .success(let body):
                 let kept = state.withLock { state -> Bool in
-                    guard state.lifecycle.state != .completed else { return false }
+                    guard state.phase.state != .completed else { return false }
                     state.encodedBody = body
                     return true
                 }
@@ -280,9 +274,10 @@ final class TransferTask: Sendable {
     func resume(handle: any SessionTask) {
         var isFirstResume = false
         let request = state.withLock { state -> URLRequest? in
-            guard let transition = state.lifecycle.apply(.resume) else { return nil }
+            let action = state.phase.resumeRequested()
+            guard action != .none else { return nil }
             state.retainedHandle = handle
-            isFirstResume = transition.from == .initialized
+            isFirstResume = action == .startFirstAttempt
             if !isFirstResume, streamCannotContinue(state) { return nil }
             state.metrics.resumed()
             state.metrics.endPause()
@@ -292,7 +287,7 @@ final class TransferTask: Sendable {
             return request
         }
         guard let request else {
-            if state.withLock({ $0.lifecycle.state == .running && streamCannotContinue($0) }) {
+            if state.withLock({ $0.phase.state == .running && streamCannotContinue($0) }) {
                 fail(with: .streamCannotContinue(url: originalRequest.url), handle: handle)
             }
             return
@@ -309,17 +304,13 @@ final class TransferTask: Sendable {
 
     func suspend(handle: any SessionTask) {
         let stopped = state.withLock { state -> URLSessionTask?? in
-            guard state.lifecycle.apply(.suspend) != nil else { return nil }
-            defer { state.current = nil }
-            state.awaitingRetry = false
-            state.download.throttled = false
-            state.stream.throttled = false
-            if case .download(let plan) = kind { writeRecord(plan, &state, force: false) }
+            guard case .suspended(let stopping) = state.phase.suspendRequested() else { return nil }
+            if let plan = state.file?.plan { writeRecord(plan, &state, force: false) }
             state.metrics.endAttempt(.suspended)
             state.metrics.endPause()
             state.metrics.pause(.suspended, bytesHeld: state.received)
             events.emit(.suspended, for: handle)
-            return .some(state.current === state.launching ? nil : state.current)
+            return .some(stopping)
         }
         guard let stopped else { return }
         guard core.park(self) else {
@@ -332,21 +323,20 @@ final class TransferTask: Sendable {
     }
 
     func cancel(handle: any SessionTask) {
-        enum Action { case none, cancelRunning(URLSessionTask?), finish(Completion) }
+        enum Action { case none, cancelRunning(URLSessionTask), finish(Completion) }
         let action = state.withLock { state -> Action in
-            guard let transition = state.lifecycle.apply(.cancel) else { return .none }
-            // Between attempts (waiting to retry, in an adapter, encoding a body) nothing runs in
-            // URLSession: the task can finish now; a late adapter or timer finds it completed.
-            if transition.from == .running, state.current != nil {
-                return .cancelRunning(state.current === state.launching ? nil : state.current)
+            switch state.phase.cancelRequested() {
+            // An attempt being launched is cancelled by its launcher, whose completion finishes the task.
+            case .none, .leaveToLauncher: return .none
+            case .cancelAttempt(let task): return .cancelRunning(task)
+            case .finishNow:
+                if let plan = state.file?.plan { return .finish(cancelledDownload(plan, &state)) }
+                return .finish(completeLocked(&state, error: .cancelled(url: originalRequest.url)))
             }
-            if case .download(let plan) = kind { return .finish(cancelledDownload(plan, &state)) }
-            return .finish(completeLocked(&state, error: .cancelled(url: originalRequest.url)))
         }
         switch action {
         case .none: return
-        // With no task to cancel, an attempt is being set up or launched; its launcher finishes it.
-        case .cancelRunning(let task): if let task { core.cancel(task) }
+        case .cancelRunning(let task): core.cancel(task)
         case .finish(let completion):
             perform(completion)
         }
@@ -356,11 +346,11 @@ final class TransferTask: Sendable {
     /// bytes cannot be continued: no validator, nothing received, not a GET).
     func cancelProducingResumeData(handle: any SessionTask, _ handler: @escaping @Sendable (ResumeData?) -> Void) {
         let accepted = state.withLock { state -> Bool in
-            guard case .download = kind, state.lifecycle.state != .completed, state.lifecycle.state != .cancelling else {
+            guard state.file != nil, state.phase.state != .completed, state.phase.state != .cancelling else {
                 return false
             }
-            state.download.producesResumeData = true
-            state.download.resumeDataHandler = handler
+            state.file?.producesResumeData = true
+            state.file?.resumeDataHandler = handler
             return true
         }
         if accepted { cancel(handle: handle) } else { settings.delivery.withoutGroup.run { handler(nil) } }
@@ -375,23 +365,20 @@ final class TransferTask: Sendable {
         enum Step { case none, cancel(URLSessionTask), finish(Completion) }
         let step = state.withLock { state -> Step in
             guard state.failure == nil else { return .none }
-            switch state.lifecycle.state {
-            case .running:
+            let wasRunning = state.phase.state == .running
+            let action = state.phase.stopRequested()
+            if wasRunning, action != .none {
+                // What the attempt's completion (or the launcher) reports.
                 state.failure = error
-                state.download.keepsBytes = keepingBytes
-                if let current = state.current {
-                    // A task still being launched is not registered yet: its launcher cancels it.
-                    return current === state.launching ? .none : .cancel(current)
-                }
-            case .suspended:
-                _ = state.lifecycle.apply(.cancel)
-            case .initialized, .cancelling, .completed:
-                return .none
+                state.file?.keepsBytes = keepingBytes
             }
-            state.awaitingRetry = false
-            state.download.throttled = false
-            state.stream.throttled = false
-            if keepingBytes, case .download(let plan) = kind { return .finish(finishFailedDownload(error, plan, &state)) }
+            switch action {
+            // A task still being launched is not registered yet: its launcher cancels it.
+            case .none, .leaveToLauncher: return .none
+            case .cancelAttempt(let current): return .cancel(current)
+            case .finishNow: break
+            }
+            if keepingBytes, let plan = state.file?.plan { return .finish(finishFailedDownload(error, plan, &state)) }
             return .finish(completeLocked(&state, error: error))
         }
         switch step {
@@ -417,7 +404,7 @@ final class TransferTask: Sendable {
             stop(with: error, keepingBytes: true)
         }
         let armed = state.withLock { state -> Bool in
-            guard state.lifecycle.state != .completed else { return false }
+            guard state.phase.state != .completed else { return false }
             state.deadlineTimer = timer
             return true
         }
@@ -433,12 +420,8 @@ final class TransferTask: Sendable {
     func fail(with error: CourierError, handle: (any SessionTask)? = nil, keepingBytes: Bool = false) {
         let completion = state.withLock { state -> Completion? in
             if handle != nil, state.retainedHandle == nil { state.retainedHandle = handle }
-            switch state.lifecycle.state {
-            case .completed: return nil
-            case .initialized, .suspended: _ = state.lifecycle.apply(.cancel)
-            case .running, .cancelling: break
-            }
-            if keepingBytes, case .download(let plan) = kind { return finishFailedDownload(error, plan, &state) }
+            guard state.phase.finishRequested() else { return nil }
+            if keepingBytes, let plan = state.file?.plan { return finishFailedDownload(error, plan, &state) }
             return completeLocked(&state, error: error)
         }
         if let completion { perform(completion) }
@@ -454,10 +437,9 @@ final class TransferTask: Sendable {
             return fail(with: .sessionInvalidated(url: originalRequest.url))
         }
         let abandoned = state.withLock { state -> Bool in
-            if state.launching === task { state.launching = nil }
-            state.download.attempts += 1
+            state.file?.attempts += 1
             // A failure recorded meanwhile (a download's write error) stops the attempt too.
-            return state.current !== task || state.lifecycle.state != .running || state.failure != nil
+            return state.phase.launchFinished(task, failureRecorded: state.failure != nil)
         }
         if abandoned { task.cancel() }
     }
@@ -496,33 +478,16 @@ final class TransferTask: Sendable {
             return fail(with: error)
         }
         // Made and resumed on the call queue: both wait for URLSession's work queue.
-        let number = state.withLock { state -> Int in
-            state.queuedAttempt += 1
-            return state.queuedAttempt
-        }
+        let number = state.withLock { $0.phase.attemptQueued() }
         core.table.noteStarting()
         core.callQueue.async { [self] in makeAndLaunch(request, number: number) }
-    }
-
-    /// What becomes of an attempt taken from the call queue.
-    private enum Launch { case start, cancelled, dropped }
-
-    /// `.start` while the task runs and `number` is its newest attempt; `.dropped` when it was
-    /// paused (the next resume makes a new attempt), completed, or replaced by a newer attempt.
-    private func launchDecision(_ state: State, number: Int) -> Launch {
-        guard state.queuedAttempt == number else { return .dropped }
-        switch state.lifecycle.state {
-        case .running: return .start
-        case .cancelling: return .cancelled
-        case .initialized, .suspended, .completed: return .dropped
-        }
     }
 
     private func makeAndLaunch(_ request: URLRequest, number: Int) {
         // Noted as starting in `createAttempt`; from `launch` on the table's admission accounts for it.
         var launched = false
         defer { if !launched { core.table.dropStarting() } }
-        switch state.withLock({ launchDecision($0, number: number) }) {
+        switch state.withLock({ $0.phase.launchDecision(number: number) }) {
         case .start: break
         case .cancelled: return fail(with: .cancelled(url: request.url))
         case .dropped: return
@@ -532,12 +497,10 @@ final class TransferTask: Sendable {
         guard let task = core.makeTask({ makeURLSessionTask(for: request, encoded: encoded, in: $0) }) else {
             return fail(with: .sessionInvalidated(url: request.url))
         }
-        let decision = state.withLock { state -> Launch in
-            let decision = launchDecision(state, number: number)
+        let decision = state.withLock { state -> TaskPhaseMachine<URLSessionTask>.LaunchDecision in
+            let decision = state.phase.attemptMade(task, number: number)
             if decision == .start {
-                state.current = task
                 state.currentRequest = request
-                state.launching = task
                 restartWaitClock(awaitingHead: true, &state)
                 noteAttempt(request, &state)
             }
@@ -581,14 +544,14 @@ final class TransferTask: Sendable {
     }
 
     func resetBody(_ state: inout State) {
-        state.memory.removeAll(keepingCapacity: true)
+        state.memory.reset()
         state.received = 0
         state.rangeOffset = nil
         state.spanEnd = nil
         state.continuedByRange = false
         state.ignoresBody = false
         // Queued behind the writes already accepted, which it then drops (with their SHA-256).
-        if state.download.partialFile != nil { writer?.truncate() }
+        if state.file?.partialFile != nil { state.file?.writer.truncate() }
     }
 
     // MARK: - Completion
@@ -603,56 +566,54 @@ final class TransferTask: Sendable {
         let resumeDataHandler: (@Sendable (ResumeData?) -> Void)?
         /// A download's ending, for its writer to carry out once every accepted byte is written,
         /// with the files to remove if the partial file is not kept.
-        let ending: (DiskWriter.Ending, removing: [URL])?
+        let ending: (DiskWriter, DiskWriter.Ending, removing: [URL])?
     }
 
     /// Ends the task: gathers the outcome and what becomes of the body. With `keeping`, a failed
     /// download's partial file (and record) stay for resuming, and the error gets this resume data
     /// with the bytes the writer really wrote; otherwise they are removed.
     func completeLocked(_ state: inout State, error: CourierError?, keeping resume: ResumeData? = nil) -> Completion {
-        _ = state.lifecycle.apply(.complete)
+        state.phase.completed()
         let metrics = state.metrics.complete(error: error)
         state.deadlineTimer?.cancel()
         state.deadlineTimer = nil
-        state.stream.idleTimer?.cancel()
-        state.stream.idleTimer = nil
-        state.stream.throttled = false
+        state.stream?.idleTimer?.cancel()
+        state.stream?.idleTimer = nil
         var obsoleteFiles: [URL] = []
         var resumeDataHandler: (@Sendable (ResumeData?) -> Void)?
-        var ending: (DiskWriter.Ending, removing: [URL])?
+        var ending: (DiskWriter, DiskWriter.Ending, removing: [URL])?
         if case .file(let url, _)? = state.encodedBody {
             unlink(url.path)  // the encoded multipart body is removed on every path
             state.encodedBody = nil
         }
-        if case .download(let plan) = kind {
+        if let file = state.file {
+            let plan = file.plan
             let record = plan.recordFile
             // Removed unless the partial file is published or kept: nothing worth continuing stays.
             let removing = [
-                state.download.partialFile, plan.partialFile, plan.resumeFrom?.partialFile, record,
+                file.partialFile, plan.partialFile, plan.resumeFrom?.partialFile, record,
                 record.map(AtomicFile.temporaryFile),
             ].compactMap { $0 }
             if error == nil {
                 // Also after a 416 that proved the file complete: the writer's digest covers the
                 // whole file (bytes an earlier run wrote are hashed when it is opened).
-                ending = (.publish(expectedSHA256: plan.policy.expectedSHA256, url: originalRequest.url), removing)
+                ending = (file.writer, .publish(expectedSHA256: plan.policy.expectedSHA256, url: originalRequest.url), removing)
                 // Removed once the file is published.
                 if let record { obsoleteFiles += [record, AtomicFile.temporaryFile(for: record)] }
             } else if let resume {
-                ending = (.keep(resume, record: record), removing)
+                ending = (file.writer, .keep(resume, record: record), removing)
             } else {
-                ending = (.discard, removing)
+                ending = (file.writer, .discard, removing)
             }
-            resumeDataHandler = state.download.resumeDataHandler
-            state.download.resumeDataHandler = nil
-            state.download.throttled = false
+            resumeDataHandler = file.resumeDataHandler
+            state.file?.resumeDataHandler = nil
         }
-        let data = state.memory
-        state.memory = Data()
+        let data = state.memory.take()
         let outcome = TransferOutcome(
             request: state.currentRequest ?? originalRequest, response: state.response, data: data,
             stagedFile: nil, error: error?.adding(url: originalRequest.url, response: state.response, body: nil),
-            alreadyComplete: state.ignoresBody, report: state.download.report, obsoleteFiles: obsoleteFiles,
-            resolvedDestination: state.download.resolvedDestination, metrics: metrics)
+            alreadyComplete: state.ignoresBody, report: state.file?.report ?? DownloadReport(), obsoleteFiles: obsoleteFiles,
+            resolvedDestination: state.file?.resolvedDestination, metrics: metrics)
         var finalProgress: [ProgressDirection: Progress] = [:]
         if error == nil {
             for direction in Set(state.observers.map(\.direction)) {
@@ -664,14 +625,13 @@ final class TransferTask: Sendable {
             finalProgress: finalProgress, resumeDataHandler: resumeDataHandler, ending: ending)
         state.observers = []
         state.retainedHandle = nil
-        state.current = nil
         return completion
     }
 
     /// Finishes the task; a download first waits for its writer to write every accepted byte and
     /// end the file (the completion then runs on the writer's queue).
     func perform(_ completion: Completion) {
-        guard let writer, let (ending, removing) = completion.ending else { return deliver(completion) }
+        guard let (writer, ending, removing) = completion.ending else { return deliver(completion) }
         writer.finish(ending, removing: removing) { [self] settled in
             deliver(completion.settled(by: settled, url: originalRequest.url))
         }

@@ -26,7 +26,7 @@ final class BackPressureTests: CourierTestCase {
     }
 
     private func throttled(_ task: DownloadTask) -> Bool {
-        task.transfer.state.withLock { $0.download.throttled }
+        task.transfer.state.withLock { $0.phase.isThrottled(.disk) }
     }
 
     private func statistics(_ task: DownloadTask) throws -> DiskWriter.Statistics {
