@@ -93,7 +93,11 @@ final class SessionCore: Sendable {
     /// queue, it would trap. Whoever decides a cancel records why first, so the callbacks that
     /// still arrive for the task are ignored or ended by that decision.
     func cancel(_ task: URLSessionTask) {
-        callQueue.async { task.cancel() }
+        // Not while its redirect is being answered (TaskDelegateTable.RedirectGuard): the router
+        // sends the cancel after the answer.
+        callQueue.async { [table] in
+            if table.mayCancel(task.taskIdentifier) { task.cancel() }
+        }
     }
 
     /// Remembers a paused transfer; `false` when the session is already invalidated.

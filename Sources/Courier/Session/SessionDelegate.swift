@@ -52,7 +52,12 @@ extension SessionDelegate: URLSessionTaskDelegate {
         // The handler must be called exactly once: never answering hangs the task, answering
         // twice crashes (Docs/Platform.md §4.4).
         guard let delegate = table.delegate(for: task.taskIdentifier) else { return completionHandler(request) }
+        // Once the task's cancel went out, FoundationNetworking traps on an answer: the cancel ends
+        // the task. A cancel asked for meanwhile waits for the answer (TaskDelegateTable.RedirectGuard).
+        guard table.beginRedirect(task.taskIdentifier) else { return }
         completionHandler(delegate.urlTask(task, willRedirectTo: request, response: response))
+        // `cancel()` waits for URLSession's work queue: not on this thread, and after the answer.
+        if table.endRedirect(task.taskIdentifier) { callQueue.async { task.cancel() } }
     }
 
     func urlSession(

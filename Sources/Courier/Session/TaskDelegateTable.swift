@@ -21,6 +21,49 @@ final class TaskDelegateTable: Sendable {
         let delegate: any TaskDelegate
         let host: String
         var isRunning: Bool
+        /// Where the task stands between a redirect question and a cancel (``RedirectGuard``).
+        var redirectGuard = RedirectGuard()
+    }
+
+    /// A cancel and a redirect answer must not cross: FoundationNetworking traps ("Received
+    /// callback for HTTP redirection, but we're not waiting for it") when the answer arrives
+    /// after a cancel changed its state (Docs/Platform.md §4.4). So a cancel asked for while the
+    /// redirect is decided waits until the answer is given, and a redirect asked about after the
+    /// cancel went out is not answered (the cancel ends the task).
+    struct RedirectGuard: Sendable, Equatable {
+        /// The redirect is being decided; its answer is not given yet.
+        var isDeciding = false
+        /// `cancel()` went to URLSession.
+        var cancelSent = false
+        /// A cancel waits for the redirect answer.
+        var cancelWaits = false
+
+        /// A cancel is asked for: `true` to send it now, `false` when it waits for the answer.
+        mutating func cancel() -> Bool {
+            guard !isDeciding else {
+                cancelWaits = true
+                return false
+            }
+            cancelSent = true
+            return true
+        }
+
+        /// A redirect is asked about: `true` to decide and answer it, `false` when the cancel
+        /// already went out (then it must not be answered).
+        mutating func beginRedirect() -> Bool {
+            guard !cancelSent else { return false }
+            isDeciding = true
+            return true
+        }
+
+        /// The answer was given: `true` when a cancel waited for it and must go out now.
+        mutating func endRedirect() -> Bool {
+            isDeciding = false
+            guard cancelWaits else { return false }
+            cancelWaits = false
+            cancelSent = true
+            return true
+        }
     }
 
     private struct State {
@@ -72,6 +115,22 @@ final class TaskDelegateTable: Sendable {
 
     func delegate(for taskIdentifier: Int) -> (any TaskDelegate)? {
         state.withLock { $0.entries[taskIdentifier]?.delegate }
+    }
+
+    /// Whether a cancel of the task may go to URLSession now (``RedirectGuard/cancel()``); a task
+    /// that is not in the table (not admitted yet, or finished) is cancelled now.
+    func mayCancel(_ taskIdentifier: Int) -> Bool {
+        state.withLock { $0.entries[taskIdentifier]?.redirectGuard.cancel() ?? true }
+    }
+
+    /// Whether a redirect of the task is to be decided and answered (``RedirectGuard/beginRedirect()``).
+    func beginRedirect(_ taskIdentifier: Int) -> Bool {
+        state.withLock { $0.entries[taskIdentifier]?.redirectGuard.beginRedirect() ?? true }
+    }
+
+    /// The redirect was answered: `true` when a cancel waited and must be sent now.
+    func endRedirect(_ taskIdentifier: Int) -> Bool {
+        state.withLock { $0.entries[taskIdentifier]?.redirectGuard.endRedirect() ?? false }
     }
 
     /// Removes a finished task; returns its delegate and, when it freed a slot, the waiting task
