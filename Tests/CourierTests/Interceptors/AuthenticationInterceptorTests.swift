@@ -49,6 +49,19 @@ final class AuthenticationInterceptorTests: CourierTestCase {
         server.requests.filter { $0.path == path }.map { $0.header("Authorization") }
     }
 
+    /// An interceptor whose credential must be refreshed first, by a refresh that waits until
+    /// the test opens `gate`.
+    private func gatedRefresh() -> (Gate, TestAuthenticator, AuthenticationInterceptor<TestAuthenticator>) {
+        let gate = Gate()
+        let authenticator = TestAuthenticator { _ in
+            try await gate.wait()
+            return TestCredential(token: "new")
+        }
+        let auth = AuthenticationInterceptor(
+            authenticator: authenticator, credential: TestCredential(token: "old", requiresRefresh: true))
+        return (gate, authenticator, auth)
+    }
+
     func testTenConcurrentRequestsRefusedForAnExpiredTokenMakeOneRefreshAndAllSucceedWithTheNewToken() {
         // Given a token the server no longer accepts, and a refresh that takes a moment
         let authenticator = TestAuthenticator { _ in
@@ -152,13 +165,7 @@ final class AuthenticationInterceptorTests: CourierTestCase {
 
     func testCancellingAWaitingRequestCompletesItAsCancelledAndLeavesTheOthersWaiting() {
         // Given three requests waiting for a refresh that waits for the test
-        let gate = Gate()
-        let authenticator = TestAuthenticator { _ in
-            try await gate.wait()
-            return TestCredential(token: "new")
-        }
-        let auth = AuthenticationInterceptor(
-            authenticator: authenticator, credential: TestCredential(token: "old", requiresRefresh: true))
+        let (gate, authenticator, auth) = gatedRefresh()
         let responses = run(Array(repeating: request("/bearer/new"), count: 3), with: auth) { tasks in
             waitUntil("all three wait") { auth.waitingRequestCount == 3 }
             // When the first is cancelled
@@ -197,13 +204,7 @@ final class AuthenticationInterceptorTests: CourierTestCase {
 
     func testInvalidatingTheManagerWhileRequestsWaitCompletesEachOnceWhenTheRefreshEndsAndSendsNothing() {
         // Given three requests waiting for a refresh that waits for the test
-        let gate = Gate()
-        let authenticator = TestAuthenticator { _ in
-            try await gate.wait()
-            return TestCredential(token: "new")
-        }
-        let auth = AuthenticationInterceptor(
-            authenticator: authenticator, credential: TestCredential(token: "old", requiresRefresh: true))
+        let (gate, _, auth) = gatedRefresh()
         let responses = run(Array(repeating: request("/bearer/new"), count: 3), with: auth, timeout: 5) { _ in
             waitUntil("all three wait") { auth.waitingRequestCount == 3 }
             // When the manager goes away, and then the refresh ends
