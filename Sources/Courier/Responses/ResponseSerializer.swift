@@ -22,6 +22,26 @@ extension ResponseSerializer {
     public var needsProcessingQueue: Bool { true }
 }
 
+extension ResponseSerializer {
+    /// `serialize` as a typed result, for a data task's body and a downloaded file alike: a
+    /// `CourierError` stays one (with the exchange added), anything else is
+    /// ``CourierError/Code-swift.struct/decodingFailed``, "the serializer failed`source`: …".
+    /// `body` is the body to attach to the error (`nil` for a file).
+    func result(
+        request: URLRequest?, response: HTTPURLResponse?, data: Data, body: Data?, source: String = ""
+    ) -> Result<Value, CourierError> {
+        do {
+            return .success(try serialize(request: request, response: response, data: data))
+        } catch let error as CourierError {
+            return .failure(error.adding(url: request?.url, response: response, body: body))
+        } catch {
+            return .failure(CourierError(
+                code: .decodingFailed, message: "the serializer failed\(source): \(error)", url: request?.url,
+                response: response, body: body, underlyingError: error))
+        }
+    }
+}
+
 /// Which empty bodies are legitimate: RFC 9110 gives 204 and 205 no content and HEAD no body.
 /// Anywhere else an empty body is a ``CourierError/Code-swift.struct/emptyResponse`` error for
 /// serializers that need content.

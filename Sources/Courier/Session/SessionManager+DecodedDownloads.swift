@@ -50,15 +50,9 @@ extension DownloadResponse {
                 code: .fileSystem, message: "cannot read the downloaded file \(file.path): \(error)", url: url,
                 response: response, underlyingError: error))
         }
-        do {
-            return .success(try serializer.serialize(request: request, response: response, data: data))
-        } catch let error as CourierError {
-            return .failure(error.adding(url: url, response: response, body: nil))
-        } catch {
-            return .failure(CourierError(
-                code: .decodingFailed, message: "the serializer failed on the downloaded file \(file.lastPathComponent): \(error)",
-                url: url, response: response, underlyingError: error))
-        }
+        return serializer.result(
+            request: request, response: response, data: data, body: nil,
+            source: " on the downloaded file \(file.lastPathComponent)")
     }
 }
 
@@ -98,6 +92,8 @@ extension SessionManager {
     ) async throws(CourierError) -> (value: Serializer.Value, file: URL, http: HTTPURLResponse) {
         let (file, http) = try await download(for: request, to: destination, policy: policy, validation: validation)
         let response = DownloadResponse(request: request, response: http, result: .success(file))
+        // As for data tasks: a serializer that does no work is not worth a queue hop.
+        guard serializer.needsProcessingQueue else { return (try response.serialized(by: serializer).get(), file, http) }
         let processingQueue = processingQueue
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Serializer.Value, CourierError>, Never>) in
             processingQueue.async { continuation.resume(returning: response.serialized(by: serializer)) }

@@ -104,15 +104,9 @@ extension SessionManager {
     ) -> Result<Serializer.Value, CourierError> {
         do {
             try validation.validate(request: outcome.request, response: outcome.response, data: outcome.data)
-            return .success(
-                try serializer.serialize(request: outcome.request, response: outcome.response, data: outcome.data))
-        } catch let error as CourierError {
-            return .failure(error.adding(url: outcome.request.url, response: outcome.response, body: outcome.data))
         } catch {
-            return .failure(
-                CourierError(
-                    code: .decodingFailed, message: "the serializer failed: \(error)", url: outcome.request.url,
-                    response: outcome.response, body: outcome.data, underlyingError: error))
+            return .failure(error.adding(url: outcome.request.url, response: outcome.response, body: outcome.data))
         }
+        return serializer.result(request: outcome.request, response: outcome.response, data: outcome.data, body: outcome.data)
     }
 }
