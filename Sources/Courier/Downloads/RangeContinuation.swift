@@ -75,7 +75,7 @@ enum RangeContinuation: Equatable, Sendable {
     /// that ignores `If-Range` answers with the new version's bytes at the old offset.
     private static func changedValidator(sent validator: String?, _ answer: Answer) -> String? {
         guard let validator else { return nil }
-        if validator.hasPrefix("\"") {
+        if StrongValidator.isEntityTag(validator) {
             // Weak ETags never went out as If-Range; a weak one back is another version too.
             guard let etag = answer.etag, etag != validator else { return nil }
             return etag

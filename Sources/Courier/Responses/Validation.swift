@@ -18,6 +18,8 @@ public struct Validation: Sendable {
     public private(set) var checksAccept = false
     /// The rules added with ``validate(_:)``, in the order they run.
     private var rules: [Rule] = []
+    /// The rules added with ``validateHead(_:)``, in the order they run (Validation+Head.swift).
+    var headRules: [HeadRule] = []
 
     /// A rule of your own: it sees the request, the response head and the body (`nil` when the
     /// body is not in memory: a download's file, a stream at its head), and throws to refuse.

@@ -7,8 +7,8 @@ import FoundationNetworking
 ///
 /// Creating a task on an invalidated URLSession is a `fatalError` on Linux (Docs/Platform.md §4.3), so
 /// creation and start are checked against `isInvalidated`, which only the call queue sets, on
-/// the call queue. Transfers paused by Courier have no URLSession task (and so no table entry); they are
-/// parked here so that invalidation can finish them too.
+/// the call queue. Transfers between attempts or paused have no URLSession task (and so no table
+/// entry); invalidation finishes them through ``live``, which holds every resumed, unfinished task.
 ///
 /// **Every call into URLSession runs on ``callQueue``**: creating and resuming tasks, starting
 /// the next task a per-host slot frees, cancels decided inside a callback, continuations and
@@ -19,6 +19,8 @@ import FoundationNetworking
 final class SessionCore: Sendable {
     let session: URLSession
     let table: TaskDelegateTable
+    /// The manager's resumed, unfinished tasks (LiveTasks.swift).
+    let live = LiveTasks()
     /// The manager's serial queue for calls into URLSession. On libdispatch's overcommit root,
     /// never the global pool: that pool is only as wide as the CPUs and runs the manager's
     /// callback queue, which a waiting call would hold up.
@@ -30,7 +32,6 @@ final class SessionCore: Sendable {
         /// The URLSession itself is invalidated (on ``callQueue``, after every start queued before).
         var isInvalidated = false
         var lastTaskIdentifier = 0
-        var parked: [ObjectIdentifier: TransferTask] = [:]
     }
     private let state = Locked(State())
 
@@ -100,23 +101,15 @@ final class SessionCore: Sendable {
         }
     }
 
-    /// Remembers a paused transfer; `false` when the session is already invalidated.
-    func park(_ transfer: TransferTask) -> Bool {
-        state.withLock { state in
-            guard !state.isInvalidated else { return false }
-            state.parked[ObjectIdentifier(transfer)] = transfer
-            return true
-        }
-    }
-
-    func unpark(_ transfer: TransferTask) {
-        _ = state.withLock { $0.parked.removeValue(forKey: ObjectIdentifier(transfer)) }
-    }
+    /// Whether a transfer may pause: `false` once the URLSession is invalidated (nothing could
+    /// continue it).
+    var mayPause: Bool { state.withLock { !$0.isInvalidated } }
 
     /// Invalidates the session; only the first call does anything. ``isInvalidated`` is `true` at
     /// once; the URLSession is invalidated on ``callQueue`` after the starts queued there before
     /// it, so a task resumed before this call still runs, even one waiting behind the per-host
-    /// cap (with `cancelingTasks`, it is then cancelled like the others). Parked transfers fail
+    /// cap (with `cancelingTasks`, it is then cancelled like the others). Paused transfers, and
+    /// with `cancelingTasks` every live one (also one waiting for its adapters or a retry), fail
     /// with `sessionInvalidated`.
     func invalidate(cancelingTasks: Bool) {
         let first = state.withLock { state -> Bool in
@@ -125,11 +118,7 @@ final class SessionCore: Sendable {
         }
         guard first else { return }
         callQueue.async { [self] in
-            let parked = state.withLock { state -> [TransferTask] in
-                state.isInvalidated = true
-                defer { state.parked = [:] }
-                return Array(state.parked.values)
-            }
+            state.withLock { $0.isInvalidated = true }
             if cancelingTasks {
                 // Tasks waiting behind the per-host cap must not start now: cancel them, which
                 // still reports their completion (as `sessionInvalidated`).
@@ -140,7 +129,11 @@ final class SessionCore: Sendable {
                 // slots free, and URLSession ends the session after the last one.
                 session.finishTasksAndInvalidate()
             }
-            for transfer in parked { transfer.fail(with: .sessionInvalidated(url: transfer.originalRequest.url)) }
+            // Without `cancelingTasks`, only the paused: nothing can resume them. Those between
+            // attempts find the session invalidated when they start their next one.
+            for transfer in live.snapshot where cancelingTasks || transfer.isPaused {
+                transfer.stop(with: .sessionInvalidated(url: transfer.originalRequest.url), keepingBytes: false)
+            }
         }
     }
 }

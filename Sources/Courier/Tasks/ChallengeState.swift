@@ -24,6 +24,13 @@ struct ChallengeState: Sendable, Equatable {
         case refuse(reason: String, scheme: String?)
     }
 
+    /// Whether ``decide(_:credential:request:originalURL:)`` would answer this 401 (nothing changes).
+    func wouldAnswer(_ response: HTTPURLResponse, credential: Credential?, request: URLRequest, originalURL: URL?) -> Bool {
+        var copy = self
+        if case .answer = copy.decide(response, credential: credential, request: request, originalURL: originalURL) { return true }
+        return false
+    }
+
     /// The decision for the 401 `response` to `request`, for a task made for `originalURL`.
     mutating func decide(_ response: HTTPURLResponse, credential: Credential?, request: URLRequest, originalURL: URL?) -> Decision {
         let header = response.value(forHTTPHeaderField: "WWW-Authenticate")

@@ -30,12 +30,20 @@ extension TransferTask: TaskDelegate {
         // Interim responses (`100 Continue` of a streamed upload) reach this callback on Linux
         // (Docs/Platform.md §2.1); only a final response starts a body.
         if (100..<200).contains(http.statusCode) { return }
+        // The caller's head rules run here, outside the lock; callbacks run one at a time, so no
+        // body byte of this response is looked at before the answer is in (TransferTask+HeadRules.swift).
+        let refusal = headRefusal(http, task)
         let action = state.withLock { state -> TransferAction in
             // A failure already recorded (a write error, the deadline) stands: the attempt is ending.
             guard state.phase.isRunning(task), state.failure == nil, state.stream?.expiredWait == nil else { return .none }
             state.metrics.responseHead(http.statusCode)
             restartWaitClock(awaitingHead: false, &state)
             emit(.response(http), state)
+            if let refusal {
+                state.failure = refusal
+                state.ignoresBody = true
+                return .cancel(task)
+            }
             if let plan = state.file?.plan { return downloadResponse(http, task, plan, &state) }
             // Lengths are Courier's to read: libcurl takes `0x5` for 0 and would end the body there.
             let contentLength: Int64?
@@ -255,11 +263,9 @@ extension TransferTask: TaskDelegate {
     /// A validator that makes `If-Range` safe: a strong ETag, else `Last-Modified`. Nothing when
     /// the body is content-encoded (offsets would count decoded bytes).
     static func strongValidator(of response: HTTPURLResponse) -> String? {
-        guard response.value(forHTTPHeaderField: "Content-Encoding") == nil else { return nil }
-        if let etag = response.value(forHTTPHeaderField: "ETag"), !etag.hasPrefix("W/"), etag.hasPrefix("\"") {
-            return etag
-        }
-        return response.value(forHTTPHeaderField: "Last-Modified")
+        StrongValidator.of(
+            etag: response.value(forHTTPHeaderField: "ETag"), lastModified: response.value(forHTTPHeaderField: "Last-Modified"),
+            contentEncoding: response.value(forHTTPHeaderField: "Content-Encoding"))
     }
 }
 

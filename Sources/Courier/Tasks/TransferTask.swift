@@ -293,10 +293,10 @@ final class TransferTask: Sendable {
             return
         }
         if isFirstResume {
+            core.live.add(self)
             armDeadline()
             armIdleTimer()
         }
-        core.unpark(self)
         // Before the attempt, whose own events follow.
         events.emit(.resumed, for: handle)
         startAttempt(request)
@@ -313,7 +313,7 @@ final class TransferTask: Sendable {
             return .some(stopping)
         }
         guard let stopped else { return }
-        guard core.park(self) else {
+        guard core.mayPause else {
             if let stopped { core.cancel(stopped) }
             return fail(with: .sessionInvalidated(url: originalRequest.url), handle: handle)
         }
@@ -638,7 +638,6 @@ final class TransferTask: Sendable {
     }
 
     private func deliver(_ completion: Completion) {
-        core.unpark(self)  // a task paused at some point may still be parked
         if let handler = completion.resumeDataHandler {
             let resumeData = completion.outcome.error?.resumeData
             settings.delivery.withoutGroup.run { handler(resumeData) }
@@ -654,6 +653,7 @@ final class TransferTask: Sendable {
             }
         }
         finisher(completion.outcome, completion.handle)
+        core.live.remove(self, resumeData: completion.outcome.error?.resumeData)
     }
 }
 

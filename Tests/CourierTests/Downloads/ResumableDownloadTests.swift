@@ -242,6 +242,50 @@ final class ResumableDownloadTests: CourierTestCase {
         XCTAssertEqual(try Data(contentsOf: destination), content)
     }
 
+    func testABareETagBacksResumingAndGoesBackAsTheServerSentIt() throws {
+        // Given a server that sends its ETag without quotes (as httpbin does)
+        server.addFile("bare.bin", data: content, etag: "v1-abc")
+        let destination = directory.appendingPathComponent("bare.bin")
+        let produced = Box<ResumeData?>()
+        _ = wait { finish in
+            let task = manager.downloadTask(
+                with: request("/files/bare.bin?chunk=8192&chunk_delay_ms=5"), to: .file(destination), completion: finish)
+            task.resume()
+            waitUntil("bytes arrive") { task.downloadProgress.completedUnitCount >= 50_000 }
+            task.cancel(producingResumeData: { produced.append($0) })
+        }
+        // When the download is cancelled, then resumed
+        let resumeData = try XCTUnwrap(produced.first ?? nil, "no resume data for a bare ETag")
+        XCTAssertEqual(resumeData.validator, "v1-abc")
+        XCTAssertNil(resume(resumeData, to: destination)?.error)
+        // Then it continued with Range, sending the tag back exactly, into the exact file
+        let last = try XCTUnwrap(server.requests.last)
+        XCTAssertEqual(last.header("If-Range"), "v1-abc")
+        XCTAssertNotNil(last.header("Range"))
+        XCTAssertEqual(try Data(contentsOf: destination), content)
+    }
+
+    func testABareETagThatChangedStartsTheFileOverInsteadOfMixingVersions() throws {
+        // Given resume data for a file whose bare ETag was v1
+        server.addFile("changing.bin", data: content, etag: "v1")
+        let destination = directory.appendingPathComponent("changing.bin")
+        let produced = Box<ResumeData?>()
+        _ = wait { finish in
+            let task = manager.downloadTask(
+                with: request("/files/changing.bin?chunk=8192&chunk_delay_ms=5"), to: .file(destination), completion: finish)
+            task.resume()
+            waitUntil("bytes arrive") { task.downloadProgress.completedUnitCount >= 50_000 }
+            task.cancel(producingResumeData: { produced.append($0) })
+        }
+        let resumeData = try XCTUnwrap(produced.first ?? nil)
+        // When the file is replaced by a same-size version v2 before resuming
+        let replacement = Data(content.reversed())
+        server.addFile("changing.bin", data: replacement, etag: "v2")
+        XCTAssertNil(resume(resumeData, to: destination)?.error)
+        // Then the result is the new version whole, never the old bytes with the new ones after them
+        XCTAssertEqual(try Data(contentsOf: destination), replacement)
+    }
+
     func testPlainCancelLeavesNoPartialFile() {
         server.addFile("plain.bin", data: content, etag: "\"v1\"")
         let destination = directory.appendingPathComponent("plain.bin")

@@ -1,0 +1,41 @@
+import Foundation
+
+/// Which value of a response proves that the bytes of a later `Range` answer belong to the same
+/// version (RFC 9110 §8.8 and §13.1.5), decided here once for every kind of task.
+///
+/// - A strong ETag, preferably. RFC 9110 wants it quoted (`"v1"`); httpbin and some real
+///   servers send it bare (`ETag: v1`). A bare tag that could be a quoted tag's inside (visible
+///   ASCII, no space, no `"`) is kept, and goes back in `If-Range` exactly as the server sent it:
+///   a server that compares strings matches it, one that compares parsed tags strips quotes
+///   alike, and a strict one that cannot parse it answers 200 with the whole body, which starts
+///   the file over. Nothing is appended unless the 206 carries that same tag
+///   (``RangeContinuation``), so a bare tag can cost a restart, never a mixed file.
+/// - A weak ETag (`W/…`) never: it does not promise the same bytes.
+/// - Otherwise `Last-Modified`.
+/// - Nothing for a content-encoded body: its bytes are the decoded ones, which no range addresses.
+enum StrongValidator {
+    /// The validator to keep for `If-Range`, from a response's headers; `nil` when there is none.
+    static func of(etag: String?, lastModified: String?, contentEncoding: String?) -> String? {
+        guard contentEncoding == nil else { return nil }
+        if let etag = etag?.trimmingCharacters(in: .whitespaces), isStrongEntityTag(etag) { return etag }
+        return lastModified
+    }
+
+    /// Whether a kept validator is an entity tag rather than a date: an HTTP date always holds
+    /// a space, and an entity tag (quoted or bare) never does.
+    static func isEntityTag(_ validator: String) -> Bool {
+        validator.hasPrefix("\"") || !validator.contains(" ")
+    }
+
+    /// A strong tag: quoted (`"…"` with no `"` inside), or bare and made only of the characters a
+    /// quoted tag may hold, other than a space. `W/` marks a weak tag.
+    private static func isStrongEntityTag(_ value: String) -> Bool {
+        guard !value.isEmpty, !value.hasPrefix("W/") else { return false }
+        let bytes = Array(value.utf8)
+        let allowed = { (byte: UInt8) in byte == 0x21 || (0x23...0x7E).contains(byte) || byte >= 0x80 }
+        if bytes.first == 0x22 {
+            return bytes.count >= 2 && bytes.last == 0x22 && bytes.dropFirst().dropLast().allSatisfy(allowed)
+        }
+        return bytes.allSatisfy(allowed)
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// The manager's tasks that were resumed and have not completed: running, waiting for a slot, an
+/// adapter or a retry, or paused. What ``SessionManager/allTasks`` shows and
+/// ``SessionManager/cancelAllTasks(producingResumeData:queue:completion:)`` stops.
+///
+/// The URLSession task table (``TaskDelegateTable``) cannot answer this: a task between attempts,
+/// waiting for its adapters or paused has no URLSession task at that moment.
+final class LiveTasks: Sendable {
+    private struct State {
+        var tasks: [ObjectIdentifier: TransferTask] = [:]
+        /// Called once the task has ended, with the resume data its error carries.
+        var endWaiters: [ObjectIdentifier: [@Sendable (ResumeData?) -> Void]] = [:]
+    }
+    private let state = Locked(State())
+
+    /// Adds a task at its first `resume()`.
+    func add(_ task: TransferTask) {
+        state.withLock { $0.tasks[ObjectIdentifier(task)] = task }
+    }
+
+    /// Removes a task that ended, and tells whoever waits for its end (after the lock).
+    func remove(_ task: TransferTask, resumeData: ResumeData?) {
+        let waiters = state.withLock { state -> [@Sendable (ResumeData?) -> Void] in
+            let key = ObjectIdentifier(task)
+            state.tasks.removeValue(forKey: key)
+            return state.endWaiters.removeValue(forKey: key) ?? []
+        }
+        for waiter in waiters { waiter(resumeData) }
+    }
+
+    /// The live tasks now, in no order.
+    var snapshot: [TransferTask] { state.withLock { Array($0.tasks.values) } }
+
+    /// Calls `waiter` once `task` has ended: later, or now (with no resume data) when it is not live.
+    func whenEnded(_ task: TransferTask, _ waiter: @escaping @Sendable (ResumeData?) -> Void) {
+        let live = state.withLock { state -> Bool in
+            let key = ObjectIdentifier(task)
+            guard state.tasks[key] != nil else { return false }
+            state.endWaiters[key, default: []].append(waiter)
+            return true
+        }
+        if !live { waiter(nil) }
+    }
+}

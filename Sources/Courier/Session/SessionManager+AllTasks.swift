@@ -1,0 +1,79 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Every task at once: a snapshot of the live tasks, and cancelling them all.
+extension SessionManager {
+    /// The manager's live tasks, by ``SessionTask/taskIdentifier``: every task resumed and not yet
+    /// completed, whether it is running, waiting for a slot under
+    /// ``Configuration/maximumRunningTasksPerHost``, waiting for its adapters or a retry, or
+    /// paused. A task that was created and never resumed is not live. (Darwin's
+    /// `URLSession.allTasks`; Alamofire's `withAllRequests`.)
+    ///
+    /// A snapshot: tasks start and end meanwhile. Each handle answers its own state, requests,
+    /// response and progress, and can be cancelled.
+    public var allTasks: [any SessionTask] {
+        core.live.snapshot.compactMap(\.handle).sorted { $0.taskIdentifier < $1.taskIdentifier }
+    }
+
+    /// Cancels every live task (see ``allTasks``); each completes once, as by its own `cancel()`,
+    /// with ``CourierError/Code-swift.struct/cancelled``. The manager stays usable: tasks made
+    /// afterwards run as usual. (Alamofire's `cancelAllRequests`.)
+    ///
+    /// With `producingResumeData`, each download keeps what it has on disk, as
+    /// ``CourierTask/cancel(producingResumeData:)`` does: its error carries the resume data.
+    ///
+    /// `completion` runs once on `queue` when every task cancelled has ended, with the resume data
+    /// of each download that produced some, by task identifier. After it, none of those tasks
+    /// writes or delivers anything more (their own completions may still be on their way).
+    public func cancelAllTasks(
+        producingResumeData: Bool = false, queue: CallbackQueue = .default,
+        completion: (@Sendable (_ resumeData: [Int: ResumeData]) -> Void)? = nil
+    ) {
+        let tasks = core.live.snapshot
+        let group = DispatchGroup()
+        let collected = Locked<[Int: ResumeData]>([:])
+        for task in tasks {
+            guard let handle = task.handle else { continue }
+            let identifier = handle.taskIdentifier
+            group.enter()
+            core.live.whenEnded(task) { resumeData in
+                if let resumeData { collected.withLock { $0[identifier] = resumeData } }
+                group.leave()
+            }
+            if producingResumeData, task.isDownload {
+                task.cancelProducingResumeData(handle: handle) { _ in }
+            } else {
+                task.cancel(handle: handle)
+            }
+        }
+        guard let completion else { return }
+        let delivery = settings(for: queue).delivery
+        group.notify(queue: .global()) {
+            let resumeData = collected.withLock { $0 }
+            delivery.run { completion(resumeData) }
+        }
+    }
+
+    /// Cancels every live task and returns once they have all ended; see
+    /// ``cancelAllTasks(producingResumeData:queue:completion:)``. Returns the resume data of each
+    /// download that produced some, by task identifier.
+    @discardableResult
+    public func cancelAllTasks(producingResumeData: Bool = false) async -> [Int: ResumeData] {
+        await withCheckedContinuation { continuation in
+            cancelAllTasks(producingResumeData: producingResumeData, queue: .immediate) { continuation.resume(returning: $0) }
+        }
+    }
+}
+
+extension TransferTask {
+    /// The public handle while the task runs (held strongly from `resume()` to completion).
+    var handle: (any SessionTask)? { state.withLock { $0.retainedHandle ?? $0.handle } }
+
+    /// Whether the body goes to a file.
+    var isDownload: Bool { state.withLock { $0.file != nil } }
+
+    /// Whether `suspend()` paused the task (nothing continues it but `resume()`).
+    var isPaused: Bool { state.withLock { $0.phase.state == .suspended } }
+}
