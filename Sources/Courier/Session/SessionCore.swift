@@ -129,9 +129,11 @@ final class SessionCore: Sendable {
                 // slots free, and URLSession ends the session after the last one.
                 session.finishTasksAndInvalidate()
             }
-            // Without `cancelingTasks`, only the paused: nothing can resume them. Those between
-            // attempts find the session invalidated when they start their next one.
-            for transfer in live.snapshot where cancelingTasks || transfer.isPaused {
+            // Tasks with no URLSession task now: URLSession's cancel cannot reach them. Without
+            // `cancelingTasks`, only the paused (nothing can resume them); those between attempts
+            // find the session invalidated when they start their next one. A running attempt ends
+            // through URLSession, as it always did (a download keeps its record, as after a crash).
+            for transfer in live.snapshot where !transfer.hasAttempt && (cancelingTasks || transfer.isPaused) {
                 transfer.stop(with: .sessionInvalidated(url: transfer.originalRequest.url), keepingBytes: false)
             }
         }

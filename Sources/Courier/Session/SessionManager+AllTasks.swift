@@ -74,6 +74,9 @@ extension TransferTask {
     /// Whether the body goes to a file.
     var isDownload: Bool { state.withLock { $0.file != nil } }
 
+    /// Whether a URLSession task runs the current attempt (launching, running or being cancelled).
+    var hasAttempt: Bool { state.withLock { $0.phase.attempt != nil } }
+
     /// Whether `suspend()` paused the task (nothing continues it but `resume()`).
     var isPaused: Bool { state.withLock { $0.phase.state == .suspended } }
 }
