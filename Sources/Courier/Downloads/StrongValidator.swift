@@ -15,27 +15,37 @@ import Foundation
 /// - Nothing for a content-encoded body: its bytes are the decoded ones, which no range addresses.
 enum StrongValidator {
     /// The validator to keep for `If-Range`, from a response's headers; `nil` when there is none.
-    static func of(etag: String?, lastModified: String?, contentEncoding: String?) -> String? {
+    /// `lastModified` is read only when no strong tag decides (each header read searches them all).
+    /// Runs for every response head, so it reads bytes and never goes through `NSString`.
+    static func of(etag: String?, lastModified: @autoclosure () -> String?, contentEncoding: String?) -> String? {
         guard contentEncoding == nil else { return nil }
-        if let etag = etag?.trimmingCharacters(in: .whitespaces), isStrongEntityTag(etag) { return etag }
-        return lastModified
+        if let etag, let tag = strongEntityTag(etag) { return tag }
+        return lastModified()
     }
 
     /// Whether a kept validator is an entity tag rather than a date: an HTTP date always holds
     /// a space, and an entity tag (quoted or bare) never does.
     static func isEntityTag(_ validator: String) -> Bool {
-        validator.hasPrefix("\"") || !validator.contains(" ")
+        validator.utf8.first == UInt8(ascii: "\"") || !validator.utf8.contains(UInt8(ascii: " "))
     }
 
-    /// A strong tag: quoted (`"…"` with no `"` inside), or bare and made only of the characters a
-    /// quoted tag may hold, other than a space. `W/` marks a weak tag.
-    private static func isStrongEntityTag(_ value: String) -> Bool {
-        guard !value.isEmpty, !value.hasPrefix("W/") else { return false }
-        let bytes = Array(value.utf8)
-        let allowed = { (byte: UInt8) in byte == 0x21 || (0x23...0x7E).contains(byte) || byte >= 0x80 }
-        if bytes.first == 0x22 {
-            return bytes.count >= 2 && bytes.last == 0x22 && bytes.dropFirst().dropLast().allSatisfy(allowed)
+    /// `value` without surrounding blanks when it is a strong tag: quoted (`"…"` with no `"`
+    /// inside), or bare and made only of the characters a quoted tag may hold, other than a
+    /// space. `W/` marks a weak tag.
+    private static func strongEntityTag(_ value: String) -> String? {
+        let utf8 = value.utf8
+        let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+        guard let first = utf8.firstIndex(where: { !isBlank($0) }), let last = utf8.lastIndex(where: { !isBlank($0) }) else {
+            return nil
         }
-        return bytes.allSatisfy(allowed)
+        let tag = utf8[first...last]
+        let allowed = { (byte: UInt8) in byte == 0x21 || (0x23...0x7E).contains(byte) || byte >= 0x80 }
+        if tag.starts(with: "W/".utf8) { return nil }
+        if tag.first == 0x22 {
+            guard tag.count >= 2, tag.last == 0x22, tag.dropFirst().dropLast().allSatisfy(allowed) else { return nil }
+        } else {
+            guard tag.allSatisfy(allowed) else { return nil }
+        }
+        return first == utf8.startIndex && last == utf8.index(before: utf8.endIndex) ? value : String(value[first...last])
     }
 }

@@ -22,7 +22,7 @@ final class StrongValidatorTests: XCTestCase {
 
     func testAMalformedETagIsNotAValidator() {
         // A space, a quote inside, an unclosed quote, an empty value, a control character
-        for etag in ["v1 v2", "v\"1", "\"v1", "\"v\"1\"", "", "v1\u{7}"] {
+        for etag in ["v1 v2", "v\"1", "\"v1", "\"v\"1\"", "", "  ", "v1\u{7}"] {
             XCTAssertEqual(StrongValidator.of(etag: etag, lastModified: date, contentEncoding: nil), date, etag.debugDescription)
         }
     }
@@ -44,5 +44,12 @@ final class StrongValidatorTests: XCTestCase {
         }
         let same = RangeContinuation.Answer(status: 206, contentRange: "bytes 100-199/200", contentLength: 100, etag: "v1", lastModified: nil)
         XCTAssertEqual(RangeContinuation.decide(offset: 100, knownTotal: 200, validator: "v1", answer: same), .append(end: 200))
+    }
+}
+
+extension StrongValidatorTests {
+    func testBlanksAroundATagAreDropped() {
+        XCTAssertEqual(StrongValidator.of(etag: " \"v1\"\t", lastModified: nil, contentEncoding: nil), "\"v1\"")
+        XCTAssertEqual(StrongValidator.of(etag: " v1 ", lastModified: nil, contentEncoding: nil), "v1")
     }
 }
