@@ -27,6 +27,13 @@ enum StrongValidator {
         validator.hasPrefix("\"") || !validator.contains(" ")
     }
 
+    /// The value an answer carries in the place of `validator`: its `ETag` when `validator` is
+    /// an entity tag, else its `Last-Modified`. Whether a ranged answer belongs to the version
+    /// asked for compares this with `validator` (``RangeContinuation``, ``SegmentAnswerCheck``).
+    static func counterpart(of validator: String, etag: String?, lastModified: String?) -> String? {
+        isEntityTag(validator) ? etag : lastModified
+    }
+
     /// A strong tag: quoted (`"…"` with no `"` inside), or bare and made only of the characters a
     /// quoted tag may hold, other than a space. `W/` marks a weak tag.
     private static func isStrongEntityTag(_ value: String) -> Bool {
