@@ -1,17 +1,5 @@
 import Foundation
 
-/// Which connection of a segmented download works on a segment: an identity the download gives
-/// each of its connections (a lane's request), never reused within one download.
-struct ConnectionID: Hashable, Sendable, Comparable, CustomStringConvertible {
-    let rawValue: Int
-
-    init(_ rawValue: Int) { self.rawValue = rawValue }
-
-    static func < (lhs: ConnectionID, rhs: ConnectionID) -> Bool { lhs.rawValue < rhs.rawValue }
-
-    var description: String { "#\(rawValue)" }
-}
-
 /// The state of one file fetched over several `Range` connections: which bytes are written,
 /// which connection writes which range, bound to the resource (URL, strong validator, length)
 /// the bytes came from. A pure value: no sockets, no clocks, no file; the download applies what
@@ -167,33 +155,5 @@ struct SegmentMap: Sendable, Equatable {
         }
         if expectedStart != length { return .gap(expectedStart..<length) }
         return nil
-    }
-}
-
-/// Why a segment map, a stored record of one, or a change to it is refused: typed, so a damaged
-/// or hostile record is an error, never a trap nor a file of mixed bytes.
-enum SegmentMapError: Error, Equatable, Sendable, CustomStringConvertible {
-    case overlap(at: Int64)
-    case gap(Range<Int64>)
-    case outOfBounds(String)
-    case tooManySegments(Int)
-    case unsupportedVersion(Int)
-    case malformed(String)
-    /// A change that does not fit the map (a connection that owns nothing, a split inside
-    /// written bytes, a range that is not free).
-    case connection(ConnectionID, String)
-    case notFree(Range<Int64>)
-
-    var description: String {
-        switch self {
-        case .overlap(let offset): "two segments overlap at byte \(offset)"
-        case .gap(let range): "no segment covers bytes \(range.lowerBound)..<\(range.upperBound)"
-        case .outOfBounds(let what): "out of bounds: \(what)"
-        case .tooManySegments(let count): "\(count) segments (at most \(SegmentMap.maximumSegments))"
-        case .unsupportedVersion(let version): "segment map version \(version) is not supported"
-        case .malformed(let why): "malformed: \(why)"
-        case .connection(let connection, let why): "connection \(connection) \(why)"
-        case .notFree(let range): "bytes \(range.lowerBound)..<\(range.upperBound) are not free"
-        }
     }
 }

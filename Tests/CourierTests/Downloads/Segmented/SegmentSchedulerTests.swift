@@ -115,7 +115,7 @@ final class SegmentSchedulerTests: XCTestCase {
 
 /// A discrete-time run of the scheduler over the map: each tick every connection writes its
 /// speed's bytes, then idle connections and the wanted count are served.
-struct Simulation {
+private struct Simulation {
     var map: SegmentMap
     let speed: Int64
     let connections: Int
