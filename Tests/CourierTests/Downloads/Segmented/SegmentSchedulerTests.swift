@@ -95,6 +95,26 @@ final class SegmentSchedulerTests: XCTestCase {
             scheduler.decide(map: map, rates: [:], target: 2, idle: fresh, newConnection: ConnectionID(10)), .stop(fresh))
     }
 
+    func testAHalvingStopsEveryExtraConnectionInOneRoundOfDecisions() throws {
+        // Given eight connections on eight ranges
+        var map = SegmentMap(url: url, validator: "\"v1\"", length: 64 * mib)
+        for index in 0..<8 {
+            try map.assign(ConnectionID(index + 1), range: Int64(index) * 8 * mib..<64 * mib)
+        }
+        XCTAssertEqual(map.connections.count, 8)
+        let rates = Dictionary(uniqueKeysWithValues: (1...8).map { (ConnectionID($0), rate(Int64($0) * mib)) })
+        // When a 429 halves the count to four and the download asks until nothing is left to do
+        var stopped: [ConnectionID] = []
+        while case .stop(let connection) = scheduler.decide(map: map, rates: rates, target: 4, idle: nil, newConnection: fresh) {
+            stopped.append(connection)
+            try map.apply(.stop(connection))
+        }
+        // Then the four slowest stop at once, and their ranges wait, idle, with their bytes
+        XCTAssertEqual(stopped, [ConnectionID(1), ConnectionID(2), ConnectionID(3), ConnectionID(4)])
+        XCTAssertEqual(map.connections, [ConnectionID(5), ConnectionID(6), ConnectionID(7), ConnectionID(8)])
+        XCTAssertNil(map.violation())
+    }
+
     /// The figure in pure form: four connections at R, one slowing to R/20 halfway;
     /// completion within 1.15 x the time four connections at R would take, where a downloader
     /// that never takes a range back waits for the slow one (about 10.5 x).
