@@ -74,14 +74,12 @@ enum RangeContinuation: Equatable, Sendable {
     /// The validator a 206 carries when it is not the one sent as `If-Range`: a server or cache
     /// that ignores `If-Range` answers with the new version's bytes at the old offset.
     private static func changedValidator(sent validator: String?, _ answer: Answer) -> String? {
-        guard let validator else { return nil }
-        if StrongValidator.isEntityTag(validator) {
-            // Weak ETags never went out as If-Range; a weak one back is another version too.
-            guard let etag = answer.etag, etag != validator else { return nil }
-            return etag
-        }
-        guard let lastModified = answer.lastModified, lastModified != validator else { return nil }
-        return lastModified
+        // Weak ETags never went out as If-Range; a weak one back is another version too.
+        guard let validator,
+            let carried = StrongValidator.counterpart(of: validator, etag: answer.etag, lastModified: answer.lastModified),
+            carried != validator
+        else { return nil }
+        return carried
     }
 }
 

@@ -38,6 +38,10 @@ public struct ResumeData: Sendable, Equatable, Codable {
     /// caller-marked sensitive headers, or every header when ``DownloadPolicy/recordsHeaders`` is
     /// off — so a caller knows what to supply again in the request it resumes with.
     public var omittedHeaders: [String] = []
+    /// The segments of a download split over several connections, without their connections
+    /// (``SegmentMap``); `nil` for a single stream, whose record is unchanged by them. Set only
+    /// through ``init(segmentMap:headers:partialFile:)`` and read through ``segmentMap``.
+    var segments: [SegmentMap.Segment]? = nil
 
     /// Creates resume data; Courier makes these for you.
     public init(
@@ -93,6 +97,11 @@ extension ResumeData {
         var totalLength: Int64?
         /// Absent in records written before it existed (same format version: readers ignore it).
         var omittedHeaders: [String]?
+        /// Only in the record of a segmented download: its segment map (versioned by itself).
+        /// A reader that does not know the field (builds before it) ignores it and continues
+        /// from `bytesOnDisk`, the map's written prefix, as one stream: safe, since every
+        /// segment's bytes start at a range's start.
+        var segments: SegmentMap.Record?
     }
 
     private static let magic = "courier-resume"
@@ -135,6 +144,8 @@ extension ResumeData {
         let payload: Payload
         do {
             payload = try JSONDecoder().decode(Payload.self, from: body)
+        } catch let problem as SegmentMapError {
+            throw invalid("the segment map is unusable: \(problem)")
         } catch {
             throw invalid("the payload is malformed")
         }
@@ -153,11 +164,18 @@ extension ResumeData {
             throw invalid("the byte counts are inconsistent")
         }
         guard payload.partialFile.hasPrefix("/") else { throw invalid("the partial file path is not absolute") }
+        if let record = payload.segments,
+            let problem = Self.segmentProblem(
+                record, url: url, validator: payload.validator, totalLength: payload.totalLength, bytesOnDisk: payload.bytesOnDisk)
+        {
+            throw invalid(problem)
+        }
         self.init(
             url: url, method: payload.method, headers: payload.headers,
             partialFile: URL(fileURLWithPath: payload.partialFile), bytesOnDisk: payload.bytesOnDisk,
             validator: payload.validator, totalLength: payload.totalLength)
         self.omittedHeaders = payload.omittedHeaders ?? []
+        self.segments = payload.segments?.segments
     }
 
     /// The stored payload of this resume data.
@@ -165,14 +183,21 @@ extension ResumeData {
         Payload(
             url: url.absoluteString, method: method, headers: headers, partialFile: partialFile.path,
             bytesOnDisk: bytesOnDisk, validator: validator, totalLength: totalLength,
-            omittedHeaders: omittedHeaders.isEmpty ? nil : omittedHeaders)
+            omittedHeaders: omittedHeaders.isEmpty ? nil : omittedHeaders, segments: segments.map(SegmentMap.Record.init))
     }
 
     /// Decodes the payload's JSON object, with the checks of ``init(data:)`` (the integrity line
     /// belongs to the record file, not to this form). A value that fails them throws
     /// `DecodingError.dataCorrupted` whose underlying error is the ``CourierError``.
     public init(from decoder: any Decoder) throws {
-        let payload = try Payload(from: decoder)
+        let payload: Payload
+        do {
+            payload = try Payload(from: decoder)
+        } catch let problem as SegmentMapError {
+            let error = CourierError(code: .invalidResumeData, message: "the resume data is unusable: the segment map is unusable: \(problem)")
+            throw DecodingError.dataCorrupted(
+                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: error.message, underlyingError: error))
+        }
         do {
             try self.init(payload)
         } catch {

@@ -29,6 +29,13 @@ enum StrongValidator {
         validator.utf8.first == UInt8(ascii: "\"") || !validator.utf8.contains(UInt8(ascii: " "))
     }
 
+    /// The value an answer carries in the place of `validator`: its `ETag` when `validator` is
+    /// an entity tag, else its `Last-Modified`. Whether a ranged answer belongs to the version
+    /// asked for compares this with `validator` (``RangeContinuation``, ``SegmentAnswerCheck``).
+    static func counterpart(of validator: String, etag: String?, lastModified: String?) -> String? {
+        isEntityTag(validator) ? etag : lastModified
+    }
+
     /// `value` without surrounding blanks when it is a strong tag: quoted (`"…"` with no `"`
     /// inside), or bare and made only of the characters a quoted tag may hold, other than a
     /// space. `W/` marks a weak tag.

@@ -1,0 +1,100 @@
+/// How many connections a segmented download wants, chosen by additive increase and
+/// multiplicative decrease (AIMD). Pure and deterministic: time and byte counts are passed in.
+///
+/// - It starts at one connection.
+/// - After each measured window in which all wanted connections ran, it adds one while the total
+///   throughput rose by at least ``Configuration/margin`` over the window before the last
+///   addition. An addition that did not pay is taken back, and it holds that count; it probes
+///   again (adds one) after ``Configuration/probeAfterWindows`` windows.
+/// - On 429, 503, a `Retry-After`, or a connection reset it halves (never below one) and holds,
+///   adding nothing, for ``Configuration/hold`` seconds or the `Retry-After`, whichever is longer.
+/// - It never exceeds ``cap`` (the per-host cap, which counts every connection).
+struct AdaptiveConnectionCount: Sendable, Equatable {
+    struct Configuration: Sendable, Equatable {
+        /// How much the total throughput must rise, as a fraction, for an addition to count.
+        var margin: Double = 0.10
+        /// Seconds to add nothing after a decrease.
+        var hold: Double = 5
+        /// Windows to wait, after an addition did not pay, before trying one again.
+        var probeAfterWindows: Int = 10
+    }
+
+    let configuration: Configuration
+    /// The most connections allowed, at least one.
+    private(set) var cap: Int
+    /// The connections wanted now.
+    private(set) var target = 1
+    /// The throughput measured at `target - 1`, before the last addition; `nil` when the next
+    /// window measures a fresh baseline.
+    private var baseline: Double?
+    /// No addition before this time (after a decrease).
+    private var holdUntil = -Double.infinity
+    /// Windows left before probing again after an addition that did not pay; `nil` when adding.
+    private var settledWindows: Int?
+
+    init(cap: Int, configuration: Configuration = Configuration()) {
+        self.cap = max(cap, 1)
+        self.configuration = configuration
+    }
+
+    /// Takes one window's total `throughput`, measured while `connections` connections ran,
+    /// ending at `now` (seconds on the download's clock). Returns the new target.
+    @discardableResult
+    mutating func observe(_ throughput: Throughput, connections: Int, now: Double) -> Int {
+        // A window in which not every wanted connection ran says nothing about the target.
+        guard let rate = throughput.bytesPerSecond, connections >= target else { return target }
+        if now < holdUntil {
+            baseline = nil
+            return target
+        }
+        if let windows = settledWindows {
+            guard windows <= 1 else {
+                settledWindows = windows - 1
+                return target
+            }
+            settledWindows = nil
+            baseline = nil
+        }
+        guard let before = baseline else {
+            // The first window at this count: it is the baseline the next addition must beat.
+            addOne(measured: rate)
+            return target
+        }
+        if rate >= before * (1 + configuration.margin) {
+            addOne(measured: rate)
+        } else {
+            // The last addition did not pay: take it back and hold until the next probe.
+            target = max(1, target - 1)
+            baseline = nil
+            settledWindows = configuration.probeAfterWindows
+        }
+        return target
+    }
+
+    /// A 429, a 503, a `Retry-After` (`retryAfter` seconds, when it said) or a connection reset
+    /// at `now`: halves the target and holds it. Returns the new target.
+    @discardableResult
+    mutating func backOff(now: Double, retryAfter: Double? = nil) -> Int {
+        target = max(1, target / 2)
+        baseline = nil
+        settledWindows = nil
+        holdUntil = max(holdUntil, now + max(configuration.hold, retryAfter ?? 0))
+        return target
+    }
+
+    /// A new cap (the per-host cap changed): the target never exceeds it.
+    mutating func setCap(_ newCap: Int) {
+        cap = max(newCap, 1)
+        target = min(target, cap)
+    }
+
+    /// Adds one connection when under the cap, with `measured` as the baseline to beat.
+    private mutating func addOne(measured: Double) {
+        guard target < cap else {
+            baseline = nil
+            return
+        }
+        target += 1
+        baseline = measured
+    }
+}

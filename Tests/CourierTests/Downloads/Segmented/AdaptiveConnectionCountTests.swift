@@ -1,0 +1,92 @@
+import CourierTestSupport
+import XCTest
+
+@testable import Courier
+
+/// Automatic N by AIMD (AdaptiveConnectionCount.swift), with the time and the bytes passed in.
+final class AdaptiveConnectionCountTests: XCTestCase {
+    private func window(_ bytesPerSecond: Double) -> Throughput { Throughput(bytes: Int64(bytesPerSecond), seconds: 1) }
+
+    /// Feeds one window per second, each at `rate(connections)`, and returns the targets.
+    private func run(_ count: inout AdaptiveConnectionCount, from start: Double = 0, windows: Int, rate: (Int) -> Double) -> [Int] {
+        (0..<windows).map { index in
+            count.observe(window(rate(count.target)), connections: count.target, now: start + Double(index + 1))
+        }
+    }
+
+    func testItStartsWithOneAndAddsWhileTheTotalRises() {
+        // Given a server capping each connection at 10 MB/s, with loopback allowing 42
+        var count = AdaptiveConnectionCount(cap: 16)
+        XCTAssertEqual(count.target, 1)
+        // When
+        let targets = run(&count, windows: 6) { min(Double($0) * 10e6, 42e6) }
+        // Then it climbs to 5, finds 5 no better than 4 (42 vs 40 is under the 10 % margin) and takes it back
+        XCTAssertEqual(targets, [2, 3, 4, 5, 4, 4])
+    }
+
+    func testItNeverExceedsTheCap() {
+        var count = AdaptiveConnectionCount(cap: 3)
+        let targets = run(&count, windows: 8) { Double($0) * 10e6 }
+        XCTAssertEqual(targets.max(), 3)
+        XCTAssertEqual(targets.last, 3)
+        count.setCap(2)
+        XCTAssertEqual(count.target, 2, "a lower cap applies at once")
+    }
+
+    func testAfterAnAdditionThatDidNotPayItProbesAgainLater() {
+        // Given a count settled at 2 (a third connection added nothing)
+        var count = AdaptiveConnectionCount(cap: 8, configuration: .init(margin: 0.1, hold: 5, probeAfterWindows: 3))
+        var targets = run(&count, windows: 3) { min(Double($0) * 10e6, 20e6) }
+        XCTAssertEqual(targets, [2, 3, 2])
+        // When the server then allows more
+        targets = run(&count, from: 3, windows: 6) { Double($0) * 10e6 }
+        // Then, after the settled windows, it adds again
+        XCTAssertEqual(targets, [2, 2, 3, 4, 5, 6])
+    }
+
+    func testA429HalvesTheCountAndHoldsIt() {
+        // Given eight connections
+        var count = AdaptiveConnectionCount(cap: 16)
+        _ = run(&count, windows: 7) { Double($0) * 10e6 }
+        XCTAssertEqual(count.target, 8)
+        // When a 429 comes at t = 7.5
+        XCTAssertEqual(count.backOff(now: 7.5), 4)
+        // Then nothing is added during the hold (5 s), then it climbs again
+        let targets = run(&count, from: 7.5, windows: 7) { Double($0) * 10e6 }
+        XCTAssertEqual(targets, [4, 4, 4, 4, 5, 6, 7])
+        XCTAssertEqual(count.backOff(now: 20), 3)
+        XCTAssertEqual(count.backOff(now: 20), 1)
+        XCTAssertEqual(count.backOff(now: 20), 1, "never below one")
+    }
+
+    func testARetryAfterLongerThanTheHoldIsHonoured() {
+        var count = AdaptiveConnectionCount(cap: 16)
+        _ = run(&count, windows: 3) { Double($0) * 10e6 }
+        count.backOff(now: 3, retryAfter: 30)
+        let targets = run(&count, from: 3, windows: 30) { Double($0) * 10e6 }
+        XCTAssertEqual(targets.prefix(29).allSatisfy { $0 == 2 }, true)
+        XCTAssertEqual(targets.last, 3)
+    }
+
+    func testWindowsWithFewerConnectionsThanWantedAreIgnored() {
+        var count = AdaptiveConnectionCount(cap: 16)
+        count.observe(window(10e6), connections: 1, now: 1)
+        XCTAssertEqual(count.target, 2)
+        XCTAssertEqual(count.observe(window(1e6), connections: 1, now: 2), 2, "the second connection had not started")
+        XCTAssertEqual(count.observe(window(20e6), connections: 2, now: 3), 3)
+    }
+
+    func testTheSameInputsGiveTheSameTargets() {
+        var generator = SplitMix64(seed: 24)
+        let rates = (0..<200).map { _ in Double(generator.next() % 100) * 1e6 }
+        func replay() -> [Int] {
+            var count = AdaptiveConnectionCount(cap: 12)
+            return rates.enumerated().map { index, rate in
+                if index % 37 == 36 { return count.backOff(now: Double(index)) }
+                return count.observe(window(rate), connections: count.target, now: Double(index))
+            }
+        }
+        XCTAssertEqual(replay(), replay())
+        XCTAssertLessThanOrEqual(replay().max() ?? 0, 12)
+    }
+}
