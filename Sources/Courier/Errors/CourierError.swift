@@ -59,10 +59,12 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         /// bytes remaining", "Recv failure: Connection reset by peer"). The server may have acted
         /// on the request. ``CourierError/response`` is set when the head had arrived.
         public static let connectionLost = Code(.connectionLost)
-        /// The TLS connection could not be set up or verified (URLSession's -1200 series, or
-        /// libcurl's SSL and certificate errors). The message keeps OpenSSL's reason — "self-signed
-        /// certificate", "certificate has expired", a host name mismatch, "wrong version number"
-        /// (a plain-HTTP server on an https URL). Not retried by default.
+        /// The TLS connection could not be set up, for a reason none of the precise TLS codes
+        /// names (URLSession's -1200 series, or libcurl's other SSL errors): "wrong version number"
+        /// (a plain-HTTP server on an https URL), a handshake failure. The message keeps OpenSSL's
+        /// reason. Untrusted, expired and misnamed certificates, pins and client certificates have
+        /// codes of their own (``tlsCertificateUntrusted``…; ``isTLS`` covers them all). Not
+        /// retried by default.
         public static let tlsFailed = Code(.tlsFailed)
         /// The server's public key matched none of the pins of the ``TLSPolicy`` for its host
         /// (libcurl's `CURLE_SSL_PINNEDPUBKEYNOTMATCH`). Checked during the handshake: nothing
