@@ -282,6 +282,9 @@ struct DoctorCommand {
             let state = fix.isActive ? "active · \(fix.count) \(acted) so far" : "not active"
             rows.append(("§" + fix.fix.section, "\(state) · \(fix.fix.summary)"))
         }
+        if let applied = status.tlsPoliciesApplied {
+            rows.append(("TLS policies", "put on \(applied) transfers so far · trust, pins and client certificates (Docs/TLS.md)"))
+        }
         return rows
     }
 

@@ -70,8 +70,9 @@ final class TLSPolicyTests: CourierTestCase {
         let manager = makeManager(TLSPolicies(default: trustingTestCA))
         // When it is fetched
         let response = fetch(server.url(), with: manager)
-        // Then the body arrives
+        // Then the body arrives, and the kit counted the transfer it put the policy on
         XCTAssertNil(response?.error)
+        XCTAssertGreaterThan(PlatformFixes.status.tlsPoliciesApplied ?? 0, 0)
         XCTAssertEqual(response?.data.map { String(decoding: $0, as: UTF8.self) }, "hello\n")
         XCTAssertEqual(server.requestsServed, 1)
     }
