@@ -4,8 +4,9 @@ internal import CCourierPlatformFixes
 /// The TLS policies registered with the platform kit in this process.
 ///
 /// A policy becomes libcurl options here, once per manager that uses it (so a manager made later
-/// reads its CA files again): CA files and PEM data become one PEM blob (`CURLOPT_CAINFO_BLOB`,
-/// which libcurl's OpenSSL backend loads besides the CA file and directory), pins one
+/// reads its CA files again): CA files and PEM data become one PEM blob (`CURLOPT_CAINFO_BLOB`).
+/// libcurl 7.88.1's OpenSSL backend loads that blob instead of the CA file (it still loads the CA
+/// directory), so "the system's and these" puts the system's CA file first in the blob. Pins one
 /// `CURLOPT_PINNEDPUBLICKEY` list, the client identity its paths and password. Identical option
 /// sets share one token; the kit keeps every registered set for the life of the process (a few
 /// hundred bytes each, plus the CA PEM), so a transfer still running when its manager goes never
@@ -19,7 +20,7 @@ enum TLSRegistry {
     }
 
     /// What the kit is given for a policy.
-    private struct Options: Hashable {
+    struct Options: Hashable {
         var caInfoMode = COURIER_TLS_CA_DEFAULT.rawValue
         var caPathMode = COURIER_TLS_CA_DEFAULT.rawValue
         var caPath: String?
@@ -89,7 +90,7 @@ enum TLSRegistry {
         state.withLock { $0.policies[token] }
     }
 
-    private static func makeOptions(_ policy: TLSPolicy) throws(CourierError) -> Options {
+    static func makeOptions(_ policy: TLSPolicy) throws(CourierError) -> Options {
         var options = Options()
         let trust = policy.trust
         if !trust.includesSystemAuthorities {
@@ -105,6 +106,15 @@ enum TLSRegistry {
         }
         if !trust.authorities.isEmpty {
             var pem = Data()
+            if trust.includesSystemAuthorities, let system = PlatformReport.CertificateAuthorities.resolve(libcurl: .loaded()).file {
+                // libcurl 7.88.1 (OpenSSL) loads CURLOPT_CAINFO_BLOB *instead of* the CA file (the
+                // CA directory is still loaded): the system's file goes into the blob first.
+                guard let contents = FileManager.default.contents(atPath: system.path) else {
+                    throw unreadable("system CA file \(system.path)", policy)
+                }
+                pem.append(contents)
+                pem.append(0x0A)
+            }
             for authority in trust.authorities {
                 let data: Data
                 switch authority {

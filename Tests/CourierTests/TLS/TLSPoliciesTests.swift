@@ -68,3 +68,37 @@ final class TLSPoliciesTests: XCTestCase {
         XCTAssertNil(TLSEnforcer.unenforceableReason(needing: UInt32.max >> 24))
     }
 }
+
+/// What a policy becomes for the kit, without sockets.
+final class TLSRegistryTests: XCTestCase {
+    private let pem = Data("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".utf8)
+
+    func testAddingACAKeepsTheSystemsCAFileInTheBlob() throws {
+        // Given the system's CA file (libcurl loads a CA blob instead of its CA file)
+        let system = try XCTUnwrap(PlatformReport.CertificateAuthorities.resolve(libcurl: .loaded()).file?.path)
+        let contents = try XCTUnwrap(FileManager.default.contents(atPath: system))
+        // When a policy adds a CA to the system's
+        let options = try TLSRegistry.makeOptions(TLSPolicy(trust: .system(adding: [.pem(pem)])))
+        // Then the blob holds the system's file, then the CA
+        let blob = try XCTUnwrap(options.caBlob)
+        XCTAssertEqual(blob.prefix(contents.count), contents)
+        XCTAssertNotNil(blob.range(of: pem))
+    }
+
+    func testOnlyYourCAsLeaveTheSystemsOut() throws {
+        let options = try TLSRegistry.makeOptions(TLSPolicy(trust: .only([.pem(pem)])))
+        XCTAssertEqual(options.caBlob, pem + Data([0x0A]))
+    }
+
+    func testUnreadableFilesAndNonPEMAreRefusedBeforeAnythingIsSent() {
+        for policy in [
+            TLSPolicy(trust: .system(adding: [.file("/nonexistent/ca.pem")])),
+            TLSPolicy(trust: .only([.pem(Data("not a certificate".utf8))])),
+            TLSPolicy(clientIdentity: .init(certificateFile: "/nonexistent/client.pem")),
+        ] {
+            XCTAssertThrowsError(try TLSRegistry.makeOptions(policy), "\(policy)") { error in
+                XCTAssertEqual((error as? CourierError)?.code, .tlsPolicyUnenforceable)
+            }
+        }
+    }
+}
