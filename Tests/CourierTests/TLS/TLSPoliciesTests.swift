@@ -102,3 +102,38 @@ final class TLSRegistryTests: XCTestCase {
         }
     }
 }
+
+/// The opt-out is never quiet: what monitors and logs see of a stamped request.
+final class TLSReportingTests: XCTestCase {
+    func testAnAttemptUnderTheInsecurePolicyIsAWarningThatNamesIt() throws {
+        // Given a manager whose policy turns verification off, and a request stamped by it
+        var configuration = SessionManager.Configuration()
+        configuration.tls = TLSPolicies(default: .insecureWithoutVerification)
+        let manager = SessionManager(configuration: configuration)
+        defer { manager.invalidate() }
+        let stamped = try manager.core.tls.stamped(URLRequest(url: try XCTUnwrap(URL(string: "https://example.com/"))))
+        // When its attempt event is looked at
+        let event = TaskAttemptEvent(number: 0, kind: .initial, request: stamped)
+        // Then it names the insecure policy, and LoggingMonitor logs it as a warning
+        XCTAssertEqual(event.tlsPolicy?.isInsecure, true)
+        XCTAssertEqual(LoggingMonitor.level(of: .attemptStarted(event)), .warning)
+        // And a plain http request carries no policy at all
+        let plain = try manager.core.tls.stamped(URLRequest(url: try XCTUnwrap(URL(string: "http://example.com/"))))
+        XCTAssertNil(plain.value(forHTTPHeaderField: TLSEnforcer.headerName))
+        XCTAssertEqual(LoggingMonitor.level(of: .attemptStarted(TaskAttemptEvent(number: 0, kind: .initial, request: plain))), .debug)
+    }
+
+    func testADoctorReportSaysWhichPolicyAppliesAndThatItIsEnforced() throws {
+        // Given the kit installed (as every manager and `courier doctor` do first)
+        PlatformFixes.install()
+        let url = try XCTUnwrap(URL(string: "https://api.example.com/x?token=secret"))
+        let pin = try XCTUnwrap(PublicKeyPin(sha256: Data(repeating: 7, count: 32).base64EncodedString()))
+        let report = PlatformReport.current(for: url, tls: TLSPolicies(hosts: ["api.example.com": TLSPolicy(pins: [pin])]))
+        let tls = try XCTUnwrap(report.tlsPolicy)
+        XCTAssertEqual(tls.policy, "system trust, pins \(pin)")
+        XCTAssertFalse(tls.url.contains("secret"))
+        XCTAssertNil(tls.unenforceableReason)
+        XCTAssertFalse(tls.isInsecure)
+        XCTAssertNil(PlatformReport.current(for: url).tlsPolicy?.policy)
+    }
+}
