@@ -40,7 +40,7 @@ extension EventsCommand {
         ]).union(OutputRedaction.valued).union(TLSOptions.valued)
         static let flags: Set<String> = TLSOptions.flags.union(["-s", "--silent", "-q", "--quiet", "-h", "--help", "--location-trusted"])
         /// The long names, for "did you mean".
-        static var longNames: [String] { valued.union(flags).filter { $0.hasPrefix("--") }.sorted() }
+        static var longNames: [String] { TLSOptions.afterOwn(valued.union(flags)) }
 
         /// What the event stream sets itself on every connection; `-H` must not pretend to.
         static let reservedHeaders = [

@@ -52,8 +52,9 @@ extension GetCommand {
             // curl's and wget's names for what courier does anyway: accepted, and nothing changes.
             "-O", "--remote-name", "-L", "--location", "-f", "--fail", "-c", "--continue", "-S", "--show-error",
         ])
-        /// The long names, for "did you mean".
-        static var longNames: [String] { (valued.union(flags)).filter { $0.hasPrefix("--") }.sorted() }
+        /// The long names, for "did you mean": the TLS options last, so that a tie (`--retry` is as
+        /// far from `--cert` as from `--retries`) goes to the command's own option.
+        static var longNames: [String] { TLSOptions.afterOwn(valued.union(flags)) }
 
         /// The options in `arguments` (those after `get`) for one URL; `nil` when `--help` was
         /// asked for. With `-i`, ``GetCommand/Invocation/parse(_:)`` is the entry point.

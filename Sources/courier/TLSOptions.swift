@@ -27,6 +27,15 @@ struct TLSOptions: Equatable {
     static let valued: Set<String> = ["--cacert", "--capath", "--pinnedpubkey", "--cert", "--key", "--pass"]
     static let flags: Set<String> = ["-k", "--insecure"]
 
+    /// A command's long option names for "did you mean", sorted, with the TLS ones after its own:
+    /// ties go to the earlier candidate (Suggestion.swift), and a mistyped `--retry` means
+    /// `--retries`, not `--cert`.
+    static func afterOwn(_ names: Set<String>) -> [String] {
+        let long = names.filter { $0.hasPrefix("--") }
+        let tls = long.intersection(valued.union(flags))
+        return long.subtracting(tls).sorted() + tls.sorted()
+    }
+
     /// Whether any TLS option was given.
     var isEmpty: Bool { self == TLSOptions() }
 
