@@ -73,7 +73,14 @@ final class TLSEnforcer: Sendable {
                 return "the kit's wrappers for curl_easy_setopt, curl_multi_add_handle and curl_easy_cleanup are not in place"
             }
         }
-        let missing = TLSRegistry.optionNames.filter { options & $0.bit != 0 && supported & $0.bit == 0 }.map(\.name)
+        return missingOptions(needing: options, supported: supported)
+    }
+
+    /// "this libcurl does not support …" for the options in `needed` that `supported` lacks (the
+    /// kit's COURIER_TLS_OPTION_ bits), or `nil`: a pure function, tested without a libcurl that
+    /// lacks them.
+    static func missingOptions(needing needed: UInt32, supported: UInt32) -> String? {
+        let missing = TLSRegistry.optionNames.filter { needed & $0.bit != 0 && supported & $0.bit == 0 }.map(\.name)
         guard missing.isEmpty else { return "this libcurl does not support \(missing.joined(separator: ", "))" }
         return nil
     }

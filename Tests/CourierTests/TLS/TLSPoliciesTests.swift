@@ -61,6 +61,22 @@ final class TLSPoliciesTests: XCTestCase {
         XCTAssertEqual(TLSPolicy.insecureWithoutVerification.description, "INSECURE: certificate verification disabled, system trust")
     }
 
+    func testAnOptionLibcurlLacksIsNamedAsTheReasonNotToSend() throws {
+        // Given a policy with pins and a client certificate, and a libcurl without pinning
+        let options = try TLSRegistry.makeOptions(TLSPolicy(
+            pins: [pinA], clientIdentity: .init(certificateFile: #filePath, keyFile: #filePath, keyPassword: "x")))
+        let all = UInt32.max >> 24
+        let withoutPins = all & ~(UInt32(1) << 3)
+        // Then the reason names the missing option, and only it
+        XCTAssertEqual(
+            TLSEnforcer.missingOptions(needing: options.needed, supported: withoutPins),
+            "this libcurl does not support CURLOPT_PINNEDPUBLICKEY (public-key pins)")
+        XCTAssertNil(TLSEnforcer.missingOptions(needing: options.needed, supported: all))
+        // And a policy without pins does not need pinning
+        let plain = try TLSRegistry.makeOptions(TLSPolicy())
+        XCTAssertNil(TLSEnforcer.missingOptions(needing: plain.needed, supported: withoutPins))
+    }
+
     func testTheKitSupportsEveryOptionAPolicyNeedsHere() {
         // Given the kit installed by a manager on this toolchain (libcurl 7.88.1, OpenSSL 3)
         _ = SessionManager()
