@@ -112,6 +112,20 @@ final class TLSCommandTests: CommandLineTestCase {
         XCTAssertTrue(result.err.contains("warning: --insecure"), result.err)
     }
 
+    func testGetWithAListUsesTheTLSOptionsForEveryItem() throws {
+        // Given a list of two files on the test CA's server
+        let server = try startServer()
+        try server.serve("second", body: "two\n")
+        let list = logs.appendingPathComponent("tls-list.txt")
+        try Data("\(server.url())\n\(server.url("second"))\n".utf8).write(to: list)
+        // When courier get -i fetches it with --cacert
+        let result = try run(["get", "-i", list.path, "--cacert", pki.caFile])
+        // Then both are saved
+        XCTAssertEqual(result.status, ExitCode.success, result.err)
+        XCTAssertEqual(try String(contentsOf: directory.appendingPathComponent("second"), encoding: .utf8), "two\n")
+        XCTAssertEqual(server.requestsServed, 2)
+    }
+
     // MARK: - events and doctor
 
     func testEventsTakesTheSameTLSOptions() throws {
