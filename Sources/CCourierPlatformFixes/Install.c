@@ -228,6 +228,7 @@ static courier_fixes_status install(const void *anchor, unsigned wrap) {
     // A function libcurl lacks (curl_url before 7.62) leaves out only the fixes that need it.
     courier_real.multi_assign = (courier_multi_assign_fn)libcurl_symbol("curl_multi_assign");
     courier_real.url_cleanup = (courier_url_cleanup_fn)libcurl_symbol("curl_url_cleanup");
+    courier_real.easy_init = (courier_easy_init_fn)libcurl_symbol("curl_easy_init");
     unsigned available = 0;
     for (size_t function = 0; function < FUNCTION_COUNT; function++) {
         *functions[function].real = libcurl_symbol(functions[function].name);
@@ -301,5 +302,6 @@ courier_fixes_counters courier_platform_fixes_counters(void) {
     counters.headsCutShort = __atomic_load_n(&courier_counters.headsCutShort, __ATOMIC_RELAXED);
     counters.lengthsHidden = __atomic_load_n(&courier_counters.lengthsHidden, __ATOMIC_RELAXED);
     counters.urlHandlesReleased = __atomic_load_n(&courier_counters.urlHandlesReleased, __ATOMIC_RELAXED);
+    counters.tlsPoliciesApplied = __atomic_load_n(&courier_counters.tlsPoliciesApplied, __ATOMIC_RELAXED);
     return counters;
 }

@@ -23,6 +23,8 @@ typedef struct {
     courier_url_fn url;
     courier_url_cleanup_fn url_cleanup;
     courier_free_fn free;
+    /// Not wrapped: the TLS policy probes libcurl's options on a handle of its own.
+    courier_easy_init_fn easy_init;
 } courier_libcurl;
 
 COURIER_HIDDEN extern courier_libcurl courier_real;

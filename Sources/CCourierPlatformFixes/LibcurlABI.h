@@ -26,11 +26,27 @@ typedef int64_t curl_off_t;
 #define COURIER_CURLOPT_HEADERDATA (COURIER_CURLOPTTYPE_OBJECTPOINT + 29)
 #define COURIER_CURLOPT_HEADERFUNCTION (COURIER_CURLOPTTYPE_FUNCTIONPOINT + 79)
 
+// The TLS policy's options (curl.h of 7.88.1; strings and lists are OBJECTPOINT options).
+#define COURIER_CURLOPT_HTTPHEADER (COURIER_CURLOPTTYPE_OBJECTPOINT + 23)
+#define COURIER_CURLOPT_SSLCERT (COURIER_CURLOPTTYPE_OBJECTPOINT + 25)
+#define COURIER_CURLOPT_KEYPASSWD (COURIER_CURLOPTTYPE_OBJECTPOINT + 26)
+#define COURIER_CURLOPT_SSL_VERIFYPEER (COURIER_CURLOPTTYPE_LONG + 64)
+#define COURIER_CURLOPT_CAINFO (COURIER_CURLOPTTYPE_OBJECTPOINT + 65)
+#define COURIER_CURLOPT_SSL_VERIFYHOST (COURIER_CURLOPTTYPE_LONG + 81)
+#define COURIER_CURLOPT_SSLKEY (COURIER_CURLOPTTYPE_OBJECTPOINT + 87)
+#define COURIER_CURLOPT_CAPATH (COURIER_CURLOPTTYPE_OBJECTPOINT + 97)
+#define COURIER_CURLOPT_PINNEDPUBLICKEY (COURIER_CURLOPTTYPE_OBJECTPOINT + 230)
+#define COURIER_CURLOPT_CAINFO_BLOB (COURIER_CURLOPTTYPE_BLOB + 309)
+
 #define COURIER_CURLMOPT_SOCKETFUNCTION (COURIER_CURLOPTTYPE_FUNCTIONPOINT + 1)
 #define COURIER_CURLMOPT_SOCKETDATA (COURIER_CURLOPTTYPE_OBJECTPOINT + 2)
 
 #define COURIER_CURLINFO_DOUBLE 0x300000
 #define COURIER_CURLINFO_CONTENT_LENGTH_DOWNLOAD (COURIER_CURLINFO_DOUBLE + 15)
+#define COURIER_CURLINFO_STRING 0x100000
+/// The built-in default CA file and directory (7.84.0 and later).
+#define COURIER_CURLINFO_CAINFO (COURIER_CURLINFO_STRING + 61)
+#define COURIER_CURLINFO_CAPATH (COURIER_CURLINFO_STRING + 62)
 
 #define COURIER_CURL_POLL_NONE 0
 #define COURIER_CURL_POLL_IN 1
@@ -41,6 +57,10 @@ typedef int64_t curl_off_t;
 #define COURIER_CURLE_OK 0
 #define COURIER_CURLE_GOT_NOTHING 52
 #define COURIER_CURL_ERROR_SIZE 256
+
+/// `struct curl_blob`'s flag: libcurl keeps the pointer and copies nothing (the kit's policies
+/// live as long as the process).
+#define COURIER_CURL_BLOB_NOCOPY 0
 
 #define COURIER_CURLMSG_DONE 1
 
@@ -53,6 +73,19 @@ typedef struct {
         CURLcode result;
     } data;
 } courier_curl_msg;
+
+/// libcurl's `struct curl_slist` (a header list).
+typedef struct courier_curl_slist {
+    char *data;
+    struct courier_curl_slist *next;
+} courier_curl_slist;
+
+/// libcurl's `struct curl_blob` (7.71.0 and later).
+typedef struct {
+    void *data;
+    size_t len;
+    unsigned int flags;
+} courier_curl_blob;
 
 typedef int (*courier_socket_callback)(CURL *easy, curl_socket_t socket, int what, void *userp, void *socketp);
 typedef size_t (*courier_header_callback)(char *buffer, size_t size, size_t nitems, void *userdata);
@@ -68,5 +101,6 @@ typedef void (*courier_easy_cleanup_fn)(CURL *easy);
 typedef void *(*courier_url_fn)(void);
 typedef void (*courier_url_cleanup_fn)(void *url);
 typedef void (*courier_free_fn)(void *pointer);
+typedef CURL *(*courier_easy_init_fn)(void);
 
 #endif

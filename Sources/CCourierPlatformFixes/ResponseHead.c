@@ -17,22 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "HandleTable.h"
+#include "EasyRecord.h"
 
-/// One per easy handle whose header callback the kit stands in front of.
-typedef struct {
-    courier_table_entry entry;
-    courier_header_callback callback;
-    void *userdata;
-    char *errorBuffer;
-    /// A status line came and the blank line that ends its head has not. Only the thread running
-    /// the handle's multi handle touches it (header callback, completion, add).
-    int headOpen;
-    /// The completion message handed to FoundationNetworking instead of libcurl's.
-    courier_curl_msg message;
-} easy_record;
+typedef courier_easy_record easy_record;
 
-static courier_handle_table easies = COURIER_HANDLE_TABLE_INITIALIZER;
+courier_handle_table courier_easies = COURIER_HANDLE_TABLE_INITIALIZER;
 
 static const char headCutShortMessage[] =
     "the connection closed before the end of the response head (caught by Courier's platform fixes)";
@@ -67,12 +56,15 @@ CURLcode courier_wrap_easy_setopt(CURL *easy, int option, ...) {
     va_start(arguments, option);
     courier_option_value given = COURIER_READ_OPTION(arguments, option);
     va_end(arguments);
+    if (option == COURIER_CURLOPT_HTTPHEADER || option == COURIER_CURLOPT_CAINFO || option == COURIER_CURLOPT_CAPATH) {
+        return courier_tls_setopt(easy, option, given.pointer);
+    }
     if (option != COURIER_CURLOPT_HEADERFUNCTION && option != COURIER_CURLOPT_HEADERDATA
         && option != COURIER_CURLOPT_ERRORBUFFER) {
         return courier_forward_option((courier_setopt_fn)courier_real.easy_setopt, easy, option, given);
     }
     void *value = given.pointer;
-    easy_record *record = courier_table_find(&easies, easy, sizeof(easy_record));
+    easy_record *record = courier_table_find(&courier_easies, easy, sizeof(easy_record));
     if (record == NULL) return courier_real.easy_setopt(easy, option, value);
     switch (option) {
     case COURIER_CURLOPT_ERRORBUFFER:
@@ -90,8 +82,11 @@ CURLcode courier_wrap_easy_setopt(CURL *easy, int option, ...) {
 CURLMcode courier_wrap_multi_add_handle(CURLM *multi, CURL *easy) {
     // Easy handles are set up again and re-added for redirects and retries: a new transfer
     // starts with no head open, whatever the last one left.
-    easy_record *record = courier_table_find(&easies, easy, 0);
-    if (record != NULL) record->headOpen = 0;
+    easy_record *record = courier_table_find(&courier_easies, easy, 0);
+    if (record != NULL) {
+        record->headOpen = 0;
+        courier_tls_before_add(easy, record);
+    }
     return courier_real.multi_add_handle(multi, easy);
 }
 
@@ -100,7 +95,7 @@ courier_curl_msg *courier_wrap_multi_info_read(CURLM *multi, int *left) {
     if (message == NULL || message->msg != COURIER_CURLMSG_DONE || message->data.result != COURIER_CURLE_OK) {
         return message;
     }
-    easy_record *record = courier_table_find(&easies, message->easy_handle, 0);
+    easy_record *record = courier_table_find(&courier_easies, message->easy_handle, 0);
     if (record == NULL || !record->headOpen) return message;
     record->headOpen = 0;
     record->message = *message;
@@ -131,7 +126,8 @@ CURLcode courier_wrap_easy_getinfo(CURL *easy, int info, ...) {
 
 void courier_wrap_easy_cleanup(CURL *easy) {
     // Out of the table before libcurl frees the handle (its address can be reused at once).
-    easy_record *record = courier_table_remove(&easies, easy);
+    easy_record *record = courier_table_remove(&courier_easies, easy);
     courier_real.easy_cleanup(easy);
+    if (record != NULL) courier_tls_release(record);
     free(record);
 }

@@ -32,7 +32,8 @@ enum ExitCode {
         // DNS, refused, lost, TLS, no response and other transport failures alike.
         if code.isTransport { return network }
         switch code {
-        case .timedOut, .invalidRequest, .sessionInvalidated, .invalidResponse, .deadlineExceeded: return network
+        case .timedOut, .invalidRequest, .sessionInvalidated, .invalidResponse, .deadlineExceeded, .tlsPolicyUnenforceable:
+            return network
         case .unacceptableStatusCode, .unacceptableContentType, .unacceptableResponse: return http
         case .integrityFailed: return integrity
         case .fileSystem, .destinationFailed, .invalidResumeData: return fileSystem

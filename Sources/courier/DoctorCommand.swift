@@ -14,12 +14,14 @@ struct DoctorCommand {
         /// What is masked in the report: `Redaction.default` plus the names of `--redact-param`
         /// and `--redact-header` (OutputRedaction.swift).
         var redaction = Redaction.default
+        /// `get`'s TLS options: the report says which policy they make for the URL (TLSOptions.swift).
+        var tls = TLSOptions()
     }
 
     static let flags = ["--json", "--help", "-h"]
 
     static let help = """
-        usage: courier doctor [<url>] [--json] [--redact-param <name>]…
+        usage: courier doctor [<url>] [--json] [--redact-param <name>]… [TLS options]
 
         Report what this machine's URLSession is made of: the Swift and Courier versions, the
         libcurl FoundationNetworking loaded (version, TLS library, HTTP/2, HTTP/3, WebSockets,
@@ -35,6 +37,10 @@ struct DoctorCommand {
                         Mask this query parameter's value in the URLs shown (repeatable), as
                         token, sig, X-Amz-Signature and the other defaults are; user info is
                         always masked. --redact-header is accepted too, as by get.
+          --cacert, --capath, --pinnedpubkey, --cert, --key, --pass, -k
+                        get's TLS options: the report says which TLS policy they make for
+                        <url> (trust, pins, client certificate, INSECURE when -k), and whether
+                        this process can enforce it.
 
         Exit status: 0 when nothing a download needs is broken; 1 when something is (libcurl not
         loaded, no readable CA certificates, a temporary directory where no file can be created),
@@ -53,6 +59,17 @@ struct DoctorCommand {
                 name = String(argument[..<equals])
                 attached = String(argument[argument.index(after: equals)...])
             }
+            if TLSOptions.valued.contains(name) {
+                guard let value = attached ?? rest.popFirst() else {
+                    throw UsageError(message: "\(name) needs a value", help: "courier doctor --help")
+                }
+                try options.tls.apply(option: name, value: value, help: "courier doctor --help")
+                continue
+            }
+            if TLSOptions.flags.contains(argument) {
+                options.tls.insecure = true
+                continue
+            }
             if OutputRedaction.valued.contains(name) {
                 guard let value = attached ?? rest.popFirst() else {
                     throw UsageError(message: "\(name) needs a name", help: "courier doctor --help")
@@ -66,7 +83,8 @@ struct DoctorCommand {
             case "--json": options.json = true
             default:
                 if argument.hasPrefix("-") {
-                    let closest = Suggestion.closest(to: argument, among: ["--json", "--help"] + OutputRedaction.valued.sorted())
+                    let names = ["--json", "--help"] + OutputRedaction.valued.sorted() + TLSOptions.valued.sorted() + ["--insecure"]
+                    let closest = Suggestion.closest(to: argument, among: names)
                     throw UsageError(
                         message: "unknown option '\(argument)'" + (closest.map { "; did you mean \($0)?" } ?? ""),
                         help: "courier doctor --help")
@@ -80,6 +98,7 @@ struct DoctorCommand {
                 options.url = url
             }
         }
+        options.tls = try options.tls.validated(help: "courier doctor --help")
         return options
     }
 
@@ -90,7 +109,7 @@ struct DoctorCommand {
     func run() -> Int32 {
         // As in every command that transfers: the report then says what a transfer here gets.
         PlatformFixes.install()
-        let report = PlatformReport.current(for: options.url, redaction: options.redaction)
+        let report = PlatformReport.current(for: options.url, redaction: options.redaction, tls: options.tls.policies)
         if options.json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -234,6 +253,9 @@ struct DoctorCommand {
         }
         sections.append(("Known FoundationNetworking traps (Docs/Platform.md)", trapRows))
         sections.append(("Platform fixes (Courier's kit, Docs/PlatformFixes.md)", fixRows(report.platformFixes)))
+        if let tls = report.tlsPolicy {
+            sections.append(("TLS policy (Docs/TLS.md)", tlsRows(tls)))
+        }
 
         sections.append(("Problems", report.problems.isEmpty
             ? [("none", "nothing a download needs is broken")]
@@ -259,6 +281,26 @@ struct DoctorCommand {
             }
             let state = fix.isActive ? "active · \(fix.count) \(acted) so far" : "not active"
             rows.append(("§" + fix.fix.section, "\(state) · \(fix.fix.summary)"))
+        }
+        if let applied = status.tlsPoliciesApplied {
+            rows.append(("TLS policies", "put on \(applied) transfers so far · trust, pins and client certificates (Docs/TLS.md)"))
+        }
+        return rows
+    }
+
+    /// Which policy the URL gets, loudly when verification is off, and whether it can be enforced.
+    static func tlsRows(_ tls: TLSPolicyReport) -> [(key: String, value: String)] {
+        var rows: [(key: String, value: String)] = [("for the URL", tls.url)]
+        if let policy = tls.policy {
+            rows.append(("policy", policy))
+        } else {
+            rows.append(("policy", tls.url.lowercased().hasPrefix("https:")
+                ? "none: the system's certificate authorities, full verification"
+                : "none: plain http has no TLS"))
+        }
+        if tls.isInsecure { rows.append(("WARNING", "certificate verification is DISABLED (--insecure)")) }
+        if tls.policy != nil {
+            rows.append(("enforced", tls.unenforceableReason.map { "no: \($0)" } ?? "yes, by Courier's platform kit (libcurl checks it during the handshake)"))
         }
         return rows
     }

@@ -25,6 +25,8 @@ extension EventsCommand {
         /// What is masked in everything the command prints: `Redaction.default` plus the names
         /// of `--redact-header` and `--redact-param` (OutputRedaction.swift).
         var redaction = Redaction.default
+        /// curl's TLS options, as `get` takes them (TLSOptions.swift).
+        var tls = TLSOptions()
 
         init(url: URL) { self.url = url }
 
@@ -35,10 +37,10 @@ extension EventsCommand {
         static let help = "courier events --help"
         static let valued = Set([
             "-H", "--header", "--last-event-id", "--max-reconnects", "--retry-delay", "--idle-timeout", "-n", "--max-events",
-        ]).union(OutputRedaction.valued)
-        static let flags: Set<String> = ["-s", "--silent", "-q", "--quiet", "-h", "--help", "--location-trusted"]
+        ]).union(OutputRedaction.valued).union(TLSOptions.valued)
+        static let flags: Set<String> = TLSOptions.flags.union(["-s", "--silent", "-q", "--quiet", "-h", "--help", "--location-trusted"])
         /// The long names, for "did you mean".
-        static var longNames: [String] { valued.union(flags).filter { $0.hasPrefix("--") }.sorted() }
+        static var longNames: [String] { TLSOptions.afterOwn(valued.union(flags)) }
 
         /// What the event stream sets itself on every connection; `-H` must not pretend to.
         static let reservedHeaders = [
@@ -59,8 +61,11 @@ extension EventsCommand {
             var options = Options(url: try GetCommand.Options.url(text, help: help))
             options.silent = !scanned.flags.isDisjoint(with: ["-s", "--silent", "-q", "--quiet"])
             options.locationTrusted = scanned.flags.contains("--location-trusted")
+            options.tls.insecure = !scanned.flags.isDisjoint(with: TLSOptions.flags)
             for (name, value) in scanned.values {
                 switch name {
+                case _ where TLSOptions.valued.contains(name):
+                    try options.tls.apply(option: name, value: value, help: help)
                 case "-H", "--header":
                     options.headers.append(try GetCommand.Options.header(value, reserved: reservedHeaders, help: help))
                 case "--last-event-id":
@@ -94,6 +99,7 @@ extension EventsCommand {
                     options.idleTimeout = seconds
                 }
             }
+            options.tls = try options.tls.validated(help: help)
             return options
         }
 
@@ -146,6 +152,15 @@ extension EventsCommand {
                                       head counts too). Default: no limit.
           -n, --max-events <n>        Stop after <n> events (exit 0).
           -s, --silent, -q, --quiet   No reconnection lines; errors still.
+          --cacert <file>             Also trust the PEM CA certificates in <file>.
+          --capath <dir>              Trust the hashed CA directory <dir> instead of the system's.
+          --pinnedpubkey <pins>       sha256//BASE64[;sha256//…]: the server's public key must
+                                      match one (checked before anything is sent).
+          --cert <file>[:<password>]  Client certificate (PEM); its key too unless --key.
+          --key <file>                The client certificate's key (PEM).
+          --pass <password>           The key's password (never printed).
+          -k, --insecure              Do not verify the server's certificate (pins still
+                                      apply). Says so on stderr.
 
         Exit codes: 0 the server ended the stream with 204, or -n events were printed (also a
         response that ended with --max-reconnects 0), 2 usage error, 3 network error after the

@@ -119,6 +119,7 @@ struct EventsCommand {
 
     private func configuration(_ connections: ConnectionLog) -> SessionManager.Configuration {
         var configuration = SessionManager.Configuration()
+        configuration.tls = options.tls.announced()
         // An event stream may rightly be silent for long stretches: silence is --idle-timeout's
         // business (the stream's policy, measured by the library to the millisecond), and the
         // library keeps URLSession's request timeout out of a stream's way.

@@ -77,6 +77,17 @@ extension GetCommand {
                                       --location-trusted.
           --location-trusted          Send the -H headers across redirects to other hosts too.
 
+        TLS (curl's options and meaning; for every host, redirects included; Docs/TLS.md):
+          --cacert <file>             Also trust the PEM CA certificates in <file>.
+          --capath <dir>              Trust the hashed CA directory <dir> instead of the system's.
+          --pinnedpubkey <pins>       sha256//BASE64[;sha256//…]: the server's public key must
+                                      match one (checked before anything is sent).
+          --cert <file>[:<password>]  Client certificate (PEM); its key too unless --key.
+          --key <file>                The client certificate's key (PEM).
+          --pass <password>           The key's password (never printed).
+          -k, --insecure              Do not verify the server's certificate (pins still
+                                      apply). Says so on stderr.
+
         Accepted from curl and wget, for what courier does anyway (they change nothing):
           -O, --remote-name  -L, --location  -f, --fail  -C -, -c, --continue  -S, --show-error
           Short flags combine: -fsSL.
@@ -87,7 +98,7 @@ extension GetCommand {
                                       --timeout bounds it, and --max-time the whole download.
 
         Exit codes: 0 success, 1 other failure, 2 usage error, 3 network error (connection,
-        timeout, --max-time, invalid response), 4 HTTP error status, 5 integrity check failed
+        TLS, a TLS option that cannot be enforced, timeout, --max-time, invalid response), 4 HTTP error status, 5 integrity check failed
         (--sha256, length), 6 file error (output exists, cannot write), 130 interrupted by SIGINT
         (Ctrl-C), 143 stopped by SIGTERM (both keep the partial download for the next run, except
         with -o -, where the bytes already written stay on stdout).

@@ -32,6 +32,9 @@ extension GetCommand {
         /// What is masked in everything the command prints: `Redaction.default` plus the names
         /// of `--redact-header` and `--redact-param` (OutputRedaction.swift).
         var redaction = Redaction.default
+        /// `--cacert`, `--capath`, `--pinnedpubkey`, `--cert`, `--key`, `--pass`, `-k`: curl's TLS
+        /// options (TLSOptions.swift).
+        var tls = TLSOptions()
 
         init(url: URL) { self.url = url }
 
@@ -42,15 +45,16 @@ extension GetCommand {
 
         static let valued = Set([
             "-o", "--output", "--retries", "--sha256", "-H", "--header", "--max-time", "--timeout", "-C", "--continue-at",
-        ]).union(QueueOptions.valued).union(OutputRedaction.valued)
-        static let flags: Set<String> = [
+        ]).union(QueueOptions.valued).union(OutputRedaction.valued).union(TLSOptions.valued)
+        static let flags: Set<String> = TLSOptions.flags.union([
             "-q", "--quiet", "-s", "--silent", "--force", "-h", "--help", "--location-trusted", "--accept-unverified",
             "--whole", "-v", "--verbose",
             // curl's and wget's names for what courier does anyway: accepted, and nothing changes.
             "-O", "--remote-name", "-L", "--location", "-f", "--fail", "-c", "--continue", "-S", "--show-error",
-        ]
-        /// The long names, for "did you mean".
-        static var longNames: [String] { (valued.union(flags)).filter { $0.hasPrefix("--") }.sorted() }
+        ])
+        /// The long names, for "did you mean": the TLS options last, so that a tie (`--retry` is as
+        /// far from `--cert` as from `--retries`) goes to the command's own option.
+        static var longNames: [String] { TLSOptions.afterOwn(valued.union(flags)) }
 
         /// The options in `arguments` (those after `get`) for one URL; `nil` when `--help` was
         /// asked for. With `-i`, ``GetCommand/Invocation/parse(_:)`` is the entry point.
@@ -105,8 +109,11 @@ extension GetCommand {
             options.acceptUnverified = flagsSeen.contains("--accept-unverified")
             options.whole = flagsSeen.contains("--whole")
             options.verbose = !flagsSeen.isDisjoint(with: ["-v", "--verbose"])
+            options.tls.insecure = !flagsSeen.isDisjoint(with: TLSOptions.flags)
             for (name, value) in values where !QueueOptions.valued.contains(name) {
                 switch name {
+                case _ where TLSOptions.valued.contains(name):
+                    try options.tls.apply(option: name, value: value, help: "courier get --help")
                 case "-o", "--output":
                     guard options.output == nil else { throw UsageError(get: "-o is given more than once") }
                     options.output = try Self.output(value)
@@ -139,6 +146,7 @@ extension GetCommand {
                     options.headers.append(try Self.header(value, reserved: Self.reservedHeaders))
                 }
             }
+            options.tls = try options.tls.validated(help: "courier get --help")
         }
 
         /// wget's `-O <file>` is curl's `-o <file>`; courier's `-O` is curl's and takes no value.

@@ -137,6 +137,7 @@ extension GetCommand {
     /// URLSession's request timeout does not apply to streams.
     private func streamingManager(printer: ProgressPrinter, retries: Guarded<Int>, verbose: VerboseMonitor?) -> SessionManager {
         var configuration = SessionManager.Configuration()
+        configuration.tls = options.tls.announced()
         configuration.deadline = options.maxTime.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }
         var retryPolicy = RetryPolicy()
         retryPolicy.retryLimit = options.retries

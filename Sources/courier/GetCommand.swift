@@ -88,6 +88,7 @@ struct GetCommand {
         // thread just waits on a semaphore.
         var configuration = SessionManager.Configuration()
         if let timeout = options.timeout { configuration.urlSessionConfiguration.timeoutIntervalForRequest = timeout }
+        configuration.tls = options.tls.announced()
         if !options.quiet {
             // Each retry on a line of its own: what failed, where, when the next attempt starts.
             configuration.eventMonitors = [ClosureEventMonitor(onRetry: { _, event in printer.message(Self.retryLine(event)) })]
@@ -299,6 +300,7 @@ struct GetCommand {
             return "HTTP \(status)\(phrase)"
         }
         switch error.code {
+        case _ where error.code.isTLS: return "TLS error: \(error.message)"
         case _ where error.isTransport: return "network error: \(error.message)"
         case .timedOut: return "timed out: \(error.message)"
         case .integrityFailed: return "integrity check failed: \(error.message)"

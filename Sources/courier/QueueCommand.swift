@@ -70,6 +70,7 @@ struct QueueCommand {
         // journal keeps in the clear: like a single get, a token is never written to disk.
         var managerConfiguration = SessionManager.Configuration()
         if let timeout = shared.timeout { managerConfiguration.urlSessionConfiguration.timeoutIntervalForRequest = timeout }
+        managerConfiguration.tls = shared.tls.announced()
         let headers = shared.headers
         if !headers.isEmpty {
             managerConfiguration.interceptor = Interceptor(adapters: [Adapter { request in

@@ -5,6 +5,7 @@
 #ifndef COURIER_PLATFORM_FIXES_H
 #define COURIER_PLATFORM_FIXES_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -54,7 +55,64 @@ typedef struct {
     /// URL handles FoundationNetworking released with curl_free, released with
     /// curl_url_cleanup instead so that their parts are freed too (§6.17).
     uint64_t urlHandlesReleased;
+    /// Transfers a TLS policy was put on before they started (Docs/TLS.md).
+    uint64_t tlsPoliciesApplied;
 } courier_fixes_counters;
+
+/// How a TLS policy sets libcurl's CA file or CA directory.
+typedef enum {
+    /// libcurl's default (its built-in path, or what FoundationNetworking set).
+    COURIER_TLS_CA_DEFAULT = 0,
+    /// None: only the policy's own certificates are trusted.
+    COURIER_TLS_CA_NONE = 1,
+    /// The path given.
+    COURIER_TLS_CA_PATH = 2,
+} courier_tls_ca_mode;
+
+/// A TLS policy as libcurl options. The kit copies everything when it is registered and keeps it
+/// for the life of the process; a transfer names it by `token` (Docs/TLS.md).
+typedef struct {
+    const char *token;
+    courier_tls_ca_mode caInfoMode;
+    const char *caInfo;
+    courier_tls_ca_mode caPathMode;
+    const char *caPath;
+    /// PEM certificates trusted besides (or, with both modes NONE, instead of) the CA file and
+    /// directory: CURLOPT_CAINFO_BLOB. NULL for none.
+    const void *caBlob;
+    size_t caBlobLength;
+    /// CURLOPT_PINNEDPUBLICKEY (`sha256//…;sha256//…`), or NULL.
+    const char *pinnedPublicKey;
+    /// CURLOPT_SSLCERT, CURLOPT_SSLKEY, CURLOPT_KEYPASSWD, or NULL.
+    const char *clientCertificate;
+    const char *clientKey;
+    const char *keyPassword;
+    /// 0 only for the loudly named opt-out: CURLOPT_SSL_VERIFYPEER 0 and VERIFYHOST 0.
+    int verify;
+} courier_tls_policy;
+
+/// The libcurl options a TLS policy may need, as bits of courier_tls_supported().
+enum {
+    COURIER_TLS_OPTION_CAINFO = 1 << 0,
+    COURIER_TLS_OPTION_CAPATH = 1 << 1,
+    COURIER_TLS_OPTION_CAINFO_BLOB = 1 << 2,
+    COURIER_TLS_OPTION_PINNEDPUBLICKEY = 1 << 3,
+    COURIER_TLS_OPTION_SSLCERT = 1 << 4,
+    COURIER_TLS_OPTION_SSLKEY = 1 << 5,
+    COURIER_TLS_OPTION_KEYPASSWD = 1 << 6,
+    COURIER_TLS_OPTION_VERIFY = 1 << 7,
+};
+
+/// The name of the request header that carries a policy's token from Courier to the kit. The
+/// kit takes it out of the header list libcurl sends.
+#define COURIER_TLS_HEADER "X-Courier-TLS"
+
+/// Registers a policy (copied). Returns 0, or -1 when memory ran out or the token is too long.
+int courier_tls_register(const courier_tls_policy *policy);
+
+/// Which of the options this process's libcurl accepts (probed once on a handle of its own),
+/// or 0 when the kit is not active.
+unsigned courier_tls_supported(void);
 
 /// Installs the kit into the loaded object that contains `anchor` (any address inside
 /// FoundationNetworking's code or data). Idempotent and thread-safe: later calls return the first

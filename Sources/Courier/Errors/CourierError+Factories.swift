@@ -29,12 +29,14 @@ extension CourierError {
     }
 
     /// Maps what URLSession reported into Courier's codes. Timeouts on Linux carry no failing URL,
-    /// so the request URL is always attached here (Docs/Platform.md §2.11).
-    static func transport(_ error: any Error, url: URL?, response: HTTPURLResponse?) -> CourierError {
+    /// so the request URL is always attached here (Docs/Platform.md §2.11). `tls` names the
+    /// server the failing request went to and the TLS policy it had: a TLS error says both.
+    static func transport(_ error: any Error, url: URL?, response: HTTPURLResponse?, tls: TLSContext? = nil) -> CourierError {
         let nsError = error as NSError
-        let (code, message) = classifyTransport(
+        var (code, message) = classifyTransport(
             code: nsError.domain == NSURLErrorDomain ? nsError.code : 0, text: nsError.localizedDescription,
             hasResponse: response != nil)
+        if code.isTLS, let tls { message += " [\(tls)]" }
         return CourierError(code: code, message: message, url: url, response: response, underlyingError: error)
     }
 
@@ -97,6 +99,9 @@ extension CourierError {
         if has("Empty reply from server") {
             return (.noResponse, noResponseMessage(text))
         }
+        // Before the lost connections: with TLS 1.3 a server's refusal of the client certificate
+        // arrives while reading ("OpenSSL SSL_read: … tlsv13 alert certificate required").
+        if let tls = classifyTLSText(text) { return tls }
         // Checked before TLS: over https a connection that breaks mid-transfer reads
         // "OpenSSL SSL_read: …", which is a lost connection, not a failed handshake.
         let lost = [
@@ -115,6 +120,40 @@ extension CourierError {
             return (.tlsFailed, tlsMessage(text))
         }
         return (.network, text)
+    }
+
+    /// The precise TLS failures, by the fixed texts libcurl 7.88.1 (OpenSSL backend) gives them;
+    /// `nil` for any other text.
+    static func classifyTLSText(_ text: String) -> (Code, String)? {
+        func has(_ fragment: String) -> Bool { text.range(of: fragment, options: .caseInsensitive) != nil }
+        if has("does not match pinned public key") {
+            // CURLE_SSL_PINNEDPUBKEYNOTMATCH: "SSL: public key does not match pinned public key"
+            return (.tlsPinMismatch, "the server's public key matches none of the pinned keys; nothing was sent (\(text))")
+        }
+        if has("alert certificate required") {
+            // TLS 1.3: "OpenSSL SSL_read: … tlsv13 alert certificate required"
+            return (.tlsClientCertificateRequired, "the server requires a client certificate and none was given (\(text))")
+        }
+        // Alerts a server sends about the certificate the client showed (a client's own
+        // verification of the server fails with "SSL certificate problem" instead).
+        let refusedIdentity = ["alert unknown ca", "alert bad certificate", "alert certificate unknown",
+            "alert certificate expired", "alert certificate revoked", "alert unsupported certificate"]
+        if refusedIdentity.contains(where: has) {
+            return (.tlsClientCertificateRequired, "the server refused the client certificate (\(text))")
+        }
+        if has("certificate has expired") || has("certificate is not yet valid") {
+            // CURLE_PEER_FAILED_VERIFICATION: "SSL certificate problem: certificate has expired"
+            return (.tlsCertificateExpired, "the server's certificate is outside its validity period; nothing was sent (\(text))")
+        }
+        if has("does not match target host name") || has("no alternative certificate subject name matches") {
+            // "SSL: no alternative certificate subject name matches target host name '127.0.0.1'"
+            return (.tlsHostNameMismatch, "the server's certificate does not name this host; nothing was sent (\(text))")
+        }
+        if has("SSL certificate problem") {
+            // "SSL certificate problem: unable to get local issuer certificate", "…: self-signed certificate"
+            return (.tlsCertificateUntrusted, "the server's certificate is not signed by a trusted authority; nothing was sent (\(text))")
+        }
+        return nil
     }
 
     private static func dnsMessage(_ text: String) -> String { "the host name could not be resolved (\(text))" }

@@ -25,6 +25,8 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             case integrityFailed, invalidResumeData, adaptationFailed, redirectRefused
             case invalidResponse, deadlineExceeded, bufferOverflow
             case dnsFailed, connectionRefused, connectionLost, tlsFailed, noResponse
+            case tlsPinMismatch, tlsCertificateUntrusted, tlsCertificateExpired, tlsHostNameMismatch
+            case tlsClientCertificateRequired, tlsPolicyUnenforceable
         }
         private let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
@@ -57,11 +59,35 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         /// bytes remaining", "Recv failure: Connection reset by peer"). The server may have acted
         /// on the request. ``CourierError/response`` is set when the head had arrived.
         public static let connectionLost = Code(.connectionLost)
-        /// The TLS connection could not be set up or verified (URLSession's -1200 series, or
-        /// libcurl's SSL and certificate errors). The message keeps OpenSSL's reason — "self-signed
-        /// certificate", "certificate has expired", a host name mismatch, "wrong version number"
-        /// (a plain-HTTP server on an https URL). Not retried by default.
+        /// The TLS connection could not be set up, for a reason none of the precise TLS codes
+        /// names (URLSession's -1200 series, or libcurl's other SSL errors): "wrong version number"
+        /// (a plain-HTTP server on an https URL), a handshake failure. The message keeps OpenSSL's
+        /// reason. Untrusted, expired and misnamed certificates, pins and client certificates have
+        /// codes of their own (``tlsCertificateUntrusted``…; ``isTLS`` covers them all). Not
+        /// retried by default.
         public static let tlsFailed = Code(.tlsFailed)
+        /// The server's public key matched none of the pins of the ``TLSPolicy`` for its host
+        /// (libcurl's `CURLE_SSL_PINNEDPUBKEYNOTMATCH`). Checked during the handshake: nothing
+        /// was sent. The message names the host and the pin set.
+        public static let tlsPinMismatch = Code(.tlsPinMismatch)
+        /// The server's certificate does not lead to a trusted authority (self-signed, or signed by
+        /// a CA neither the system nor the ``TLSPolicy`` trusts). Nothing was sent.
+        public static let tlsCertificateUntrusted = Code(.tlsCertificateUntrusted)
+        /// The server's certificate has expired (or is not valid yet). Adding a CA never changes
+        /// this. Nothing was sent.
+        public static let tlsCertificateExpired = Code(.tlsCertificateExpired)
+        /// The server's certificate does not name the host asked for. Adding a CA never changes
+        /// this. Nothing was sent.
+        public static let tlsHostNameMismatch = Code(.tlsHostNameMismatch)
+        /// The server asked for a client certificate and none was given, or refused the one given
+        /// (``TLSPolicy/clientIdentity``). With TLS 1.3 the server says so only after the
+        /// handshake, so the request may have been sent (the server refused it unread).
+        public static let tlsClientCertificateRequired = Code(.tlsClientCertificateRequired)
+        /// A ``TLSPolicy`` applies to the request but cannot be enforced here: Courier's platform
+        /// kit is turned off or inert, libcurl lacks an option the policy needs, or a file the
+        /// policy names cannot be read. Nothing was sent: a request never goes out with weaker
+        /// checks than its policy asks for (Docs/TLS.md).
+        public static let tlsPolicyUnenforceable = Code(.tlsPolicyUnenforceable)
         /// The server closed the connection without sending any response (URLSession's -1011
         /// "Empty reply from server"), or a transfer ended with no HTTP response at all. The
         /// server may have acted on the request.
@@ -122,6 +148,20 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         public var isTransport: Bool {
             switch kind {
             case .network, .dnsFailed, .connectionRefused, .connectionLost, .tlsFailed, .noResponse: return true
+            case .tlsPinMismatch, .tlsCertificateUntrusted, .tlsCertificateExpired, .tlsHostNameMismatch,
+                .tlsClientCertificateRequired:
+                return true
+            default: return false
+            }
+        }
+
+        /// Whether the code is about TLS: ``tlsFailed`` and the precise TLS codes (a pin, trust,
+        /// expiry, host name, client certificate, a policy that cannot be enforced).
+        public var isTLS: Bool {
+            switch kind {
+            case .tlsFailed, .tlsPinMismatch, .tlsCertificateUntrusted, .tlsCertificateExpired, .tlsHostNameMismatch,
+                .tlsClientCertificateRequired, .tlsPolicyUnenforceable:
+                return true
             default: return false
             }
         }
@@ -154,6 +194,10 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             switch kind {
             case .timedOut, .connectionRefused, .connectionLost, .noResponse, .network: return true
             case .dnsFailed, .tlsFailed, .deadlineExceeded: return false
+            // A certificate or a pin fails the same way on every attempt.
+            case .tlsPinMismatch, .tlsCertificateUntrusted, .tlsCertificateExpired, .tlsHostNameMismatch,
+                .tlsClientCertificateRequired, .tlsPolicyUnenforceable:
+                return false
             case .sessionInvalidated, .cancelled, .invalidRequest, .responseTooLarge, .unacceptableStatusCode,
                 .unacceptableContentType, .unacceptableResponse, .emptyResponse, .decodingFailed, .destinationFailed, .fileSystem,
                 .uploadSourceFailed, .integrityFailed, .invalidResumeData, .adaptationFailed, .redirectRefused,

@@ -24,7 +24,7 @@ import Darwin
 /// | `created`, `resumed`, `adapted`, `attempt`, `continue`, `response`, `pause-ended` | debug |
 /// | `redirect` followed, `challenge` answered, `published`, `completed` without error, `invalidated` | info |
 /// | `suspended`, `retry`, `pause`, `redirect` refused, `challenge` not answered, `completed` cancelled, `reconnect` (an event stream's) | notice |
-/// | `invalidated` with an error | warning |
+/// | `invalidated` with an error, `attempt` under ``TLSPolicy/insecureWithoutVerification`` | warning |
 /// | `completed` with any other error | error |
 ///
 /// A monitor set to ``Level/trace`` also puts the headers of requests (`attempt`, `adapted`) and
@@ -50,7 +50,8 @@ public struct LoggingMonitor: EventMonitor {
         case info
         /// Something slowed a task or changed its course: a retry, a pause, a refusal, a cancellation.
         case notice
-        /// Not used for task events; the session was invalidated with an error.
+        /// An attempt under ``TLSPolicy/insecureWithoutVerification``; the session was invalidated
+        /// with an error.
         case warning
         /// A task failed.
         case error
@@ -223,6 +224,8 @@ public struct LoggingMonitor: EventMonitor {
     /// The level of `event`: the table in the type's documentation.
     static func level(of event: TaskEvent) -> Level {
         switch event {
+        // Verification turned off is never quiet.
+        case .attemptStarted(let attempt) where attempt.tlsPolicy?.isInsecure == true: return .warning
         case .created, .resumed, .adapted, .attemptStarted, .continuing, .response, .pauseEnded: return .debug
         case .redirected(let redirect): return redirect.followed ? .info : .notice
         case .challenge(let challenge): return challenge.answered ? .info : .notice
@@ -270,7 +273,10 @@ extension LoggingMonitor {
             metadata["attempt"] = String(attempt.number)
             metadata["kind"] = attempt.kind.rawValue
             put(attempt.request, into: &metadata, headers: true)
+            let policy = attempt.tlsPolicy
+            if let policy { metadata["tls"] = policy.description }
             message = "task \(id): attempt \(attempt.number) (\(attempt.kind.rawValue)): \(describe(attempt.request))"
+                + (policy.map { " [TLS policy: \($0)]" } ?? "")
         case .continuing(let continuation):
             metadata["offset"] = String(continuation.offset)
             metadata["kind"] = continuation.kind.rawValue

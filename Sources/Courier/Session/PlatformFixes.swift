@@ -108,6 +108,9 @@ public enum PlatformFixes {
         public var object: String?
         /// Each fix, whether it is active now, and how often it acted in this process.
         public var fixes: [FixStatus]
+        /// Transfers the kit put a ``TLSPolicy`` on in this process (Docs/TLS.md); `nil` when
+        /// the kit is not active.
+        public var tlsPoliciesApplied: UInt64?
 
         /// Whether `fix` is active.
         public func isActive(_ fix: Fix) -> Bool {
@@ -174,7 +177,8 @@ public enum PlatformFixes {
         switch installed {
         case COURIER_FIXES_ACTIVE:
             return Status(
-                state: .active, reason: nil, object: object.map { $0.isEmpty ? programPath : $0 }, fixes: fixes)
+                state: .active, reason: nil, object: object.map { $0.isEmpty ? programPath : $0 }, fixes: fixes,
+                tlsPoliciesApplied: counters.tlsPoliciesApplied)
         case COURIER_FIXES_NOT_INSTALLED:
             return Status(state: .notInstalled, reason: nil, object: nil, fixes: fixes)
         default:

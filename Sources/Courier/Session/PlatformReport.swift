@@ -44,6 +44,9 @@ public struct PlatformReport: Sendable, Codable, Equatable {
     /// Courier's platform kit in this process: whether it is installed, which fixes are active
     /// (read from FoundationNetworking's import table) and what each did so far.
     public var platformFixes: PlatformFixes.Status
+    /// The TLS policy the report's URL gets and whether this process can enforce it; `nil`
+    /// without a URL.
+    public var tlsPolicy: TLSPolicyReport?
     /// What a download needs that is broken here; empty when nothing is.
     public var problems: [Problem]
 
@@ -60,9 +63,11 @@ public struct PlatformReport: Sendable, Codable, Equatable {
     ///   - environment: The environment to read proxy variables and `TMPDIR` from. libcurl reads
     ///     the process's own, so pass anything else only to ask "what if".
     ///   - redaction: What is masked in the URLs the report holds: `url` and the proxies.
+    ///   - tls: The TLS policies to say which applies to `url` (a manager's ``SessionManager/Configuration/tls``).
     public static func current(
         for url: URL? = nil, temporaryDirectory: URL? = nil,
-        environment: [String: String] = ProcessInfo.processInfo.environment, redaction: Redaction = .default
+        environment: [String: String] = ProcessInfo.processInfo.environment, redaction: Redaction = .default,
+        tls: TLSPolicies = TLSPolicies()
     ) -> PlatformReport {
         let libcurl = Libcurl.loaded()
         let fixes = PlatformFixes.status
@@ -83,6 +88,10 @@ public struct PlatformReport: Sendable, Codable, Equatable {
                 kind: .temporaryDirectoryNotWritable,
                 message: "temporary directory \(temporary.path) is not writable: \(temporary.error ?? "unknown error")"))
         }
+        let tlsPolicy = url.map { TLSPolicyReport(url: $0, policies: tls, redaction: redaction) }
+        if let tlsPolicy, let reason = tlsPolicy.unenforceableReason {
+            problems.append(Problem(kind: .tlsPolicyUnenforceable, message: reason))
+        }
         return PlatformReport(
             swiftCompiler: Self.compilerVersion,
             courierVersion: CourierInfo.version,
@@ -94,6 +103,7 @@ public struct PlatformReport: Sendable, Codable, Equatable {
             temporaryDirectory: temporary,
             traps: Trap.known(fixes: fixes),
             platformFixes: fixes,
+            tlsPolicy: tlsPolicy,
             problems: problems)
     }
 
@@ -152,6 +162,9 @@ extension PlatformReport {
             /// No file can be created in the temporary directory (side files, multipart bodies,
             /// FoundationNetworking's own download tasks).
             case temporaryDirectoryNotWritable
+            /// A ``TLSPolicy`` applies to the report's URL and cannot be enforced here: a request
+            /// to it would fail before it is sent (Docs/TLS.md).
+            case tlsPolicyUnenforceable
         }
 
         /// What kind of thing is broken.
@@ -202,7 +215,7 @@ extension SessionManager {
     ///
     /// - Parameter url: The URL to work out the effective proxy for; `nil` for none.
     public func platformReport(for url: URL? = nil) -> PlatformReport {
-        PlatformReport.current(for: url, temporaryDirectory: temporaryDirectory)
+        PlatformReport.current(for: url, temporaryDirectory: temporaryDirectory, tls: configuration.tls)
     }
 
     /// A report on this process's networking stack, with `FileManager.default.temporaryDirectory`.

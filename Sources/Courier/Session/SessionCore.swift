@@ -25,6 +25,8 @@ final class SessionCore: Sendable {
     /// never the global pool: that pool is only as wide as the CPUs and runs the manager's
     /// callback queue, which a waiting call would hold up.
     let callQueue: DispatchQueue
+    /// The manager's TLS policies: every request and redirect is stamped through it (TLSEnforcer.swift).
+    let tls: TLSEnforcer
 
     private struct State {
         /// ``invalidate(cancelingTasks:)`` was called: ``isInvalidated`` answers `true`.
@@ -40,9 +42,10 @@ final class SessionCore: Sendable {
     /// instead of waking another one — about one thread hand-off less per request.
     init(
         configuration: URLSessionConfiguration, router: SessionDelegate, label: String, callbackQueue: DispatchQueue?,
-        callQueue: DispatchQueue
+        callQueue: DispatchQueue, tls: TLSEnforcer = TLSEnforcer(TLSPolicies())
     ) {
         self.callQueue = callQueue
+        self.tls = tls
         // A serial delegate queue: callbacks for one task must never overlap (Docs/Platform.md §2.9).
         // A completion queue the caller chose may be concurrent, so it never runs them.
         let serial = callbackQueue ?? DispatchQueue(label: "\(label).delegate", target: .global())

@@ -7,7 +7,7 @@ import FoundationNetworking
 ///
 /// Encoded: the request timeout, the whole-task deadline, connections per host, the running-task cap per host, cookies on or off, the in-memory limit,
 /// the progress interval, default and sensitive headers, redirect hops, the retry policy,
-/// notifications and the label. Not encoded (they are code or secrets, set them in code): queues,
+/// notifications and the label. Not encoded (they are code or secrets, set them in code): `tls`, queues,
 /// the completion group, event monitors, the interceptor, the credential, a custom redirect
 /// closure. Keys missing from the input keep their defaults; unknown keys are ignored (so a
 /// service's file may carry its own); values that make no sense throw. `defaultHeaders` are added

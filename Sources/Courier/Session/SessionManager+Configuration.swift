@@ -67,6 +67,13 @@ extension SessionManager {
         /// connections; with at most 4 running it reuses 4. `nil` for no limit (URLSession's own
         /// `httpMaximumConnectionsPerHost` then applies).
         public var maximumRunningTasksPerHost: Int? = 4
+        /// How servers' TLS certificates are checked and which client certificate is shown: a
+        /// ``TLSPolicy`` for every https host and/or for particular hosts (``TLSPolicies``).
+        /// Empty by default: the system's certificate authorities, full verification. A request
+        /// whose policy cannot be enforced (Courier's platform kit off or inert, an option libcurl
+        /// lacks, an unreadable file) fails before it is sent with
+        /// ``CourierError/Code-swift.struct/tlsPolicyUnenforceable`` (Docs/TLS.md).
+        public var tls = TLSPolicies()
 
         /// The defaults.
         public init() {}

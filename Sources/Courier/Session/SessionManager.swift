@@ -52,7 +52,7 @@ public final class SessionManager: Sendable {
         }
         self.core = SessionCore(
             configuration: configuration.resolvedURLSessionConfiguration(), router: router, label: configuration.label,
-            callbackQueue: ownQueue, callQueue: callQueue)
+            callbackQueue: ownQueue, callQueue: callQueue, tls: TLSEnforcer(configuration.tls))
     }
 
     /// A new manager with `other`'s configuration (its own URLSession; nothing else is shared).

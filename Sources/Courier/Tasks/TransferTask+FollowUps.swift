@@ -130,7 +130,16 @@ extension TransferTask {
             noteRedirect(response, to: target, next: nil, refusal: error.message, &state)
             return nil
         case .follow(let next, let resend, let stripped):
-            return settle(next, resend: resend, response: response, stripped: stripped, &state)
+            // The new host's TLS policy (the old one's token must not follow the request there).
+            let stamped: URLRequest
+            do {
+                stamped = try core.tls.stamped(next)
+            } catch {
+                state.failure = error
+                noteRedirect(response, to: next.url, next: nil, refusal: error.message, &state)
+                return nil
+            }
+            return settle(stamped, resend: resend, response: response, stripped: stripped, &state)
         }
     }
 

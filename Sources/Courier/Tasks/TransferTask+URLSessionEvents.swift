@@ -255,7 +255,9 @@ extension TransferTask: TaskDelegate {
             return nil
         }
         if isCancel, core.isInvalidated { return .sessionInvalidated(url: originalRequest.url) }
-        return .transport(error, url: originalRequest.url, response: state.response)
+        return .transport(
+            error, url: originalRequest.url, response: state.response,
+            tls: core.tls.context(for: state.currentRequest?.url ?? originalRequest.url))
     }
 
     // MARK: - Response facts

@@ -467,13 +467,16 @@ final class TransferTask: Sendable {
         }
     }
 
-    private func createAttempt(_ request: URLRequest) {
+    private func createAttempt(_ given: URLRequest) {
+        let request: URLRequest
         do {
             // CR/LF in a header, a bad name, a non-http URL, a GET with a body: refused before
             // anything is sent.
             var uploads = false
             if case .upload = kind { uploads = true }
-            try RequestValidation.validate(request, sendingUploadBody: uploads)
+            try RequestValidation.validate(given, sendingUploadBody: uploads)
+            // The host's TLS policy, after the adapters; one the kit cannot enforce refuses the request.
+            request = try core.tls.stamped(given)
         } catch {
             return fail(with: error)
         }

@@ -76,12 +76,14 @@ final class TransportErrorTests: CourierTestCase {
         XCTAssertTrue(error.message.contains("wrong version number"), error.message)
     }
 
-    func testASelfSignedCertificateIsTLSFailedWithOpenSSLsReason() throws {
+    func testASelfSignedCertificateIsUntrustedWithOpenSSLsReason() throws {
         let tls = try OpenSSLServer.start(in: directory)
         defer { tls.stop() }
         let url = try XCTUnwrap(URL(string: "https://localhost:\(tls.port)/"))
         let error = try XCTUnwrap(data(URLRequest(url: url)).error)
-        XCTAssertEqual(error.code, .tlsFailed, "\(error)")
+        XCTAssertEqual(error.code, .tlsCertificateUntrusted, "\(error)")
+        XCTAssertTrue(error.code.isTLS)
+        XCTAssertTrue(error.message.contains("host localhost:\(tls.port); no TLS policy"), error.message)
         XCTAssertTrue(error.message.contains("self-signed certificate"), error.message)
     }
 
@@ -131,11 +133,19 @@ final class TransportErrorTests: CourierTestCase {
             (-1, "transfer closed with 95000 bytes remaining to read", true, .connectionLost),
             (-1011, "Empty reply from server", false, .noResponse),
             (-1, "OpenSSL/3.0.19: error:0A00010B:SSL routines::wrong version number", false, .tlsFailed),
-            (-1, "SSL certificate problem: self-signed certificate", false, .tlsFailed),
+            (-1, "SSL certificate problem: self-signed certificate", false, .tlsCertificateUntrusted),
             // Seen with curl 7.88.1 against openssl s_server; FoundationNetworking passes the text on as -1.
-            (-1, "SSL certificate problem: certificate has expired", false, .tlsFailed),
-            (-1, "SSL: certificate subject name 'localhost' does not match target host name '127.0.0.1'", false, .tlsFailed),
-            (-1, "SSL: no alternative certificate subject name matches target host name 'example.org'", false, .tlsFailed),
+            (-1, "SSL certificate problem: certificate has expired", false, .tlsCertificateExpired),
+            (-1, "SSL: certificate subject name 'localhost' does not match target host name '127.0.0.1'", false, .tlsHostNameMismatch),
+            (-1, "SSL: no alternative certificate subject name matches target host name 'example.org'", false, .tlsHostNameMismatch),
+            // Seen through Courier's TLS policies (TLSPolicyTests): pins and client certificates.
+            (-1, "SSL certificate problem: unable to get local issuer certificate", false, .tlsCertificateUntrusted),
+            (-1, "SSL certificate problem: self-signed certificate in certificate chain", false, .tlsCertificateUntrusted),
+            (-1, "SSL: public key does not match pinned public key", false, .tlsPinMismatch),
+            (-1, "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A00045C:SSL routines::tlsv13 alert certificate required, errno 0", false,
+                .tlsClientCertificateRequired),
+            (-1, "OpenSSL/3.0.19: error:0A000418:SSL routines::tlsv1 alert unknown ca", false, .tlsClientCertificateRequired),
+            (-1, "OpenSSL/3.0.19: error:0A000410:SSL routines::sslv3 alert handshake failure", false, .tlsFailed),
             // libcurl's other wordings of the same failures.
             (-1, "Could not resolve host: nowhere.invalid", false, .dnsFailed),
             (-1, "Could not resolve proxy: proxy.invalid", false, .dnsFailed),

@@ -1,0 +1,54 @@
+// The kit's record for one easy handle, shared by the trap fixes (ResponseHead.c) and the TLS
+// policy (TLSPolicy.c): one table, one record per handle, freed at curl_easy_cleanup.
+
+#ifndef COURIER_EASY_RECORD_H
+#define COURIER_EASY_RECORD_H
+
+#include "HandleTable.h"
+
+/// The longest policy token plus its NUL (Courier's tokens are 32 hexadecimal digits).
+#define COURIER_TLS_TOKEN_SIZE 48
+
+/// What the TLS policy keeps per easy handle. Only the thread that drives the handle's multi
+/// handle (FoundationNetworking's work queue) touches it: setopt, add and cleanup all run there.
+typedef struct {
+    /// The token named by the handle's current header list ("" when it names none).
+    char wanted[COURIER_TLS_TOKEN_SIZE];
+    /// A policy's options are on the handle and must be undone if the next transfer has none.
+    int applied;
+    /// The copy of FoundationNetworking's header list libcurl was given (without Courier's
+    /// header), freed when it is replaced and at cleanup. FoundationNetworking's own nodes are
+    /// never freed here.
+    courier_curl_slist *headers;
+    /// CAINFO and CAPATH as FoundationNetworking last set them (copies), restored when a policy
+    /// goes; `set` says whether it set them at all (else libcurl's built-in defaults apply).
+    char *callerCAInfo;
+    char *callerCAPath;
+    int callerSetCAInfo;
+    int callerSetCAPath;
+} courier_tls_state;
+
+/// One per easy handle the kit stands in front of.
+typedef struct {
+    courier_table_entry entry;
+    courier_header_callback callback;
+    void *userdata;
+    char *errorBuffer;
+    /// A status line came and the blank line that ends its head has not. Only the thread running
+    /// the handle's multi handle touches it (header callback, completion, add).
+    int headOpen;
+    /// The completion message handed to FoundationNetworking instead of libcurl's.
+    courier_curl_msg message;
+    courier_tls_state tls;
+} courier_easy_record;
+
+COURIER_HIDDEN extern courier_handle_table courier_easies;
+
+/// curl_easy_setopt for the options the TLS policy watches (HTTPHEADER, CAINFO, CAPATH).
+COURIER_HIDDEN CURLcode courier_tls_setopt(CURL *easy, int option, void *value);
+/// Puts the handle's policy (or libcurl's defaults, when a policy goes) on it before a transfer.
+COURIER_HIDDEN void courier_tls_before_add(CURL *easy, courier_easy_record *record);
+/// Frees what the TLS policy kept for a handle libcurl has cleaned up.
+COURIER_HIDDEN void courier_tls_release(courier_easy_record *record);
+
+#endif
