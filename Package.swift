@@ -33,11 +33,12 @@ let package = Package(
             dependencies: ["Courier"],
             swiftSettings: swiftSettings
         ),
-        // Test-only commands the crash tests run as child processes (the journal's append loop).
+        // Test-only commands the tests run as child processes (the journal's append loop; the network
+        // monitor, waiting requests and the queue inside a network namespace the test made).
         // Not a product: the shipped `courier` has no hidden test command (Docs/PublicAPI.md).
         .executableTarget(
             name: "courier-test-hooks",
-            dependencies: ["Courier"],
+            dependencies: ["Courier", "CourierTestServer"],
             swiftSettings: swiftSettings
         ),
         // Small helpers the test targets share (a thread-safe box and counter, a seeded generator).

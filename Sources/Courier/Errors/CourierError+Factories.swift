@@ -30,6 +30,18 @@ extension CourierError {
 
     /// Maps what URLSession reported into Courier's codes. Timeouts on Linux carry no failing URL,
     /// so the request URL is always attached here (Docs/Platform.md §2.11).
+    /// No route to the host of `url`: after a transport failure (`underlying`), or after waiting
+    /// `waited` for a route in vain. The message names the network, not the server.
+    static func networkUnreachable(url: URL?, waited: Duration?, underlying: CourierError?) -> CourierError {
+        let host = url?.host.map { " \($0)" } ?? ""
+        var message = "the network is unreachable: this machine has no route to\(host.isEmpty ? " the host" : host)"
+        if let waited { message += " (waited \(Backoff.describe(waited)) for one)" }
+        if let underlying { message += "; the connection failed with: \(underlying.message)" }
+        return CourierError(
+            code: .networkUnreachable, message: message, url: url, response: underlying?.response,
+            underlyingError: underlying)
+    }
+
     static func transport(_ error: any Error, url: URL?, response: HTTPURLResponse?) -> CourierError {
         let nsError = error as NSError
         let (code, message) = classifyTransport(
