@@ -46,6 +46,8 @@ public final class NetworkMonitor: Sendable {
         var observers: [UUID: Observer] = [:]
         var continuations: [UUID: AsyncStream<NetworkPath>.Continuation] = [:]
         var waiters: [UUID: Waiter] = [:]
+        /// Called after every re-read, changed path or not (a download queue re-checks its hosts).
+        var refreshHandlers: [UUID: @Sendable () -> Void] = [:]
     }
 
     struct Observer {
@@ -213,6 +215,18 @@ public final class NetworkMonitor: Sendable {
         }
         publish(path)
         recheckWaiters()
+        for handler in state.withLock({ Array($0.refreshHandlers.values) }) { handler() }
+    }
+
+    /// Calls `handler` on the monitor's queue after every re-read of the kernel's tables.
+    func addRefreshHandler(_ handler: @escaping @Sendable () -> Void) -> UUID {
+        let id = UUID()
+        state.withLock { $0.refreshHandlers[id] = handler }
+        return id
+    }
+
+    func removeRefreshHandler(_ id: UUID) {
+        _ = state.withLock { $0.refreshHandlers.removeValue(forKey: id) }
     }
 
     /// Stores `path` and, when it differs from the last one, tells everyone.

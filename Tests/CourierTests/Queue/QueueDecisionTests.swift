@@ -77,6 +77,7 @@ final class QueueDecisionTests: XCTestCase {
             case .refresh: return "refresh"
             case .signal: return "signal"
             case .stopped: return "stopped"
+            case .recheckHosts: return "recheckHosts"
             }
         }
     }
