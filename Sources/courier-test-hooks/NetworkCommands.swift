@@ -96,30 +96,38 @@ enum NetworkCommands {
         return 0
     }
 
-    /// `network-queue DIRECTORY BYTES`: serves on all addresses, opens a download queue in
+    /// `network-queue DIRECTORY BYTES [slow]`: serves on all addresses, opens a download queue in
     /// DIRECTORY with one item of BYTES bytes from `http://127.0.0.1:<port>`, prints `server
-    /// <port>`, every state change (`item queued|running|completed|failed …`), and at the end
+    /// <port>`, every state change (`item queued|completed|failed …`, `item running` once bytes
+    /// arrived), and at the end
     /// `done requests=<n> ranges=<n> size=<bytes>`.
-    static func queue(directory: String, bytes: Int) throws -> Int32 {
+    static func queue(directory: String, bytes: Int, slow: Bool) throws -> Int32 {
         exitWhenInputCloses()
         let server = try TestServer(host: "0.0.0.0")
         let port = server.baseURL.port ?? 0
         say("server \(port)")
-        let manager = SessionManager()
+        let configuration = SessionManager.Configuration()
+        // A link that goes away mid-transfer shows as silence: the request timeout notices it.
+        configuration.urlSessionConfiguration.timeoutIntervalForRequest = 2
+        let manager = SessionManager(configuration: configuration)
+        let printedRunning = HostAnswers()
         let queue = try DownloadQueue(directory: URL(fileURLWithPath: directory), manager: manager)
         let done = DispatchSemaphore(value: 0)
         let destination = URL(fileURLWithPath: directory).appendingPathComponent("out.bin")
         _ = queue.addObserver { change in
             switch change.state {
             case .queued: say("item queued")
-            case .running: break
+            case .running(let received, _):
+                if received > 0, printedRunning.changed("running", true) { say("item running") }
             case .paused: say("item paused")
             case .cancelled: say("item cancelled")
             case .failed(let failure): say("item failed \(failure.code) \(failure.message)"); done.signal()
             case .completed: say("item completed"); done.signal()
             }
         }
-        _ = try queue.add(DownloadQueue.NewItem(url: URL(string: "http://127.0.0.1:\(port)/bytes/\(bytes)")!, to: destination, id: "one"))
+        // Slow: 20 writes 100 ms apart, so a test can cut the link in the middle.
+        let query = slow ? "?chunk=\(max(1, bytes / 20))&chunk_delay_ms=100" : ""
+        _ = try queue.add(DownloadQueue.NewItem(url: URL(string: "http://127.0.0.1:\(port)/bytes/\(bytes)\(query)")!, to: destination, id: "one"))
         say("added")
         done.wait()
         let size = (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int) ?? -1

@@ -36,7 +36,8 @@ public enum HostReachability: Sendable, Equatable, CustomStringConvertible {
     ///
     /// - A numeric host (`10.0.0.2`, `[2001:db8::1]`) is looked up in the kernel's routing tables:
     ///   a UDP socket is connected to it (no packet is sent) and `ENETUNREACH` means no route;
-    ///   `getsockname` then names the source address, and the interface holding it.
+    ///   `getsockname` then names the source address, and the interface holding it, which must be
+    ///   up with a carrier (the kernel keeps routing to the addresses of an interface set down).
     /// - `localhost` is `127.0.0.1` (or `::1`).
     /// - Any other name is reachable when a route to the world exists (IPv4 or IPv6): Courier
     ///   never resolves a name to decide, because a resolver with no network can wait for
@@ -112,11 +113,17 @@ public enum HostReachability: Sendable, Equatable, CustomStringConvertible {
         let sourceBytes: [UInt8] = withUnsafeBytes(of: &local) { raw in
             isV6 ? Array(raw[8..<24]) : Array(raw[4..<8])  // sin6_addr / sin_addr
         }
-        return .reachable(interface: interfaceName(holding: sourceBytes), source: InternetAddress.string(sourceBytes))
+        let holder = interface(holding: sourceBytes)
+        // The kernel keeps the local routes of an interface set down (lo after `ip link set lo
+        // down` still "routes" 127.0.0.1), but nothing leaves through it: no route in practice.
+        if let holder, holder.flags & UInt32(IFF_UP) == 0 || holder.flags & UInt32(IFF_RUNNING) == 0 {
+            return .unreachable
+        }
+        return .reachable(interface: holder?.name, source: InternetAddress.string(sourceBytes))
     }
 
-    /// The interface that holds `address` (`getifaddrs`); `nil` when none does or it fails.
-    static func interfaceName(holding address: [UInt8]) -> String? {
+    /// The interface that holds `address`, with its flags (`getifaddrs`); `nil` when none does or it fails.
+    static func interface(holding address: [UInt8]) -> (name: String, flags: UInt32)? {
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return nil }
         defer { freeifaddrs(list) }
@@ -137,7 +144,7 @@ public enum HostReachability: Sendable, Equatable, CustomStringConvertible {
             } else {
                 continue
             }
-            if bytes == address { return String(cString: name) }
+            if bytes == address { return (String(cString: name), entry.pointee.ifa_flags) }
         }
         return nil
     }

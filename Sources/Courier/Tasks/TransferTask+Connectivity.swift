@@ -58,7 +58,8 @@ extension TransferTask {
     /// the task fails with `networkUnreachable` (a download keeps its bytes for resuming).
     /// `nil` when the rule does not apply.
     func routeFollowUp(after failure: CourierError?, _ state: inout State) -> FollowUp? {
-        guard let failure, failure.isTransport, failure.code != .networkUnreachable, state.phase.state == .running,
+        // A timeout counts: a link that went away mid-transfer shows as silence.
+        guard let failure, failure.isTransport || failure.code == .timedOut, failure.code != .networkUnreachable, state.phase.state == .running,
             !core.isInvalidated, let url = (state.currentRequest ?? originalRequest).url,
             HostReachability.of(url).isUnreachable
         else { return nil }

@@ -171,7 +171,29 @@ final class NetworkNamespaceTests: XCTestCase {
         // When lo comes up, Then the item runs and completes with one request and no retry
         namespace.ip("link", "set", "lo", "up")
         let done = try XCTUnwrap(child.waitForLine(timeout: 15) { $0.hasPrefix("done") }, "\(child.allLines)")
-        XCTAssertEqual(child.allLines.filter { $0.hasPrefix("item") }, ["item queued", "item completed"])
+        XCTAssertEqual(child.allLines.filter { $0.hasPrefix("item") }, ["item queued", "item running", "item completed"])
         XCTAssertEqual(done.line, "done requests=1 ranges=0 size=200000")
+    }
+}
+
+extension NetworkNamespaceTests {
+    func testADownloadCutByALinkLossContinuesByRangeWhenTheLinkReturns() throws {
+        // Given a queue downloading slowly (2 s) from a server in the namespace, lo up
+        namespace.ip("link", "set", "lo", "up")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-test-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let child = try namespace.spawn(["network-queue", directory.path, "200000", "slow"])
+        let running = try XCTUnwrap(child.waitForLine { $0 == "item running" }, "\(child.allLines)")
+
+        // When lo goes down mid-transfer, Then the item goes back to the queue (its bytes kept), not failed
+        namespace.ip("link", "set", "lo", "down")
+        let requeued = try XCTUnwrap(child.waitForLine(from: running.index, timeout: 15) { $0.hasPrefix("item queued") || $0.hasPrefix("item failed") }, "\(child.allLines)")
+        XCTAssertEqual(requeued.line, "item queued")
+
+        // When lo comes back, Then the download continues with Range and the file is whole
+        namespace.ip("link", "set", "lo", "up")
+        let done = try XCTUnwrap(child.waitForLine(from: requeued.index, timeout: 15) { $0.hasPrefix("done") }, "\(child.allLines)")
+        XCTAssertEqual(child.allLines.filter { $0.hasPrefix("item") }, ["item queued", "item running", "item queued", "item completed"])
+        XCTAssertEqual(done.line, "done requests=2 ranges=1 size=200000")
     }
 }
