@@ -44,10 +44,11 @@ let package = Package(
         // Small helpers the test targets share (a thread-safe box and counter, a seeded generator).
         .target(name: "CourierTestSupport", path: "Tests/CourierTestSupport", swiftSettings: swiftSettings),
         // The library's tests, in folders named as Sources/Courier's. The journal's crash tests
-        // run `courier-test-hooks` as a child process.
+        // run `courier-test-hooks` as a child process; the reachability tests run it and `courier`
+        // inside network namespaces they make.
         .testTarget(
             name: "CourierTests",
-            dependencies: ["Courier", "CourierTestServer", "CourierTestSupport", "courier-test-hooks"],
+            dependencies: ["Courier", "CourierTestServer", "CourierTestSupport", "courier-test-hooks", "courier"],
             swiftSettings: swiftSettings
         ),
         // The `courier` command's tests: its pure parts (option parsing, progress formatting)

@@ -51,10 +51,12 @@ public enum HostReachability: Sendable, Equatable, CustomStringConvertible {
             return v4.isReachable ? v4 : lookUp([UInt8](repeating: 0, count: 15) + [1])
         }
         if let bytes = InternetAddress.bytes(ofNumeric: host) { return lookUp(bytes) }
-        // The documentation prefixes (RFC 5737, RFC 3849): only a default route covers them.
-        let v4 = lookUp([192, 0, 2, 1])
+        // Public anycast resolvers' addresses (1.1.1.1, 2606:4700:4700::1111): global, on no
+        // one's own link, so only a route to the world covers them. No packet is sent. (Not the
+        // documentation prefixes: test networks, this project's CI among them, use 192.0.2.0/24.)
+        let v4 = lookUp([1, 1, 1, 1])
         if v4.isReachable { return v4 }
-        let v6 = lookUp([0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [1])
+        let v6 = lookUp([0x26, 0x06, 0x47, 0x00, 0x47, 0x00] + [UInt8](repeating: 0, count: 8) + [0x11, 0x11])
         if v6.isReachable { return v6 }
         if case .unknown = v4 { return v4 }
         return .unreachable

@@ -44,6 +44,9 @@ public struct PlatformReport: Sendable, Codable, Equatable {
     /// Courier's platform kit in this process: whether it is installed, which fixes are active
     /// (read from FoundationNetworking's import table) and what each did so far.
     public var platformFixes: PlatformFixes.Status
+    /// Interfaces, default routes and, for the report's URL, whether its host has a route
+    /// (PlatformReport+Network.swift); `nil` in a report decoded from an older version.
+    public var network: Network?
     /// What a download needs that is broken here; empty when nothing is.
     public var problems: [Problem]
 
@@ -83,6 +86,12 @@ public struct PlatformReport: Sendable, Codable, Equatable {
                 kind: .temporaryDirectoryNotWritable,
                 message: "temporary directory \(temporary.path) is not writable: \(temporary.error ?? "unknown error")"))
         }
+        let network = Network.current(for: url)
+        if let host = network.host, network.hostReachability == "unreachable" {
+            problems.append(Problem(
+                kind: .networkUnreachable,
+                message: "the network is unreachable: this machine has no route to \(host) (no interface, address or default route leads there)"))
+        }
         return PlatformReport(
             swiftCompiler: Self.compilerVersion,
             courierVersion: CourierInfo.version,
@@ -94,6 +103,7 @@ public struct PlatformReport: Sendable, Codable, Equatable {
             temporaryDirectory: temporary,
             traps: Trap.known(fixes: fixes),
             platformFixes: fixes,
+            network: network,
             problems: problems)
     }
 
@@ -152,6 +162,8 @@ extension PlatformReport {
             /// No file can be created in the temporary directory (side files, multipart bodies,
             /// FoundationNetworking's own download tasks).
             case temporaryDirectoryNotWritable
+            /// This machine has no route to the report's URL's host (the network, not the server).
+            case networkUnreachable
         }
 
         /// What kind of thing is broken.

@@ -37,13 +37,16 @@ final class NetworkNamespace {
         XCTAssertEqual(status, 0, "ip \(arguments.joined(separator: " ")): \(output)", file: file, line: line)
     }
 
-    /// Runs `courier-test-hooks <arguments>` inside the namespace.
-    func spawn(_ arguments: [String]) throws -> ChildProcess {
-        guard FileManager.default.isExecutableFile(atPath: Self.hooks.path) else {
+    /// The built `courier` command, next to the hooks.
+    static var courier: URL { hooks.deletingLastPathComponent().appendingPathComponent("courier") }
+
+    /// Runs `courier-test-hooks <arguments>` (or another of the built executables) inside the namespace.
+    func spawn(_ arguments: [String], executable: URL = NetworkNamespace.hooks) throws -> ChildProcess {
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             struct MissingExecutable: Error { let path: String }
-            throw MissingExecutable(path: Self.hooks.path)  // fail, never skip: a skip would hide a broken build
+            throw MissingExecutable(path: executable.path)  // fail, never skip: a skip would hide a broken build
         }
-        let child = try ChildProcess(["netns", "exec", name, Self.hooks.path] + arguments)
+        let child = try ChildProcess(["netns", "exec", name, executable.path] + arguments)
         children.append(child)
         return child
     }
@@ -119,6 +122,20 @@ final class ChildProcess: @unchecked Sendable {  // safe: `lines` is only touche
             }
             if ended || !condition.wait(until: deadline) { return nil }
         }
+    }
+
+    /// The exit status once the child has exited, waiting at most `timeout` seconds; `nil` if it runs on.
+    func waitForExit(timeout: TimeInterval) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        guard !process.isRunning else { return nil }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    /// Sends `signal` to the child (by its pid).
+    func signal(_ signal: Int32) {
+        if process.isRunning { kill(process.processIdentifier, signal) }
     }
 
     /// Writes one line to the child's input.

@@ -197,3 +197,43 @@ extension NetworkNamespaceTests {
         XCTAssertEqual(done.line, "done requests=2 ranges=1 size=200000")
     }
 }
+
+/// `courier get` run as people run it, inside the namespace.
+extension NetworkNamespaceTests {
+    func testCourierGetWithNoRouteFailsAtOnceWithExitThreeNamingTheNetwork() throws {
+        // Given a namespace whose lo is down
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("courier-test-\(UUID().uuidString).bin")
+        defer { unlink(output.path) }
+
+        // When courier gets a URL there
+        let child = try namespace.spawn(["get", "http://127.0.0.1:9/bytes/10", "-o", output.path], executable: NetworkNamespace.courier)
+        let status = child.waitForExit(timeout: 10)
+
+        // Then it fails at once with exit 3, saying the network is the problem, and saves nothing
+        XCTAssertEqual(status, 3, "\(child.allLines)")
+        XCTAssertTrue(child.allLines.contains { $0.contains("the network is unreachable") && $0.contains("--wait-for-network") }, "\(child.allLines)")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: output.path))
+    }
+
+    func testCourierGetWaitsForTheNetworkWhenAskedAndThenDownloads() throws {
+        // Given a server in the namespace, then its lo set down (127.0.0.1 stays, with no way to it)
+        namespace.ip("link", "set", "lo", "up")
+        let server = try namespace.spawn(["serve"], executable: NetworkNamespace.courier)
+        defer { server.signal(SIGTERM) }
+        let listening = try XCTUnwrap(server.waitForLine { $0.contains("listening on http://127.0.0.1:") }, "\(server.allLines)")
+        let base = String(listening.line.split(separator: " ").first { $0.hasPrefix("http://") } ?? "")
+        namespace.ip("link", "set", "lo", "down")
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("courier-test-\(UUID().uuidString).bin")
+        defer { unlink(output.path) }
+
+        // When courier gets with --wait-for-network 20
+        let child = try namespace.spawn(["get", "\(base)/bytes/4096", "-o", output.path, "--wait-for-network", "20"], executable: NetworkNamespace.courier)
+
+        // Then it says it waits; When lo comes up, Then it says the network is back and downloads the file
+        XCTAssertNotNil(child.waitForLine { $0.contains("the network is unreachable (no route to 127.0.0.1); waiting up to 20 s") }, "\(child.allLines)")
+        namespace.ip("link", "set", "lo", "up")
+        XCTAssertEqual(child.waitForExit(timeout: 15), 0, "\(child.allLines)")
+        XCTAssertTrue(child.allLines.contains { $0.contains("the network is back") }, "\(child.allLines)")
+        XCTAssertEqual((try? Data(contentsOf: output))?.count, 4096)
+    }
+}
