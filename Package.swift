@@ -33,20 +33,22 @@ let package = Package(
             dependencies: ["Courier"],
             swiftSettings: swiftSettings
         ),
-        // Test-only commands the crash tests run as child processes (the journal's append loop).
+        // Test-only commands the tests run as child processes (the journal's append loop; the network
+        // monitor, waiting requests and the queue inside a network namespace the test made).
         // Not a product: the shipped `courier` has no hidden test command (Docs/PublicAPI.md).
         .executableTarget(
             name: "courier-test-hooks",
-            dependencies: ["Courier"],
+            dependencies: ["Courier", "CourierTestServer"],
             swiftSettings: swiftSettings
         ),
         // Small helpers the test targets share (a thread-safe box and counter, a seeded generator).
         .target(name: "CourierTestSupport", path: "Tests/CourierTestSupport", swiftSettings: swiftSettings),
         // The library's tests, in folders named as Sources/Courier's. The journal's crash tests
-        // run `courier-test-hooks` as a child process.
+        // run `courier-test-hooks` as a child process; the reachability tests run it and `courier`
+        // inside network namespaces they make.
         .testTarget(
             name: "CourierTests",
-            dependencies: ["Courier", "CourierTestServer", "CourierTestSupport", "courier-test-hooks"],
+            dependencies: ["Courier", "CourierTestServer", "CourierTestSupport", "courier-test-hooks", "courier"],
             swiftSettings: swiftSettings
         ),
         // The `courier` command's tests: its pure parts (option parsing, progress formatting)

@@ -30,7 +30,8 @@ struct DoctorCommand {
         http_proxy only, no_proxy matching), the temporary directory, and which known
         FoundationNetworking traps apply to this toolchain (as measured, Docs/Platform.md), and
         which of Courier's platform fixes are active in this process (COURIER_PLATFORM_FIXES=off
-        turns them off).
+        turns them off), and the network: its interfaces and their kinds, the default routes, and
+        whether this machine has a route to <url>'s host.
 
           --json        Print the report as one JSON object (PlatformReport's Codable form).
           --redact-param <name>
@@ -43,7 +44,8 @@ struct DoctorCommand {
                         this process can enforce it.
 
         Exit status: 0 when nothing a download needs is broken; 1 when something is (libcurl not
-        loaded, no readable CA certificates, a temporary directory where no file can be created),
+        loaded, no readable CA certificates, a temporary directory where no file can be created,
+        no route to <url>'s host),
         each named on a "problem:" line; 2 for a usage mistake.
         """
 
@@ -255,6 +257,16 @@ struct DoctorCommand {
         sections.append(("Platform fixes (Courier's kit, Docs/PlatformFixes.md)", fixRows(report.platformFixes)))
         if let tls = report.tlsPolicy {
             sections.append(("TLS policy (Docs/TLS.md)", tlsRows(tls)))
+        }
+
+        if let network = report.network {
+            var rows: [(key: String, value: String)] = [
+                ("status", network.status + (network.unknownReason.map { " (\($0))" } ?? "")),
+            ]
+            rows += network.interfaces.map { ("interface", $0) }
+            rows += (network.defaultRoutes.isEmpty ? ["none"] : network.defaultRoutes).map { ("default route", $0) }
+            if let host = network.host { rows.append(("route to \(host)", network.hostReachability ?? "unknown")) }
+            sections.append(("Network (the kernel's tables, Docs/Reachability.md)", rows))
         }
 
         sections.append(("Problems", report.problems.isEmpty

@@ -50,6 +50,10 @@ extension GetCommand {
                                       never silent, so only this ends it.
           --timeout <s>               Fail an attempt (then retry) after <s> seconds without a byte,
                                       connecting included (whole seconds; default 60).
+          --wait-for-network <s>      When this machine has no route to the host (no network, no
+                                      default route), wait up to <s> seconds for one instead of
+                                      failing at once; without it that fails at once (exit 3),
+                                      saying the network, not the server, was the problem.
           --sha256 <hex>              The file's expected SHA-256 (64 hex digits); on a mismatch
                                       nothing is saved (with -o -: checked at the end, exit 5).
           --accept-unverified         Save a body nothing can prove complete (the server gzips
@@ -97,8 +101,8 @@ extension GetCommand {
                                       and offers no way to set one. Connecting counts as silence:
                                       --timeout bounds it, and --max-time the whole download.
 
-        Exit codes: 0 success, 1 other failure, 2 usage error, 3 network error (connection,
-        TLS, a TLS option that cannot be enforced, timeout, --max-time, invalid response), 4 HTTP error status, 5 integrity check failed
+        Exit codes: 0 success, 1 other failure, 2 usage error, 3 network error (no route,
+        connection, TLS, a TLS option that cannot be enforced, timeout, --max-time, invalid response), 4 HTTP error status, 5 integrity check failed
         (--sha256, length), 6 file error (output exists, cannot write), 130 interrupted by SIGINT
         (Ctrl-C), 143 stopped by SIGTERM (both keep the partial download for the next run, except
         with -o -, where the bytes already written stay on stdout).

@@ -20,6 +20,9 @@ extension GetCommand {
         var maxTime: Double?
         /// `--timeout`: seconds without a byte (connecting included) before an attempt fails.
         var timeout: Double?
+        /// `--wait-for-network`: seconds to wait for a route to the host (the manager's
+        /// `waitsForConnectivity`); without it a host with no route fails at once (exit 3).
+        var waitForNetwork: Double?
         /// `--location-trusted`: send the `-H` headers to other origins a redirect leads to too.
         var locationTrusted = false
         /// `--accept-unverified`: save a body nothing can prove complete, with a warning.
@@ -45,6 +48,7 @@ extension GetCommand {
 
         static let valued = Set([
             "-o", "--output", "--retries", "--sha256", "-H", "--header", "--max-time", "--timeout", "-C", "--continue-at",
+            "--wait-for-network",
         ]).union(QueueOptions.valued).union(OutputRedaction.valued).union(TLSOptions.valued)
         static let flags: Set<String> = TLSOptions.flags.union([
             "-q", "--quiet", "-s", "--silent", "--force", "-h", "--help", "--location-trusted", "--accept-unverified",
@@ -122,11 +126,15 @@ extension GetCommand {
                         throw UsageError(get: "--retries takes a whole number 0 or more, not '\(value)'")
                     }
                     options.retries = count
-                case "--max-time", "--timeout":
+                case "--max-time", "--timeout", "--wait-for-network":
                     guard let seconds = Double(value), seconds.isFinite, seconds > 0, seconds <= 1e9 else {
                         throw UsageError(get: "\(name) takes a number of seconds above 0, not '\(value)'")
                     }
-                    if name == "--timeout" { options.timeout = seconds } else { options.maxTime = seconds }
+                    switch name {
+                    case "--timeout": options.timeout = seconds
+                    case "--wait-for-network": options.waitForNetwork = seconds
+                    default: options.maxTime = seconds
+                    }
                 case "--sha256":
                     guard let digest = DownloadPolicy.sha256(hex: value) else {
                         throw UsageError(get: "--sha256 takes 64 hexadecimal digits, not '\(value)'")

@@ -159,6 +159,7 @@ extension GetCommand {
             })
         ]
         if let verbose { configuration.eventMonitors.append(verbose) }
+        Self.applyNetworkWait(options, to: &configuration) { printer.message($0) }
         return SessionManager(configuration: configuration)
     }
 

@@ -93,6 +93,7 @@ struct GetCommand {
             // Each retry on a line of its own: what failed, where, when the next attempt starts.
             configuration.eventMonitors = [ClosureEventMonitor(onRetry: { _, event in printer.message(Self.retryLine(event)) })]
         }
+        Self.applyNetworkWait(options, to: &configuration) { printer.message($0) }
         let verbose = options.verbose ? VerboseMonitor(printer: printer) : nil
         if let verbose { configuration.eventMonitors.append(verbose) }
         let manager = SessionManager(configuration: configuration)
@@ -300,6 +301,8 @@ struct GetCommand {
             return "HTTP \(status)\(phrase)"
         }
         switch error.code {
+        // Already says "the network is unreachable", and that no server was at fault.
+        case .networkUnreachable: return error.message + (error.message.contains("waited") ? "" : " (--wait-for-network SECONDS waits for one)")
         case _ where error.code.isTLS: return "TLS error: \(error.message)"
         case _ where error.isTransport: return "network error: \(error.message)"
         case .timedOut: return "timed out: \(error.message)"

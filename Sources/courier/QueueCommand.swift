@@ -86,10 +86,16 @@ struct QueueCommand {
                 if let display = display.current { display.message(line) } else { ProgressPrinter.writeToStandardError(line + "\n") }
             })]
         }
+        GetCommand.applyNetworkWait(shared, to: &managerConfiguration) { line in
+            if let display = display.current { display.message(line) } else { ProgressPrinter.writeToStandardError(line + "\n") }
+        }
         let manager = SessionManager(configuration: managerConfiguration)
         defer { manager.invalidate(cancelingTasks: true) }
 
         var configuration = DownloadQueue.Configuration()
+        // The command ends: an item whose host has no route waits as --wait-for-network says (in
+        // the manager), then fails with exit 3, rather than being held until the network returns.
+        configuration.pausesWhileOffline = false
         configuration.maximumRunning = options.parallel
         configuration.maximumRunningPerHost = options.perHost
         var policy = DownloadPolicy()

@@ -28,6 +28,18 @@ extension CourierError {
         return CourierError(code: .fileSystem, message: message + detail, url: url, underlyingError: underlying)
     }
 
+    /// No route to the host of `url`: after a transport failure (`underlying`), or after waiting
+    /// `waited` for a route in vain. The message names the network, not the server.
+    static func networkUnreachable(url: URL?, waited: Duration?, underlying: CourierError?) -> CourierError {
+        let host = url?.host.map { " \($0)" } ?? ""
+        var message = "the network is unreachable: this machine has no route to\(host.isEmpty ? " the host" : host)"
+        if let waited { message += " (waited \(Backoff.describe(waited)) for one)" }
+        if let underlying { message += "; the connection failed with: \(underlying.message)" }
+        return CourierError(
+            code: .networkUnreachable, message: message, url: url, response: underlying?.response,
+            underlyingError: underlying)
+    }
+
     /// Maps what URLSession reported into Courier's codes. Timeouts on Linux carry no failing URL,
     /// so the request URL is always attached here (Docs/Platform.md §2.11). `tls` names the
     /// server the failing request went to and the TLS policy it had: a TLS error says both.

@@ -24,7 +24,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             case emptyResponse, decodingFailed, destinationFailed, fileSystem, uploadSourceFailed
             case integrityFailed, invalidResumeData, adaptationFailed, redirectRefused
             case invalidResponse, deadlineExceeded, bufferOverflow
-            case dnsFailed, connectionRefused, connectionLost, tlsFailed, noResponse
+            case dnsFailed, connectionRefused, connectionLost, tlsFailed, noResponse, networkUnreachable
             case tlsPinMismatch, tlsCertificateUntrusted, tlsCertificateExpired, tlsHostNameMismatch
             case tlsClientCertificateRequired, tlsPolicyUnenforceable
         }
@@ -92,6 +92,13 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         /// "Empty reply from server"), or a transfer ended with no HTTP response at all. The
         /// server may have acted on the request.
         public static let noResponse = Code(.noResponse)
+        /// This machine has no route to the host: the network, not the server, is the problem (no
+        /// interface up, no address, no default route). Decided by the kernel's route lookup
+        /// (``HostReachability``) when a transport failure happens, or when a request that waits
+        /// for connectivity (``SessionManager/Configuration/waitsForConnectivity``) gave up.
+        /// Not transient: a retry a moment later meets the same routing table, so Courier waits
+        /// for a route instead (with `waitsForConnectivity`) or fails at once.
+        public static let networkUnreachable = Code(.networkUnreachable)
         /// The server did not answer within the request timeout.
         public static let timedOut = Code(.timedOut)
         /// The request could not be sent as given (bad URL, unsupported scheme…).
@@ -147,7 +154,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         /// Whether the code is one of the transport codes (see ``CourierError/isTransport``).
         public var isTransport: Bool {
             switch kind {
-            case .network, .dnsFailed, .connectionRefused, .connectionLost, .tlsFailed, .noResponse: return true
+            case .network, .dnsFailed, .connectionRefused, .connectionLost, .tlsFailed, .noResponse, .networkUnreachable: return true
             case .tlsPinMismatch, .tlsCertificateUntrusted, .tlsCertificateExpired, .tlsHostNameMismatch,
                 .tlsClientCertificateRequired:
                 return true
@@ -193,7 +200,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         public var isTransient: Bool {
             switch kind {
             case .timedOut, .connectionRefused, .connectionLost, .noResponse, .network: return true
-            case .dnsFailed, .tlsFailed, .deadlineExceeded: return false
+            case .dnsFailed, .tlsFailed, .deadlineExceeded, .networkUnreachable: return false
             // A certificate or a pin fails the same way on every attempt.
             case .tlsPinMismatch, .tlsCertificateUntrusted, .tlsCertificateExpired, .tlsHostNameMismatch,
                 .tlsClientCertificateRequired, .tlsPolicyUnenforceable:

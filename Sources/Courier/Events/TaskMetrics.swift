@@ -200,6 +200,9 @@ public struct TaskMetrics: Sendable, Equatable, Codable {
             case disk
             /// A stream's consumer fell behind (``StreamPolicy/overflow`` `.pause`).
             case consumer
+            /// The host had no route, and the request waited for one
+            /// (``SessionManager/Configuration/waitsForConnectivity``, Docs/Reachability.md).
+            case connectivity
         }
 
         /// What paused it.

@@ -115,6 +115,15 @@ extension DownloadQueue.QueueState {
                 return
             }
             release(id, entry)
+            if error.code == .networkUnreachable, configuration.pausesWhileOffline, let item = items[id] {
+                // The network's fault, not the item's: back in its place, its bytes and record
+                // kept, until a route to its host returns (DownloadQueue+Connectivity.swift).
+                unreachableHosts.insert(entry.host)
+                set(id, .queued)
+                if running[id] == nil { order.insert(item) }
+                actions.append(.recheckHosts)
+                return
+            }
             set(id, .failed(DownloadQueue.Failure(error)))
         }
     }

@@ -42,7 +42,9 @@ extension DownloadQueue {
         }
 
         /// The `host:port` the per-host cap counts.
-        var hostKey: String { "\(url.host ?? ""):\(url.port ?? -1)" }
+        var hostKey: String { Self.hostKey(of: url) }
+        /// Host and port: what the per-host cap and pausing offline count by.
+        static func hostKey(of url: URL) -> String { "\(url.host ?? ""):\(url.port ?? -1)" }
     }
 
     /// Where an item stands.

@@ -115,7 +115,9 @@ extension DownloadQueue {
             unlink(partial.path)
             unlink(DownloadPolicy.recordFile(for: partial).path)
         case .signal(let signal): signal(nil)
+        case .recheckHosts: (configuration.networkMonitor ?? .shared).queue.async { [weak self] in self?.recheckHosts() }
         case .stopped(let waiters):
+            unwatchConnectivity()
             let continuations = state.withLock { state -> [AsyncStream<Change>.Continuation] in
                 state.closed = true
                 defer { state.continuations = [:] }
@@ -135,7 +137,10 @@ extension DownloadQueue {
         while state.running.count < configuration.maximumRunning {
             let perHost = configuration.maximumRunningPerHost
             let counts = state.runningPerHost
-            guard let id = state.order.popNext(hasRoom: { (counts[$0] ?? 0) < perHost }), let item = state.items[id] else { return }
+            let unreachable = state.unreachableHosts
+            guard let id = state.order.popNext(hasRoom: { (counts[$0] ?? 0) < perHost && !unreachable.contains($0) }),
+                let item = state.items[id]
+            else { return }
             guard state.running[id] == nil else {
                 // Its previous run is still stopping (paused and resumed at once): it waits for that.
                 state.deferred.insert(id)

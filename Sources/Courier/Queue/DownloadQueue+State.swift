@@ -31,6 +31,8 @@ extension DownloadQueue {
         case removePartialFiles(String)
         case signal(@Sendable (CourierError?) -> Void)
         case stopped([@Sendable () -> Void])
+        /// Ask the routing table again about the hosts held back (DownloadQueue+Connectivity.swift).
+        case recheckHosts
     }
 
     /// One run of an item's download: callbacks of an earlier run (paused, then resumed before
@@ -93,6 +95,8 @@ extension DownloadQueue {
         /// holds. The journal is compacted once it is twice that (and past 1 MiB).
         var recordSizes: [String: Int] = [:]
         var liveBytes: Int64 = 0
+        /// Hosts (``Item/hostKey``) with no route: their queued items do not start.
+        var unreachableHosts: Set<String> = []
 
         mutating func record(_ record: Record) {
             let data = record.encoded()

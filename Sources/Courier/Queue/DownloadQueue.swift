@@ -40,6 +40,13 @@ public final class DownloadQueue: Sendable {
         public var maximumRefreshes = 3
         /// Where the queue delivers changes to observers. Default: a serial queue of the queue's own.
         public var callbackQueue: DispatchQueue?
+        /// Start no item whose host has no route, and put back in the queue — with its bytes and
+        /// no retry spent — an item whose download failed for want of one
+        /// (``CourierError/Code-swift.struct/networkUnreachable``); they start again when the
+        /// monitor sees a route come back. Default `true`. Docs/Reachability.md.
+        public var pausesWhileOffline = true
+        /// The monitor that tells the queue when routes change; `nil` for ``NetworkMonitor/shared``.
+        public var networkMonitor: NetworkMonitor?
 
         /// The defaults.
         public init() {}
@@ -69,6 +76,8 @@ public final class DownloadQueue: Sendable {
     /// Writes the journal and then performs what each record allows, in order.
     let writer = DispatchQueue(label: "courier.download-queue.journal")
     let callbackQueue: DispatchQueue
+    /// The monitor's handler token while the queue pauses offline (DownloadQueue+Connectivity.swift).
+    let connectivityWatch = Locked<UUID?>(nil)
 
     /// Opens (or creates) the queue in `directory` and starts the downloads it holds.
     ///
@@ -99,6 +108,7 @@ public final class DownloadQueue: Sendable {
             throw CourierError(code: .fileSystem, message: "cannot create \(partsDirectory.path): \(error)", underlyingError: error)
         }
         let published = wasRunning.compactMap { id in initial.items[id].flatMap(recoverPublished) }
+        if configuration.pausesWhileOffline { watchConnectivity() }
         commit { state in
             for (id, outcome) in published {
                 state.order.remove(state.items[id]!)
@@ -131,6 +141,7 @@ public final class DownloadQueue: Sendable {
     }
 
     deinit {
+        if let watch = connectivityWatch.withLock({ $0 }) { (configuration.networkMonitor ?? .shared).removeRefreshHandler(watch) }
         journal.close()
     }
 
@@ -167,7 +178,12 @@ public final class DownloadQueue: Sendable {
         var added: [Item] = []
         var problem: CourierError?
         let ids = newItems.map { $0.id ?? UUID().uuidString.lowercased() }
+        // Hosts with no route are held back from the start (DownloadQueue+Connectivity.swift).
+        let unreachable = configuration.pausesWhileOffline ? Self.unreachableHosts(of: newItems.map(\.url)) : []
         try commitAndWait { state in
+            state.unreachableHosts.formUnion(unreachable)
+            // A route that came back between the lookup and now is seen by asking again.
+            if !unreachable.isEmpty { state.actions.append(.recheckHosts) }
             var seen = Set<String>()
             for (new, id) in zip(newItems, ids) {
                 if let why = Self.problem(with: new, id: id), problem == nil {

@@ -47,6 +47,9 @@ public struct PlatformReport: Sendable, Codable, Equatable {
     /// The TLS policy the report's URL gets and whether this process can enforce it; `nil`
     /// without a URL.
     public var tlsPolicy: TLSPolicyReport?
+    /// Interfaces, default routes and, for the report's URL, whether its host has a route
+    /// (PlatformReport+Network.swift); `nil` in a report decoded from an older version.
+    public var network: Network?
     /// What a download needs that is broken here; empty when nothing is.
     public var problems: [Problem]
 
@@ -92,6 +95,12 @@ public struct PlatformReport: Sendable, Codable, Equatable {
         if let tlsPolicy, let reason = tlsPolicy.unenforceableReason {
             problems.append(Problem(kind: .tlsPolicyUnenforceable, message: reason))
         }
+        let network = Network.current(for: url)
+        if let host = network.host, network.hostReachability == "unreachable" {
+            problems.append(Problem(
+                kind: .networkUnreachable,
+                message: "the network is unreachable: this machine has no route to \(host) (no interface, address or default route leads there)"))
+        }
         return PlatformReport(
             swiftCompiler: Self.compilerVersion,
             courierVersion: CourierInfo.version,
@@ -104,6 +113,7 @@ public struct PlatformReport: Sendable, Codable, Equatable {
             traps: Trap.known(fixes: fixes),
             platformFixes: fixes,
             tlsPolicy: tlsPolicy,
+            network: network,
             problems: problems)
     }
 
@@ -165,6 +175,8 @@ extension PlatformReport {
             /// A ``TLSPolicy`` applies to the report's URL and cannot be enforced here: a request
             /// to it would fail before it is sent (Docs/TLS.md).
             case tlsPolicyUnenforceable
+            /// This machine has no route to the report's URL's host (the network, not the server).
+            case networkUnreachable
         }
 
         /// What kind of thing is broken.

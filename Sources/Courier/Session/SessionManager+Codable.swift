@@ -5,11 +5,11 @@ import FoundationNetworking
 
 /// A manager's configuration as data, so a service can keep it in its own configuration file.
 ///
-/// Encoded: the request timeout, the whole-task deadline, connections per host, the running-task cap per host, cookies on or off, the in-memory limit,
+/// Encoded: the request timeout, the whole-task deadline, the wait for connectivity, connections per host, the running-task cap per host, cookies on or off, the in-memory limit,
 /// the progress interval, default and sensitive headers, redirect hops, the retry policy,
 /// notifications and the label. Not encoded (they are code or secrets, set them in code): `tls`, queues,
 /// the completion group, event monitors, the interceptor, the credential, a custom redirect
-/// closure. Keys missing from the input keep their defaults; unknown keys are ignored (so a
+/// closure, the network monitor. Keys missing from the input keep their defaults; unknown keys are ignored (so a
 /// service's file may carry its own); values that make no sense throw. `defaultHeaders` are added
 /// to the standard `User-Agent` and `Accept-Language` (a header of the same name replaces one).
 /// `maximumRedirects` of 0 means refusing redirects. The redirect policy's own `sensitiveHeaders`
@@ -18,7 +18,7 @@ extension SessionManager.Configuration: Codable {
     private enum CodingKeys: String, CodingKey {
         case requestTimeout, maximumConnectionsPerHost, acceptsCookies, maximumResponseSize
         case progressIntervalMilliseconds, defaultHeaders, sensitiveHeaders, maximumRedirects, retryPolicy
-        case postsNotifications, label, maximumRunningTasksPerHost, temporaryDirectory, deadline
+        case postsNotifications, label, maximumRunningTasksPerHost, temporaryDirectory, deadline, waitsForConnectivity
     }
 
     public init(from decoder: any Decoder) throws {
@@ -86,6 +86,12 @@ extension SessionManager.Configuration: Codable {
             }
             deadline = .milliseconds(Int64((seconds * 1000).rounded(.up)))
         }
+        if let seconds = try values.decodeIfPresent(Double.self, forKey: .waitsForConnectivity) {
+            guard seconds > 0, seconds.isFinite, seconds < 1e12 else {
+                throw DecodingError.dataCorruptedError(forKey: .waitsForConnectivity, in: values, debugDescription: "must be > 0 seconds")
+            }
+            waitsForConnectivity = .milliseconds(Int64((seconds * 1000).rounded(.up)))
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -111,5 +117,6 @@ extension SessionManager.Configuration: Codable {
             let seconds = deadline.seconds
             try values.encode(seconds, forKey: .deadline)
         }
+        try values.encodeIfPresent(waitsForConnectivity?.seconds, forKey: .waitsForConnectivity)
     }
 }

@@ -74,6 +74,17 @@ extension SessionManager {
         /// lacks, an unreadable file) fails before it is sent with
         /// ``CourierError/Code-swift.struct/tlsPolicyUnenforceable`` (Docs/TLS.md).
         public var tls = TLSPolicies()
+        /// Darwin's `waitsForConnectivity`, which FoundationNetworking does not have (its
+        /// property is get-only): a request to a host with no route waits up to this long for
+        /// one, instead of failing at once. The wait is reported to the event monitors (a pause
+        /// with reason ``TaskMetrics/Pause/Reason/connectivity``) and kept in the timeline; a
+        /// request that gives up fails with ``CourierError/Code-swift.struct/networkUnreachable``. A
+        /// transport failure while the host has no route waits too, spending no retry. `nil` (the
+        /// default): no waiting, and a transport failure to a host with no route fails at once
+        /// with `networkUnreachable`, never retried. Docs/Reachability.md.
+        public var waitsForConnectivity: Duration?
+        /// The monitor whose announcements end the waits; `nil` for ``NetworkMonitor/shared``.
+        public var networkMonitor: NetworkMonitor?
 
         /// The defaults.
         public init() {}

@@ -100,7 +100,9 @@ public final class SessionManager: Sendable {
             maximumResponseSize: configuration.maximumResponseSize,
             progressInterval: configuration.progressInterval,
             delivery: Delivery(queue: dispatchQueue, group: configuration.completionGroup),
-            temporaryDirectory: temporaryDirectory)
+            temporaryDirectory: temporaryDirectory,
+            waitsForConnectivity: configuration.waitsForConnectivity,
+            networkMonitor: configuration.networkMonitor ?? .shared)
     }
 
     /// The per-task options every new task starts from (built once: the configuration is fixed).

@@ -24,6 +24,8 @@ extension TransferTask {
     /// (`nil` for a response only validation refuses: a data task's serializer reports it);
     /// `nil` means the failure is not a retry matter, and the caller finishes as it would.
     func retryFollowUp(after failure: CourierError?, _ state: inout State) -> FollowUp? {
+        // A host with no route is the network's fault, decided before any policy (TransferTask+Connectivity.swift).
+        if let followUp = routeFollowUp(after: failure, &state) { return followUp }
         let interceptor = state.options.interceptor.flatMap { $0.retriers.isEmpty ? nil : $0 }
         let own = ownRetryPolicy
         guard own != nil || interceptor != nil, state.phase.state == .running, !streamCannotContinue(state),
@@ -111,9 +113,10 @@ extension TransferTask {
     }
 
     /// Sets the state up for a new attempt and plans it: the bytes held are continued with `Range`
-    /// when that is safe (``canContinueByRange(_:)``); otherwise the attempt starts over.
-    func nextAttempt(_ state: inout State) -> PlannedAttempt {
-        state.attempt += 1
+    /// when that is safe (``canContinueByRange(_:)``); otherwise the attempt starts over. An attempt
+    /// after waiting for a route spends no retry (`spendingRetry: false`).
+    func nextAttempt(_ state: inout State, spendingRetry: Bool = true) -> PlannedAttempt {
+        if spendingRetry { state.attempt += 1 }
         state.redirects = RedirectState()
         state.challenge = ChallengeState()
         state.file?.rejected = nil

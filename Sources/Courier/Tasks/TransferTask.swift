@@ -27,6 +27,9 @@ final class TransferTask: Sendable {
         let progressInterval: Duration
         let delivery: Delivery
         let temporaryDirectory: URL
+        /// How long an attempt waits for a route to its host (TransferTask+Connectivity.swift).
+        var waitsForConnectivity: Duration? = nil
+        var networkMonitor: NetworkMonitor = .shared
     }
 
     /// Runs once with the outcome; builds the typed response and dispatches the completion.
@@ -480,8 +483,14 @@ final class TransferTask: Sendable {
         } catch {
             return fail(with: error)
         }
-        // Made and resumed on the call queue: both wait for URLSession's work queue.
         let number = state.withLock { $0.phase.attemptQueued() }
+        // With waitsForConnectivity, a host with no route holds the attempt here (TransferTask+Connectivity.swift).
+        if awaitsRoute(for: request, number: number) { return }
+        queueAttempt(request, number: number)
+    }
+
+    func queueAttempt(_ request: URLRequest, number: Int) {
+        // Made and resumed on the call queue: both wait for URLSession's work queue.
         core.table.noteStarting()
         core.callQueue.async { [self] in makeAndLaunch(request, number: number) }
     }

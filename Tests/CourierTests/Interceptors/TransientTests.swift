@@ -11,13 +11,15 @@ final class TransientTests: XCTestCase {
 
     func testEveryCodeIsDecidedOnce() {
         let codes = CourierError.Code.allCodes
-        XCTAssertEqual(codes.count, 32, "a new code must be decided here too")
+        XCTAssertEqual(codes.count, 33, "a new code must be decided here too")
         for code in codes {
             XCTAssertEqual(code.isTransient, Self.transient.contains(code.description), "\(code)")
         }
         XCTAssertFalse(CourierError.Code.dnsFailed.isTransient, "a name that did not resolve fails the same way again")
         XCTAssertFalse(CourierError.Code.tlsFailed.isTransient, "so does a certificate")
         XCTAssertFalse(CourierError.Code.deadlineExceeded.isTransient, "the task's time is spent")
+        XCTAssertFalse(CourierError.Code.networkUnreachable.isTransient, "the next attempt meets the same routing table: wait for a route instead")
+        XCTAssertTrue(CourierError.Code.networkUnreachable.isTransport, "nothing reached a server")
     }
 
     func testTheRetryPolicyRetriesExactlyTheTransientCodes() {

@@ -77,6 +77,7 @@ final class QueueDecisionTests: XCTestCase {
             case .refresh: return "refresh"
             case .signal: return "signal"
             case .stopped: return "stopped"
+            case .recheckHosts: return "recheckHosts"
             }
         }
     }
@@ -243,6 +244,31 @@ final class QueueDecisionTests: XCTestCase {
         XCTAssertEqual(state.items["a"]?.state, .queued)
         XCTAssertNil(state.running["a"])
         XCTAssertEqual(state.order.count, 1)
+    }
+
+    func testARunThatFailedForWantOfARouteGoesBackToTheQueueAndHoldsItsHostBack() {
+        // Given a running item
+        var state = queue(Self.running, phase: .active)
+        state.records = []
+        state.actions = []
+        // When its run fails because the host has no route
+        let unreachable = CourierError.networkUnreachable(url: URL(string: "http://h:80/a"), waited: nil, underlying: nil)
+        state.finish(run, with: .failure(unreachable), configuration: .init())
+        // Then it is queued again (not failed), its host is held back, and the hosts are checked again
+        XCTAssertEqual(records(state), ["state:queued"])
+        XCTAssertEqual(state.items["a"]?.state, .queued)
+        XCTAssertEqual(state.order.count, 1)
+        XCTAssertEqual(state.unreachableHosts, ["h:80"])
+        XCTAssertEqual(actions(state), ["emit:queued", "recheckHosts"])
+        XCTAssertNil(state.running["a"])
+
+        // And with pausing offline turned off, the same failure fails the item
+        var failing = queue(Self.running, phase: .active)
+        var configuration = DownloadQueue.Configuration()
+        configuration.pausesWhileOffline = false
+        failing.finish(run, with: .failure(unreachable), configuration: configuration)
+        guard case .failed(let failure)? = failing.items["a"]?.state else { return XCTFail("\(String(describing: failing.items["a"]))") }
+        XCTAssertEqual(failure.code, .networkUnreachable)
     }
 
     func testAPublishingRunEndsItsItemDuringAShutdownAndAFailedRenameIsAFailure() {

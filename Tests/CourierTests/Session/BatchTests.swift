@@ -90,8 +90,11 @@ final class ConfigurationCodingTests: CourierTestCase {
         original.retryPolicy = RetryPolicy()
         original.enableCookies()
         original.deadline = .milliseconds(1500)
+        original.waitsForConnectivity = .seconds(30)
         let decoded = try JSONDecoder().decode(SessionManager.Configuration.self, from: JSONEncoder().encode(original))
         XCTAssertEqual(decoded.deadline, .milliseconds(1500))
+        XCTAssertEqual(decoded.waitsForConnectivity, .seconds(30))
+        XCTAssertNil(try JSONDecoder().decode(SessionManager.Configuration.self, from: Data("{}".utf8)).waitsForConnectivity)
         XCTAssertNil(try JSONDecoder().decode(SessionManager.Configuration.self, from: Data("{}".utf8)).deadline)
         XCTAssertEqual(decoded.maximumResponseSize, 12345)
         XCTAssertEqual(decoded.defaultHeaders, original.defaultHeaders)
@@ -100,7 +103,7 @@ final class ConfigurationCodingTests: CourierTestCase {
         XCTAssertThrowsError(try JSONDecoder().decode(SessionManager.Configuration.self, from: Data(#"{"requestTimeout": -1}"#.utf8)))
         for nonsense in [#"{"maximumResponseSize": 0}"#, #"{"progressIntervalMilliseconds": -5}"#, #"{"maximumRedirects": -1}"#,
                          #"{"maximumRunningTasksPerHost": 0}"#, #"{"temporaryDirectory": "relative"}"#, #"{"deadline": 0}"#,
-                         #"{"retryPolicy": {"initialDelayMilliseconds": -1}}"#, #"{"retryPolicy": {"retryLimit": -1}}"#] {
+                         #"{"waitsForConnectivity": 0}"#, #"{"waitsForConnectivity": -3}"#, #"{"retryPolicy": {"initialDelayMilliseconds": -1}}"#, #"{"retryPolicy": {"retryLimit": -1}}"#] {
             XCTAssertThrowsError(try JSONDecoder().decode(SessionManager.Configuration.self, from: Data(nonsense.utf8)), nonsense)
         }
         let encoded = String(decoding: try JSONEncoder().encode(RetryPolicy()), as: UTF8.self)
