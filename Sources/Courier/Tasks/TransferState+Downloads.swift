@@ -276,7 +276,7 @@ extension TransferState {
             return .finish(complete(error: problem))
         }
         guard let ended else { return .finish(complete(error: nil)) }
-        // The same retry decision as every task's (TransferTask+Retry.swift), the download's own
+        // The same retry decision as every task's (TransferState+Retry.swift), the download's own
         // policy first; nothing retries: the bytes held stay for resuming.
         return retryFollowUp(after: ended, invalidated: invalidated) ?? .finish(finishFailedDownload(ended, plan))
     }

@@ -136,7 +136,7 @@ extension TransferState {
         return next
     }
     private func hasBody(_ request: URLRequest) -> Bool {
-        if case .upload = context.kind { return true }
+        if context.upload != nil { return true }
         return request.httpBody != nil || request.httpBodyStream != nil
     }
 

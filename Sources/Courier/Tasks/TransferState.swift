@@ -19,7 +19,8 @@ struct TransferState {
     struct Context {
         /// The request as the caller made it (with the headers Courier adds for its kind).
         let originalRequest: URLRequest
-        let kind: TransferTask.Kind
+        /// An upload's body (`nil` for other kinds).
+        let upload: UploadBody?
         /// Which responses count as success.
         let validation: Validation
         let maximumResponseSize: Int
@@ -128,11 +129,9 @@ extension TransferState {
         guard AutomaticResend.isAllowed(.rangeContinuation, for: context.originalRequest), received > 0, !ignoresBody,
             context.originalRequest.value(forHTTPHeaderField: "Range") == nil
         else { return false }
-        switch context.kind {
-        case .upload: return false
-        case .data, .stream: return validator != nil
-        case .download(let plan): return validator != nil || plan.policy.resumesWithoutValidator
-        }
+        // An upload's answer is not the body it sent; a download's policy may opt in without a validator.
+        guard context.upload == nil else { return false }
+        return validator != nil || file?.plan.policy.resumesWithoutValidator == true
     }
 
     mutating func resetBody() {

@@ -22,7 +22,7 @@ extension TransferTask {
     /// limits the wait for the head or the gaps between chunks. These limits are Courier's to
     /// keep: URLSession's request timeout is set past them (``StreamPolicy/urlSessionTimeout``).
     func armIdleTimer() {
-        guard case .stream(_, let policy) = kind, let first = policy.headLimit ?? policy.idleTimeout else { return }
+        guard let policy = locked({ $0.stream?.policy }), let first = policy.headLimit ?? policy.idleTimeout else { return }
         let timer = DispatchSource.makeTimerSource(queue: core.callQueue)
         timer.schedule(deadline: .now() + max(0, first.seconds))
         timer.setEventHandler { [weak self] in self?.checkWaits() }

@@ -97,7 +97,7 @@ extension TransferTask: TaskDelegate {
     }
 
     func urlTaskNeedsNewBodyStream(_ task: URLSessionTask) -> InputStream? {
-        guard case .upload(.stream(_, let makeStream)) = kind else { return nil }
+        guard case .stream(_, let makeStream)? = upload else { return nil }
         do {
             return try makeStream()
         } catch {

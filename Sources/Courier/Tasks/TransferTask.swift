@@ -37,6 +37,8 @@ final class TransferTask: Sendable {
     /// The first attempt's request: the original, or for a resumed download the rest of the body.
     let initialRequest: URLRequest
     let kind: Kind
+    /// An upload's body (`nil` for other kinds): what URLSession task an attempt is.
+    let upload: UploadBody?
     /// Which responses count as success; a failure the retriers are asked about.
     let validation: Validation
     let settings: Settings
@@ -63,40 +65,50 @@ final class TransferTask: Sendable {
         self.settings = settings
         self.events = events
         self.finisher = finisher
+        // The one place the kind is looked at: each kind's body is made here, and from then on
+        // the driver asks the body (FileBody, StreamBody, the upload's UploadBody), never the kind.
         var request = request
-        if case .upload(.multipart(let form, _)) = kind, request.value(forHTTPHeaderField: "Content-Type") == nil {
-            request.setValue(form.contentType, forHTTPHeaderField: "Content-Type")
-        }
-        if case .stream(_, let policy) = kind, policy.overflow == .pause,
-            request.value(forHTTPHeaderField: "Accept-Encoding") == nil
-        {
-            // Pausing continues with Range, which needs offsets in the representation's own bytes.
-            request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        }
-        if case .download = kind {
+        var upload: UploadBody?
+        var stream: StreamBody?
+        var file: FileBody?
+        switch kind {
+        case .data:
+            break
+        case .upload(let body):
+            upload = body
+            if case .multipart(let form, _) = body, request.value(forHTTPHeaderField: "Content-Type") == nil {
+                request.setValue(form.contentType, forHTTPHeaderField: "Content-Type")
+            }
+        case .stream(let buffer, let policy):
+            stream = StreamBody(buffer: buffer, policy: policy)
+            if policy.overflow == .pause, request.value(forHTTPHeaderField: "Accept-Encoding") == nil {
+                // Pausing continues with Range, which needs offsets in the representation's own bytes.
+                request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+            }
+        case .download(let plan):
             // The file must hold the representation's own bytes: offsets and checksums mean
             // nothing over a body libcurl decoded (Docs/Platform.md §2.7).
             if request.value(forHTTPHeaderField: "Accept-Encoding") == nil {
                 request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
             }
-        }
-        self.originalRequest = request
-        var initial = State(
-            context: State.Context(
-                originalRequest: request, kind: kind, validation: validation,
-                maximumResponseSize: settings.maximumResponseSize, progressInterval: settings.progressInterval,
-                temporaryDirectory: settings.temporaryDirectory, emitsEvents: events.isActive),
-            options: options)
-        if case .stream(let buffer, let policy) = kind { initial.stream = StreamBody(buffer: buffer, policy: policy) }
-        if case .download(let plan) = kind {
             // Appends wake the writer per 256 KiB (the staging file's own buffer), or sooner for a small limit.
             let writer = DiskWriter(
                 batchBytes: Int(min(256 * 1024, plan.policy.bufferLimit / 2)), callQueue: core.callQueue,
                 simulation: plan.policy.simulatedDisk)
-            initial.file = FileBody(plan: plan, writer: writer)
+            file = FileBody(plan: plan, writer: writer)
         }
-        if case .upload(let body) = kind { initial.expectedToSend = body.expectedLength }
-        if case .download(let plan) = kind, let resume = plan.resumeFrom, resume.bytesOnDisk > 0 {
+        self.upload = upload
+        self.originalRequest = request
+        var initial = State(
+            context: State.Context(
+                originalRequest: request, upload: upload, validation: validation,
+                maximumResponseSize: settings.maximumResponseSize, progressInterval: settings.progressInterval,
+                temporaryDirectory: settings.temporaryDirectory, emitsEvents: events.isActive),
+            options: options)
+        initial.stream = stream
+        initial.file = file
+        initial.expectedToSend = upload?.expectedLength
+        if let resume = file?.plan.resumeFrom, resume.bytesOnDisk > 0 {
             initial.received = resume.bytesOnDisk
             initial.validator = resume.validator
             initial.expectedToReceive = resume.totalLength
@@ -150,7 +162,7 @@ final class TransferTask: Sendable {
         guard originalRequest.url != nil else {
             return CourierError(code: .invalidRequest, message: "the request has no URL")
         }
-        if case .upload(.file(let url)) = kind {
+        if case .file(let url)? = upload {
             var isDirectory: ObjCBool = false
             let exists = FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
             if !exists || isDirectory.boolValue || !FileManager.default.isReadableFile(atPath: url.path) {
@@ -159,14 +171,14 @@ final class TransferTask: Sendable {
                     code: .uploadSourceFailed, message: "the upload file \(url.path) \(reason)", url: originalRequest.url)
             }
         }
-        if case .download(let plan) = kind, let fixed = plan.destination.fixedURL,
+        if let plan = locked({ $0.file?.plan }), let fixed = plan.destination.fixedURL,
             let problem = FilePublisher.existingFileProblem(
                 at: fixed, options: plan.destination.stagingOptions, requestURL: originalRequest.url)
         {
             // Found before anything is fetched, rather than after the whole body.
             return problem
         }
-        if case .upload(.multipart(let form, _)) = kind {
+        if case .multipart(let form, _)? = upload {
             do {
                 _ = try form.contentLength()  // a missing or unreadable file part fails now, not mid-upload
             } catch {
@@ -177,14 +189,15 @@ final class TransferTask: Sendable {
     }
 
     func makeURLSessionTask(for request: URLRequest, encoded: EncodedBody?, in session: URLSession) -> URLSessionTask {
-        switch (kind, encoded) {
-        case (.upload(.data(let data)), _), (.upload(.multipart), .data(let data)?):
+        switch (upload, encoded) {
+        case (.data(let data)?, _), (.multipart?, .data(let data)?):
             return session.uploadTask(with: request, from: data)
-        case (.upload(.file(let url)), _), (.upload(.multipart), .file(let url, _)?):
+        case (.file(let url)?, _), (.multipart?, .file(let url, _)?):
             return session.uploadTask(with: request, fromFile: url)
-        case (.upload(.stream), _):
+        case (.stream?, _):
             return session.uploadTask(withStreamedRequest: request)
-        case (.data, _), (.download, _), (.stream, _), (.upload(.multipart), nil):
+        // Data, download and stream tasks: a data task, whose body Courier handles itself.
+        case (nil, _), (.multipart?, nil):
             return session.dataTask(with: request)
         }
     }
@@ -201,7 +214,7 @@ final class TransferTask: Sendable {
     /// Encodes a multipart body on a queue of its own (it may write a large file: never on the
     /// global pool, which runs the manager's callbacks); `true` when the attempt must wait for it.
     private func encodeMultipartIfNeeded(then request: URLRequest) -> Bool {
-        guard case .upload(.multipart(let form, let threshold)) = kind,
+        guard case .multipart(let form, let threshold)? = upload,
             locked({ $0.encodedBody == nil })
         else { return false }
         let temporary = settings.temporaryDirectory.appendingPathComponent(".courier-\(UUID().uuidString.lowercased()).multipart")
@@ -424,9 +437,7 @@ final class TransferTask: Sendable {
         do {
             // CR/LF in a header, a bad name, a non-http URL, a GET with a body: refused before
             // anything is sent.
-            var uploads = false
-            if case .upload = kind { uploads = true }
-            try RequestValidation.validate(request, sendingUploadBody: uploads)
+            try RequestValidation.validate(request, sendingUploadBody: upload != nil)
         } catch {
             return fail(with: error)
         }
