@@ -238,47 +238,26 @@ final class TransferTask: Sendable {
     // MARK: - Public operations
 
     func resume(handle: any SessionTask) {
-        var isFirstResume = false
-        let request = locked { state -> URLRequest? in
-            let action = state.phase.resumeRequested()
-            guard action != .none else { return nil }
-            state.retainedHandle = handle
-            isFirstResume = action == .startFirstAttempt
-            if !isFirstResume, state.streamCannotContinue() { return nil }
-            state.metrics.resumed()
-            state.metrics.endPause()
-            guard !isFirstResume else { return initialRequest }
-            let request = state.restartRequest()
-            state.metrics.nextKind = state.rangeOffset != nil ? .continuation : .restart
-            return request
-        }
-        guard let request else {
-            if locked({ $0.phase.state == .running && $0.streamCannotContinue() }) {
-                fail(with: .streamCannotContinue(url: originalRequest.url), handle: handle)
-            }
+        let step = locked { $0.resumeRequested(handle: handle, initialRequest: initialRequest) }
+        switch step {
+        case .none:
             return
+        case .cannotContinue:
+            fail(with: .streamCannotContinue(url: originalRequest.url), handle: handle)
+        case .start(let request, let first):
+            if first {
+                core.live.add(self)
+                armDeadline()
+                armIdleTimer()
+            }
+            // Before the attempt, whose own events follow.
+            events.emit(.resumed, for: handle)
+            startAttempt(request)
         }
-        if isFirstResume {
-            core.live.add(self)
-            armDeadline()
-            armIdleTimer()
-        }
-        // Before the attempt, whose own events follow.
-        events.emit(.resumed, for: handle)
-        startAttempt(request)
     }
 
     func suspend(handle: any SessionTask) {
-        let stopped = locked { state -> URLSessionTask?? in
-            guard case .suspended(let stopping) = state.phase.suspendRequested() else { return nil }
-            if let plan = state.file?.plan { state.writeRecord(plan, force: false) }
-            state.metrics.endAttempt(.suspended)
-            state.metrics.endPause()
-            state.metrics.pause(.suspended, bytesHeld: state.received)
-            events.emit(.suspended, for: handle)
-            return .some(stopping)
-        }
-        guard let stopped else { return }
+        guard let stopped = locked({ $0.suspendRequested(handle: handle) }) else { return }
         guard core.mayPause else {
             if let stopped { core.cancel(stopped) }
             return fail(with: .sessionInvalidated(url: originalRequest.url), handle: handle)
@@ -289,23 +268,7 @@ final class TransferTask: Sendable {
     }
 
     func cancel(handle: any SessionTask) {
-        enum Action { case none, cancelRunning(URLSessionTask), finish(Completion) }
-        let action = locked { state -> Action in
-            switch state.phase.cancelRequested() {
-            // An attempt being launched is cancelled by its launcher, whose completion finishes the task.
-            case .none, .leaveToLauncher: return .none
-            case .cancelAttempt(let task): return .cancelRunning(task)
-            case .finishNow:
-                if let plan = state.file?.plan { return .finish(state.cancelledDownload(plan)) }
-                return .finish(state.complete(error: .cancelled(url: originalRequest.url)))
-            }
-        }
-        switch action {
-        case .none: return
-        case .cancelRunning(let task): core.cancel(task)
-        case .finish(let completion):
-            perform(completion)
-        }
+        perform(locked { $0.cancelRequested() })
     }
 
     /// Cancels a download, keeping what it holds and handing back resume data (`nil` when the
@@ -328,25 +291,10 @@ final class TransferTask: Sendable {
     /// `keepingBytes`, a download keeps what it holds for resuming. Once the task is cancelling or
     /// complete, nothing happens.
     func stop(with error: CourierError, keepingBytes: Bool) {
-        enum Step { case none, cancel(URLSessionTask), finish(Completion) }
-        let step = locked { state -> Step in
-            guard state.failure == nil else { return .none }
-            let wasRunning = state.phase.state == .running
-            let action = state.phase.stopRequested()
-            if wasRunning, action != .none {
-                // What the attempt's completion (or the launcher) reports.
-                state.failure = error
-                state.file?.keepsBytes = keepingBytes
-            }
-            switch action {
-            // A task still being launched is not registered yet: its launcher cancels it.
-            case .none, .leaveToLauncher: return .none
-            case .cancelAttempt(let current): return .cancel(current)
-            case .finishNow: break
-            }
-            if keepingBytes, let plan = state.file?.plan { return .finish(state.finishFailedDownload(error, plan)) }
-            return .finish(state.complete(error: error))
-        }
+        perform(locked { $0.stopRequested(error, keepingBytes: keepingBytes) })
+    }
+
+    private func perform(_ step: State.StopStep) {
         switch step {
         case .none: break
         case .cancel(let task): core.cancel(task)
@@ -384,13 +332,9 @@ final class TransferTask: Sendable {
     /// Completes the task at once with `error`, whatever state it is in (if not completed). With
     /// `keepingBytes`, a download keeps what it holds (an earlier run's bytes) for resuming.
     func fail(with error: CourierError, handle: (any SessionTask)? = nil, keepingBytes: Bool = false) {
-        let completion = locked { state -> Completion? in
-            if handle != nil, state.retainedHandle == nil { state.retainedHandle = handle }
-            guard state.phase.finishRequested() else { return nil }
-            if keepingBytes, let plan = state.file?.plan { return state.finishFailedDownload(error, plan) }
-            return state.complete(error: error)
+        if let completion = locked({ $0.finishRequested(error, handle: handle, keepingBytes: keepingBytes) }) {
+            perform(completion)
         }
-        if let completion { perform(completion) }
     }
 
     // MARK: - Attempts

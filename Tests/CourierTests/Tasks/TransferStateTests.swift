@@ -450,6 +450,119 @@ final class TransferStateTests: XCTestCase {
         XCTAssertEqual(state.failure?.code, .invalidResponse)
     }
 
+    // MARK: - Public operations and stops
+
+    /// Stands for the public handle.
+    private final class Handle: SessionTask {
+        var taskIdentifier: Int { 1 }
+        var state: TaskLifecycle.State { .running }
+        var originalRequest: URLRequest { URLRequest(url: URL(string: "http://files.test/")!) }
+        var currentRequest: URLRequest? { nil }
+        var response: HTTPURLResponse? { nil }
+        var uploadProgress: Progress { Progress(totalUnitCount: 0) }
+        var downloadProgress: Progress { Progress(totalUnitCount: 0) }
+        func resume() {}
+        func suspend() {}
+        func cancel() {}
+        func addProgressHandler(_ direction: ProgressDirection, _ handler: @escaping @Sendable (Progress) -> Void) {}
+        func progressUpdates(_ direction: ProgressDirection) -> AsyncStream<Progress> { AsyncStream { $0.finish() } }
+    }
+
+    func testResumeAfterSuspendContinuesTheDownloadWithRange() {
+        // Given a download holding 400 of 1000 bytes, suspended
+        let attempt = makeAttempt()
+        var state = freshDownload(attempt: attempt)
+        _ = state.headArrived(response(200, ["Content-Length": "1000", "ETag": "\"v1\""]), attempt)
+        _ = state.bodyArrived(Data(count: 400), attempt)
+        let handle = Handle()
+        guard case .some(let stopped?) = state.suspendRequested(handle: handle) else { return XCTFail("its attempt stops") }
+        XCTAssertTrue(stopped === attempt)
+        // When it is resumed
+        let step = state.resumeRequested(handle: handle, initialRequest: URLRequest(url: url))
+        // Then the next attempt asks for byte 400 on, and is no first resume
+        guard case .start(let request, let first) = step else { return XCTFail("an attempt starts") }
+        XCTAssertFalse(first)
+        XCTAssertEqual(request.value(forHTTPHeaderField: "Range"), "bytes=400-")
+    }
+
+    func testResumingAStreamThatCannotContinueFailsIt() {
+        // Given a stream whose consumer has 10 bytes of a body with no validator, suspended
+        let attempt = makeAttempt()
+        var state = state(kind: .stream(StreamBuffer(url: url, limit: 1 << 20), StreamPolicy()))
+        run(&state, attempt)
+        _ = state.headArrived(response(200, ["Content-Length": "100"]), attempt)
+        _ = state.bodyArrived(Data(count: 10), attempt)
+        let handle = Handle()
+        _ = state.suspendRequested(handle: handle)
+        // When it is resumed
+        // Then it cannot be: starting over would repeat the bytes delivered
+        guard case .cannotContinue = state.resumeRequested(handle: handle, initialRequest: URLRequest(url: url)) else {
+            return XCTFail("the stream cannot continue")
+        }
+    }
+
+    func testACancelWhileTheAttemptIsLaunchedIsLeftToTheLauncher() {
+        // Given a download whose attempt is made but not yet registered
+        var state = state(kind: .download(plan()))
+        _ = state.phase.resumeRequested()
+        XCTAssertEqual(state.phase.attemptMade(makeAttempt(), number: state.phase.attemptQueued()), .start)
+        // When it is cancelled
+        // Then nothing is done now: the launcher cancels it once it can be routed
+        guard case .none = state.cancelRequested() else { return XCTFail("left to the launcher") }
+        XCTAssertEqual(state.phase.state, .cancelling)
+    }
+
+    func testAStopWhileWaitingToRetryFinishesNowKeepingTheBytes() {
+        // Given a download holding 400 bytes that waits to retry after a reset
+        let attempt = makeAttempt()
+        var state = freshDownload(attempt: attempt)
+        _ = state.headArrived(response(200, ["Content-Length": "1000", "ETag": "\"v1\""]), attempt)
+        _ = state.bodyArrived(Data(count: 400), attempt)
+        guard case .retry = state.attemptEnded(URLError(.networkConnectionLost), invalidated: false) else {
+            return XCTFail("a retry")
+        }
+        // When its deadline passes
+        let deadline = CourierError(code: .deadlineExceeded, message: "the deadline passed")
+        // Then it finishes now, with that error and its bytes kept
+        guard case .finish(let completion) = state.stopRequested(deadline, keepingBytes: true) else {
+            return XCTFail("no attempt runs: it finishes now")
+        }
+        XCTAssertEqual(completion.outcome.error?.code, .deadlineExceeded)
+        guard case .keep(let resume, _)? = completion.ending?.1 else { return XCTFail("the bytes are kept") }
+        XCTAssertEqual(resume.bytesOnDisk, 400)
+        // And a second stop does nothing
+        guard case .none = state.stopRequested(deadline, keepingBytes: true) else { return XCTFail("once") }
+    }
+
+    func testAStopWhileAnAttemptRunsIsReportedByItsCompletion() {
+        // Given a running data task
+        let attempt = makeAttempt()
+        var state = state(kind: .data)
+        run(&state, attempt)
+        // When a stop arrives
+        let deadline = CourierError(code: .deadlineExceeded, message: "the deadline passed")
+        guard case .cancel(let stopped) = state.stopRequested(deadline, keepingBytes: false) else {
+            return XCTFail("the attempt is cancelled")
+        }
+        XCTAssertTrue(stopped === attempt)
+        // Then the attempt's end reports it, with no retry
+        guard case .finish(let completion) = state.attemptEnded(URLError(.cancelled), invalidated: false) else {
+            return XCTFail("the task finishes")
+        }
+        XCTAssertEqual(completion.outcome.error?.code, .deadlineExceeded)
+    }
+
+    func testTheTaskCompletesOnce() {
+        // Given a data task that failed at once
+        var state = state(kind: .data)
+        let handle = Handle()
+        XCTAssertNotNil(state.finishRequested(.cancelled(url: url), handle: handle, keepingBytes: false))
+        // When it is failed again
+        // Then there is no second completion
+        XCTAssertNil(state.finishRequested(.cancelled(url: url), handle: handle, keepingBytes: false))
+        guard case .none = state.cancelRequested() else { return XCTFail("nothing to cancel") }
+    }
+
     // MARK: - Events
 
     func testEventsWaitInTheOutboxInTheOrderTheyWereDecided() {
