@@ -106,7 +106,6 @@ extension TransferState {
         return resolveDestinationIfDue(http, plan)
     }
 
-
     /// Applies the policy for a body nothing can prove complete: fine when the caller can check
     /// it (an expected SHA-256 or length), published but marked unverified when the policy allows
     /// it, refused otherwise — before any of it is fetched.
@@ -132,7 +131,6 @@ extension TransferState {
             url: context.originalRequest.url, response: http)
     }
 
-
     /// The action that asks an `.atResponse` destination where the file goes, once per download.
     private mutating func resolveDestinationIfDue(_ http: HTTPURLResponse, _ plan: DownloadPlan)
         -> TransferAction
@@ -143,14 +141,12 @@ extension TransferState {
         return .resolveDestination(plan.destination, http, partial)
     }
 
-
     /// Fails this attempt before any of its body is appended; the bytes held stay resumable.
     mutating func failAttempt(_ problem: CourierError, _ task: URLSessionTask) -> TransferAction {
         failure = problem
         file?.keepsBytes = true
         return .cancel(task)
     }
-
 
     /// What became of a chunk.
     enum ChunkOutcome {
@@ -254,7 +250,6 @@ extension TransferState {
         }
     }
 
-
     // MARK: - Completion
 
     mutating func downloadCompletion(_ error: (any Error)?, _ plan: DownloadPlan, invalidated: Bool) -> TransferTask.FollowUp {
@@ -321,7 +316,6 @@ extension TransferState {
         }
         return nil
     }
-
 
     // MARK: - Resume data and records
 

@@ -39,7 +39,6 @@ extension TransferState {
         metrics.retry(error, delay: delay)
     }
 
-
     func progressSnapshot(_ direction: ProgressDirection) -> Progress {
         let completed = direction == .upload ? sent : received
         let total = direction == .upload ? expectedToSend : expectedToReceive
@@ -53,7 +52,6 @@ extension TransferState {
         }
         return progress
     }
-
 
     /// The observers to call and the snapshot to give them, when a throttled update is due.
     mutating func dueProgress(_ direction: ProgressDirection) -> ([ProgressObserver], Progress)? {

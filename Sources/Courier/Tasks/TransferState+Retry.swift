@@ -3,7 +3,12 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The one retry decision, for every kind of task (the driver's half is TransferTask+Retry.swift).
+/// The one retry path, for every kind of task: after an attempt failed, the task's own
+/// ``RetryPolicy`` (a download's ``DownloadPolicy/retry``) decides first, then the interceptor's
+/// retriers; a retry plans the next attempt, which continues with `Range` when the bytes held
+/// allow it. What only a download adds — its record brought up to date, its bytes kept when
+/// nothing retries, the `Retry-After`-too-long refusal named in its error — are steps of this
+/// path, not a second one.
 extension TransferState {
     /// The retry policy the task's body brings, asked before the interceptor's retriers: a
     /// download's ``DownloadPolicy/retry``. Other kinds have theirs in the interceptor
@@ -46,7 +51,7 @@ extension TransferState {
             case .retryAfterTooLong(let requested):
                 // Asked to come back later than the policy waits: no capped wait the server has
                 // already said is too short. The error says why; the retriers may still decide.
-                candidate = TransferTask.retryAfterRefusal(candidate, requested: requested, cap: own.maximumRetryAfter)
+                candidate = Self.retryAfterRefusal(candidate, requested: requested, cap: own.maximumRetryAfter)
                 if failure != nil { failure = candidate }
             case .giveUp:
                 break
@@ -64,7 +69,6 @@ extension TransferState {
         if let plan = file?.plan, let failure { return finishFailedDownload(failure, plan) }
         return complete(error: failure)
     }
-
 
     /// The retriers' answer; `error` is the failure they were asked about. `nil` when the task was
     /// cancelled or paused meanwhile.
@@ -117,5 +121,19 @@ extension TransferState {
         }
         let request = restartRequest()
         return PlannedAttempt(request: request, continuesFrom: rangeOffset)
+    }
+
+    /// `failure` restated as final because its response's `Retry-After` asks for `requested`,
+    /// longer than `cap`: the message names both, the rest of the error stays.
+    static func retryAfterRefusal(_ failure: CourierError, requested: Duration, cap: Duration) -> CourierError {
+        let header = failure.response?.value(forHTTPHeaderField: "Retry-After") ?? ""
+        let message = failure.message
+            + "; it asked to be retried after \(Backoff.describe(requested)) (Retry-After: \(header)), longer than the "
+            + "\(Backoff.describe(cap)) RetryPolicy.maximumRetryAfter allows, so it was not retried"
+        var refusal = CourierError(
+            code: failure.code, message: message, url: failure.url, response: failure.response, body: failure.body,
+            underlyingError: failure.underlyingError)
+        refusal.resumeData = failure.resumeData
+        return refusal
     }
 }

@@ -84,7 +84,6 @@ extension TransferState {
         return .streamChunk(buffer, data, then: then)
     }
 
-
     /// An attempt starts (`awaitingHead`), or its response head arrived: the clock of the
     /// stream's waits starts again (StreamBody.swift), and the timer is moved to the new limit,
     /// which may be shorter than the one it was set for.

@@ -3,12 +3,10 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// Downloads: the body goes into a partial file that is only ever appended to when a 206
-/// proves the offset, error pages never touch it, transient failures continue by themselves,
-/// and whatever cannot finish leaves resume data behind (in the error, and beside a fixed
-/// partial file as a crash-safe record).
+/// Downloads, the driver's half: what runs outside the lock (the `.atResponse` destination
+/// closure) and what stops the task from outside its callbacks (the writer's failure). The rules
+/// are TransferState+Downloads.swift's.
 extension TransferTask {
-
     /// Calls an `.atResponse` destination closure (outside the lock, on the callback queue, so no
     /// data callback of this task runs before its answer is recorded) and checks its answer now:
     /// an existing file or a throwing closure stops the download, keeping its bytes.

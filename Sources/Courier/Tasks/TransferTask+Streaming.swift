@@ -3,13 +3,10 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A streamed body: the response head goes to the consumer once it passes validation, each chunk
-/// goes to the consumer's ``StreamBuffer`` instead of memory, and a consumer that falls behind
-/// is handled by the stream's ``StreamPolicy``.
-///
-/// Bytes handed to a consumer cannot be taken back, so after the first one a stream never starts
-/// over: a retry, a `resume()` after `suspend()`, or a pause for the consumer continues with
-/// `Range`/`If-Range` (the download machinery) or the stream fails.
+/// A streamed body, the driver's half: the end of a pause for the consumer, and the timer of the
+/// stream's waits. The rules (the head to the consumer once it passes validation, each chunk to
+/// its ``StreamBuffer``, a consumer that falls behind handled by the ``StreamPolicy``, never
+/// starting over once bytes were delivered) are TransferState+Streaming.swift's.
 extension TransferTask {
     /// The consumer has caught up: the next attempt asks for the rest (unless the task was
     /// paused, cancelled or failed meanwhile).
@@ -18,6 +15,7 @@ extension TransferTask {
     }
 
     // MARK: - Waits: the head, and idle gaps
+
     /// Starts the clock of the stream's waits on the first `resume()`, for a stream whose policy
     /// limits the wait for the head or the gaps between chunks. These limits are Courier's to
     /// keep: URLSession's request timeout is set past them (``StreamPolicy/urlSessionTimeout``).

@@ -10,8 +10,9 @@ import FoundationNetworking
 /// progress from byte counts (URLSession's own `Progress` is unusable on Linux, Docs/Platform.md §2.8),
 /// and implements pause and resume itself: `suspend()` cancels the current URLSession task and
 /// `resume()` asks for the rest with `Range`/`If-Range`, because URLSession's `suspend()` re-sends
-/// the request from byte 0 and appends duplicate bytes (Docs/Platform.md §2.8). Every mutable field is in
-/// one `State` behind one lock; decisions are made under it and acted on after it is released.
+/// the request from byte 0 and appends duplicate bytes (Docs/Platform.md §2.8). It is a driver: every
+/// mutable field is in one ``TransferState`` behind one lock, whose `mutating` decisions return what
+/// must be done, and the task does it after the lock is released (TransferState.swift).
 final class TransferTask: Sendable {
     enum Kind: Sendable {
         case data
@@ -441,7 +442,6 @@ final class TransferTask: Sendable {
         /// with the files to remove if the partial file is not kept.
         let ending: (DiskWriter, DiskWriter.Ending, removing: [URL])?
     }
-
 
     /// Finishes the task; a download first waits for its writer to write every accepted byte and
     /// end the file (the completion then runs on the writer's queue).
