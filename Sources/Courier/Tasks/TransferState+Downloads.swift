@@ -106,39 +106,21 @@ extension TransferState {
         return resolveDestinationIfDue(http, plan)
     }
 
-    /// Applies the policy for a body nothing can prove complete: fine when the caller can check
-    /// it (an expected SHA-256 or length), published but marked unverified when the policy allows
-    /// it, refused otherwise — before any of it is fetched.
+    /// Applies the download's policy to a body nothing may prove complete (``FileBody/verify(_:url:response:)``).
     private mutating func checkVerifiable(
         _ http: HTTPURLResponse, contentLength: Int64?, appendsRange: Bool, totalKnown: Bool, _ plan: DownloadPlan
     ) -> CourierError? {
-        file?.unverified = false
-        let method = (context.originalRequest.httpMethod ?? "GET").uppercased()
-        guard
-            let why = FileBody.unverifiableReason(
-                http, contentLength: contentLength, appendsRange: appendsRange, totalKnown: totalKnown, method: method)
-        else { return nil }
-        let policy = plan.policy
-        if policy.expectedSHA256 != nil || policy.expectedLength != nil { return nil }
-        if policy.publishesUnverifiedBodies {
-            file?.unverified = true
-            return nil
-        }
-        return CourierError(
-            code: .integrityFailed,
-            message: why + "; nothing could prove it complete, so it was not downloaded (give an expected SHA-256 or "
-                + "length, or set DownloadPolicy.publishesUnverifiedBodies)",
-            url: context.originalRequest.url, response: http)
+        let request = context.originalRequest
+        let why = FileBody.unverifiableReason(
+            http, contentLength: contentLength, appendsRange: appendsRange, totalKnown: totalKnown,
+            method: (request.httpMethod ?? "GET").uppercased())
+        return file?.verify(why, url: request.url, response: http)
     }
 
     /// The action that asks an `.atResponse` destination where the file goes, once per download.
-    private mutating func resolveDestinationIfDue(_ http: HTTPURLResponse, _ plan: DownloadPlan)
-        -> TransferAction
-    {
-        guard plan.destination.timing == .atResponse, file?.resolvedDestination == nil,
-            let partial = file?.partialFile
-        else { return .none }
-        return .resolveDestination(plan.destination, http, partial)
+    private func resolveDestinationIfDue(_ http: HTTPURLResponse, _ plan: DownloadPlan) -> TransferAction {
+        guard let (destination, partial) = file?.destinationToResolve else { return .none }
+        return .resolveDestination(destination, http, partial)
     }
 
     /// Fails this attempt before any of its body is appended; the bytes held stay resumable.
@@ -306,41 +288,18 @@ extension TransferState {
         return complete(error: .cancelled(url: context.originalRequest.url), keeping: resume)
     }
 
-    /// The length check; the SHA-256 is the writer's, checked once every byte is in the file.
+    /// The length check (``FileBody/lengthProblem(received:announced:url:)``); the SHA-256 is the writer's.
     private func integrityProblem(_ plan: DownloadPlan) -> CourierError? {
-        if let total = expectedToReceive, received != total {
-            return .integrity("\(received) bytes arrived, the server announced \(total)", context.originalRequest.url)
-        }
-        if let expected = plan.policy.expectedLength, received != expected {
-            return .integrity("\(received) bytes arrived, \(expected) were expected", context.originalRequest.url)
-        }
-        return nil
+        file?.lengthProblem(received: received, announced: expectedToReceive, url: context.originalRequest.url)
     }
 
     // MARK: - Resume data and records
 
-    /// Resume data for the bytes held, or `nil` when they cannot be continued. Its `bytesOnDisk`
-    /// is what has arrived; the writer replaces it with what the file really holds when it writes
-    /// a record or ends the file, so neither ever claims a byte still waiting in memory.
+    /// Resume data for the bytes held, or `nil` when they cannot be continued (``FileBody/resumeData(for:received:validator:totalLength:sensitiveHeaders:allowEmpty:)``).
     func resumeData(_ plan: DownloadPlan, allowEmpty: Bool = false) -> ResumeData? {
-        guard let url = context.originalRequest.url,
-            let partial = file?.partialFile ?? plan.partialFile ?? plan.resumeFrom?.partialFile
-        else { return nil }
-        let method = (context.originalRequest.httpMethod ?? "GET").uppercased()
-        // A body a 416 proved complete is resumable too: its bytes are all there.
-        let resumable =
-            method == "GET"
-            && (validator != nil || plan.policy.resumesWithoutValidator)
-            && (received > 0 || allowEmpty)
-        guard resumable else { return nil }
-        let (headers, omitted) = ResumeData.storableHeaders(
-            of: context.originalRequest, sensitive: options.sensitiveHeaders, recordingValues: plan.policy.recordsHeaders)
-        var resume = ResumeData(
-            url: ResumeData.withoutCredentials(url), method: method, headers: headers,
-            partialFile: partial, bytesOnDisk: received, validator: validator,
-            totalLength: expectedToReceive)
-        resume.omittedHeaders = omitted
-        return resume
+        file?.resumeData(
+            for: context.originalRequest, received: received, validator: validator, totalLength: expectedToReceive,
+            sensitiveHeaders: options.sensitiveHeaders, allowEmpty: allowEmpty)
     }
 
     /// Brings the crash-safe record up to date (when the partial file has a fixed place): the
@@ -366,74 +325,5 @@ extension TransferState {
         file?.diskPauses += 1
         notePause(.disk)
         return .pause(drainedTo: limit / 2)
-    }
-}
-
-/// The download rules that read only a response.
-extension FileBody {
-    /// How often in a row a download starts over because answers to `Range` did not continue
-    /// its bytes, before it fails: a server that always answers so would loop forever.
-    static let restartLimit = 3
-    /// How many times the limit a download that cannot be continued with `Range` may hold
-    /// before it fails: some slack for a burst, never unbounded.
-    static let unpausableBacklogFactor: Int64 = 4
-    /// How many continuations in a row that add no byte a download makes before it fails.
-    static let stallLimit = 3
-
-    /// The parts of `http` a range decision reads.
-    static func answer(_ http: HTTPURLResponse, contentLength: Int64?) -> RangeContinuation.Answer {
-        RangeContinuation.Answer(
-            status: http.statusCode, contentRange: http.value(forHTTPHeaderField: "Content-Range"),
-            contentLength: contentLength, etag: http.value(forHTTPHeaderField: "ETag"),
-            lastModified: http.value(forHTTPHeaderField: "Last-Modified"))
-    }
-
-    /// Why the body `http` announces cannot be proven complete, if it cannot: a content-encoded
-    /// body has no length to check (libcurl decodes it, and a stream cut inside the compressed
-    /// data ends without an error), nor has one that only the connection closing ends.
-    /// A 206 that continues the bytes held proves its own span, but the file's end only with a
-    /// complete length (its own, or an earlier response's): `bytes N-M/*` alone cannot say
-    /// whether more follows.
-    static func unverifiableReason(
-        _ http: HTTPURLResponse, contentLength: Int64?, appendsRange: Bool, totalKnown: Bool, method: String
-    ) -> String? {
-        // No body by definition: nothing to prove.
-        if http.statusCode == 204 || http.statusCode == 304 || method == "HEAD" { return nil }
-        if isEncoded(http) {
-            let encoding = http.value(forHTTPHeaderField: "Content-Encoding") ?? ""
-            return "the server sent a \(encoding)-encoded body although identity was asked, so its length cannot be checked"
-        }
-        if appendsRange {
-            return totalKnown ? nil : "no response announced the file's complete length (the 206 says bytes …/*)"
-        }
-        if contentLength == nil, !isChunked(http) {
-            return "the server announced no length (no Content-Length, not chunked): only the connection closing ends the body"
-        }
-        return nil
-    }
-
-    /// Whether `http`'s body is content-encoded (anything but `identity`).
-    static func isEncoded(_ http: HTTPURLResponse) -> Bool {
-        guard let encoding = http.value(forHTTPHeaderField: "Content-Encoding") else { return false }
-        let trimmed = encoding.trimmingCharacters(in: .whitespaces).lowercased()
-        return !trimmed.isEmpty && trimmed != "identity"
-    }
-
-    /// Whether `http`'s body is chunked: its last chunk proves it complete.
-    static func isChunked(_ http: HTTPURLResponse) -> Bool {
-        (http.value(forHTTPHeaderField: "Transfer-Encoding") ?? "").lowercased().contains("chunked")
-    }
-
-    static func statusError(_ response: HTTPURLResponse, body: Data, _ plan: DownloadPlan, request: URLRequest?)
-        -> CourierError
-    {
-        do {
-            try plan.validation.validate(request: request, response: response, data: body)
-        } catch {
-            return error
-        }
-        return CourierError(
-            code: .unacceptableStatusCode, message: "the server answered HTTP \(response.statusCode)",
-            url: request?.url, response: response, body: body)
     }
 }
