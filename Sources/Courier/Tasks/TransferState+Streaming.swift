@@ -36,21 +36,21 @@ extension TransferState {
     /// looks like a stream (it is held in memory as a data task's body and becomes the error).
     /// `nil` when it is not accepted, or the task is no stream.
     mutating func acceptStreamResponse(_ response: HTTPURLResponse) -> TransferAction? {
-        guard let body = stream else { return nil }
+        guard let buffer = stream?.buffer else { return nil }
+        var refusal: CourierError?
         do {
             try context.validation.validate(request: currentRequest, response: response, data: nil)
         } catch {
-            if body.accepted {
-                // A retry's answer to a stream whose head the consumer already has.
-                failure = error.adding(url: context.originalRequest.url, response: response, body: nil)
-                return phase.attempt.map { .cancel($0) } ?? TransferAction.none
-            }
-            return nil
+            refusal = error
         }
-        if body.accepted { return TransferAction.none }  // a retry before any byte: same resource
-        stream?.accepted = true
-        stream?.lastActivity = .now
-        return .streamResponse(body.buffer, response)
+        switch stream?.headArrived(passesValidation: refusal == nil, now: .now) {
+        case .deliver?: return .streamResponse(buffer, response)
+        case .sameResource?: return TransferAction.none
+        case .refuse?:
+            failure = refusal?.adding(url: context.originalRequest.url, response: response, body: nil)
+            return phase.attempt.map { .cancel($0) } ?? TransferAction.none
+        case .holdErrorPage?, nil: return nil
+        }
     }
 
     /// A chunk of an accepted stream: checked against its range, counted, and handed to the
