@@ -160,10 +160,10 @@ extension TransferState {
         var obsoleteFiles: [URL] = []
         var resumeDataHandler: (@Sendable (ResumeData?) -> Void)?
         var ending: (DiskWriter, DiskWriter.Ending, removing: [URL])?
-        if case .file(let url, _)? = encodedBody {
-            unlink(url.path)  // the encoded multipart body is removed on every path
-            encodedBody = nil
-        }
+        // The encoded multipart body is removed on every path (by the driver, after unlocking).
+        var encodedFile: (URL, SideFile.Handle)?
+        if case .file(let url, let handle)? = encodedBody { encodedFile = (url, handle) }
+        encodedBody = nil
         if let body = file {
             let plan = body.plan
             let record = plan.recordFile
@@ -200,7 +200,8 @@ extension TransferState {
         }
         let completion = Completion(
             outcome: outcome, handle: retainedHandle ?? handle, observers: observers,
-            finalProgress: finalProgress, resumeDataHandler: resumeDataHandler, ending: ending)
+            finalProgress: finalProgress, resumeDataHandler: resumeDataHandler, ending: ending,
+            encodedBodyFile: encodedFile)
         observers = []
         retainedHandle = nil
         return completion

@@ -441,14 +441,23 @@ final class TransferTask: Sendable {
         /// A download's ending, for its writer to carry out once every accepted byte is written,
         /// with the files to remove if the partial file is not kept.
         let ending: (DiskWriter, DiskWriter.Ending, removing: [URL])?
+        /// A multipart body Courier encoded into a temporary file, removed before anything else
+        /// (its handle, which keeps the sweep of abandoned side files away, goes after).
+        var encodedBodyFile: (URL, SideFile.Handle)? = nil
     }
 
     /// Finishes the task; a download first waits for its writer to write every accepted byte and
     /// end the file (the completion then runs on the writer's queue).
     func perform(_ completion: Completion) {
-        guard let (writer, ending, removing) = completion.ending else { return deliver(completion) }
+        var completion = completion
+        if let (url, _) = completion.encodedBodyFile {
+            unlink(url.path)
+            completion.encodedBodyFile = nil
+        }
+        let finished = completion
+        guard let (writer, ending, removing) = finished.ending else { return deliver(finished) }
         writer.finish(ending, removing: removing) { [self] settled in
-            deliver(completion.settled(by: settled, url: originalRequest.url))
+            deliver(finished.settled(by: settled, url: originalRequest.url))
         }
     }
 
