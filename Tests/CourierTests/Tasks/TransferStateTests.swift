@@ -501,6 +501,34 @@ final class TransferStateTests: XCTestCase {
         }
     }
 
+    func testTheRecordIsBroughtUpToDateAtEachCheckpoint() {
+        // Given a download with a fixed partial file (so it keeps a record), 400 of 1000 bytes in
+        let attempt = makeAttempt()
+        var state = freshDownload(partialFile: directory.appendingPathComponent("out.bin.part"), attempt: attempt)
+        _ = state.headArrived(response(200, ["Content-Length": "1000", "ETag": "\"v1\""]), attempt)
+        _ = state.bodyArrived(Data(count: 400), attempt)
+        // When the body ends short (a continuation)
+        state.file?.lastRecordWrite = nil
+        guard case .retry = state.attemptEnded(nil, invalidated: false) else { return XCTFail("a continuation") }
+        // Then the record holds what the next attempt continues from
+        XCTAssertNotNil(state.file?.lastRecordWrite)
+        // And so after a retry
+        let next = makeAttempt()
+        _ = state.phase.retryDelayElapsed()
+        _ = state.phase.attemptMade(next, number: state.phase.attemptQueued())
+        _ = state.phase.launchFinished(next, failureRecorded: false)
+        _ = state.headArrived(response(206, ["Content-Range": "bytes 400-999/1000", "Content-Length": "600", "ETag": "\"v1\""]), next)
+        state.file?.lastRecordWrite = nil
+        guard case .retry = state.attemptEnded(URLError(.networkConnectionLost), invalidated: false) else {
+            return XCTFail("a retry")
+        }
+        XCTAssertNotNil(state.file?.lastRecordWrite)
+        // And on suspend
+        state.file?.lastRecordWrite = nil
+        _ = state.suspendRequested(handle: Handle())
+        XCTAssertNotNil(state.file?.lastRecordWrite)
+    }
+
     func testACancelWhileTheAttemptIsLaunchedIsLeftToTheLauncher() {
         // Given a download whose attempt is made but not yet registered
         var state = state(kind: .download(plan()))
