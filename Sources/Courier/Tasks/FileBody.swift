@@ -7,7 +7,8 @@ import FoundationNetworking
 ///
 /// Kept in `TransferTask`'s state for a download only (`nil` for other kinds) and changed under
 /// the task's lock; the writer takes the operations in the order they are decided and never takes
-/// the task's lock (Docs/Architecture.md, "Downloads"). The rules are TransferTask+Downloads.swift's.
+/// the task's lock (Docs/Architecture.md, "Downloads"). Its rules are FileBody+Rules.swift's; those that
+/// also move the transfer's position are TransferState+Downloads.swift's.
 struct FileBody {
     let plan: DownloadPlan
     /// Writes the partial file behind the network (Downloads/DiskWriter.swift).

@@ -33,6 +33,30 @@ struct StreamBody {
     /// start over (it continues with `Range`, or fails).
     func hasDelivered(received: Int64) -> Bool { accepted && received > 0 }
 
+    // MARK: - The head
+
+    /// What a final response head means for the stream.
+    enum HeadDecision: Equatable {
+        /// The first head that passes validation: hand it to the consumer; body bytes follow it.
+        case deliver
+        /// A retry's head before any byte, for a head the consumer already has: the same resource.
+        case sameResource
+        /// A head validation refuses, after the consumer got one: the stream fails.
+        case refuse
+        /// A head validation refuses before the consumer got one: its body is an error page, held
+        /// in memory as a data task's and reported as the error; it never looks like a stream.
+        case holdErrorPage
+    }
+
+    /// A final response head arrived at `now`; `passesValidation`: the task's validation accepts it.
+    mutating func headArrived(passesValidation: Bool, now: ContinuousClock.Instant) -> HeadDecision {
+        guard passesValidation else { return accepted ? .refuse : .holdErrorPage }
+        if accepted { return .sameResource }
+        accepted = true
+        lastActivity = now
+        return .deliver
+    }
+
     // MARK: - Chunks
 
     /// What a chunk of an accepted stream means.

@@ -14,7 +14,7 @@ extension TransferTask {
     /// outside the lock.
     func headRefusal(_ http: HTTPURLResponse, _ task: URLSessionTask) -> CourierError? {
         guard validation.decidesAtHead else { return nil }
-        let request = state.withLock { state -> URLRequest? in
+        let request = locked { state -> URLRequest? in
             // A 307/308 Courier re-sends itself (its redirect was decided before this head) is not either.
             guard state.phase.isRunning(task), state.pendingRedirect == nil else { return nil }
             let request = state.currentRequest ?? originalRequest

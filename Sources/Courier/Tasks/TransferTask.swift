@@ -10,8 +10,9 @@ import FoundationNetworking
 /// progress from byte counts (URLSession's own `Progress` is unusable on Linux, Docs/Platform.md §2.8),
 /// and implements pause and resume itself: `suspend()` cancels the current URLSession task and
 /// `resume()` asks for the rest with `Range`/`If-Range`, because URLSession's `suspend()` re-sends
-/// the request from byte 0 and appends duplicate bytes (Docs/Platform.md §2.8). Every mutable field is in
-/// one `State` behind one lock; decisions are made under it and acted on after it is released.
+/// the request from byte 0 and appends duplicate bytes (Docs/Platform.md §2.8). It is a driver: every
+/// mutable field is in one ``TransferState`` behind one lock, whose `mutating` decisions return what
+/// must be done, and the task does it after the lock is released (TransferState.swift).
 final class TransferTask: Sendable {
     enum Kind: Sendable {
         case data
@@ -40,6 +41,8 @@ final class TransferTask: Sendable {
     /// The first attempt's request: the original, or for a resumed download the rest of the body.
     let initialRequest: URLRequest
     let kind: Kind
+    /// An upload's body (`nil` for other kinds): what URLSession task an attempt is.
+    let upload: UploadBody?
     /// Which responses count as success; a failure the retriers are asked about.
     let validation: Validation
     let settings: Settings
@@ -47,57 +50,7 @@ final class TransferTask: Sendable {
     private let finisher: Finisher
     let state: Locked<State>
 
-    struct State {
-        /// Where the task is, with the current attempt's URLSession task (TaskPhaseMachine.swift).
-        var phase = TaskPhaseMachine<URLSessionTask>()
-        /// The public handle; strong only while the task runs, so a started task survives its
-        /// caller dropping the handle, and an unstarted one is freed with it.
-        weak var handle: (any SessionTask)?
-        var retainedHandle: (any SessionTask)?
-        var taskIdentifier = -1
-        var currentRequest: URLRequest?
-        var response: HTTPURLResponse?
-        /// The body held in memory (MemoryBody.swift); a download's goes to its file, an accepted stream's to its consumer.
-        var memory = MemoryBody(limit: 0)
-        var received: Int64 = 0
-        var expectedToReceive: Int64?
-        var sent: Int64 = 0
-        var expectedToSend: Int64?
-        /// Set when the current attempt asked for the body from this offset on.
-        var rangeOffset: Int64?
-        /// Where the current attempt's 206 ends (exclusive): its `Content-Range` says no more.
-        var spanEnd: Int64?
-        /// The body held was continued with `Range` at least once.
-        var continuedByRange = false
-        /// A strong validator of the body held, which makes continuing with `Range` safe.
-        var validator: String?
-        var ignoresBody = false
-        var failure: CourierError?
-        var observers: [ProgressObserver] = []
-        var lastProgressDelivery: [ProgressDirection: ContinuousClock.Instant] = [:]
-        /// A download's body: its plan, writer and bookkeeping (FileBody.swift); `nil` for other kinds.
-        var file: FileBody?
-        /// Answers to `Range` in a row that did not continue the bytes held, so the body started over.
-        var restarts = 0
-        var options: TaskOptions
-        /// 0 for the first attempt; counts retries (redirect and authentication follow-ups are
-        /// part of the same attempt).
-        var attempt = 0
-        /// This attempt's redirects (RedirectState.swift).
-        var redirects = RedirectState()
-        /// A 307/308 with a body, to be re-sent by Courier (URLSession drops the body).
-        var pendingRedirect: URLRequest?
-        /// This attempt's answer to a 401 (ChallengeState.swift).
-        var challenge = ChallengeState()
-        /// The whole-task deadline's timer, cancelled on completion.
-        var deadlineTimer: (any DispatchSourceTimer)?
-        /// A multipart body once encoded (in memory or in a private temporary file).
-        var encodedBody: EncodedBody?
-        /// A streamed body's own state (StreamBody.swift); `nil` for other kinds.
-        var stream: StreamBody?
-        /// The task's timeline (Sources/Courier/Events/TaskMetrics.swift).
-        var metrics = MetricsRecorder()
-    }
+    typealias State = TransferState
 
     /// An upload body Courier encoded itself.
     enum EncodedBody: Sendable {
@@ -116,42 +69,56 @@ final class TransferTask: Sendable {
         self.settings = settings
         self.events = events
         self.finisher = finisher
-        var initial = State(options: options)
-        initial.memory = MemoryBody(limit: settings.maximumResponseSize)
-        if case .stream(let buffer, let policy) = kind { initial.stream = StreamBody(buffer: buffer, policy: policy) }
-        if case .download(let plan) = kind {
-            // Appends wake the writer per 256 KiB (the staging file's own buffer), or sooner for a small limit.
-            let writer = DiskWriter(
-                batchBytes: Int(min(256 * 1024, plan.policy.bufferLimit / 2)), callQueue: core.callQueue,
-                simulation: plan.policy.simulatedDisk)
-            initial.file = FileBody(plan: plan, writer: writer)
-        }
+        // The one place the kind is looked at: each kind's body is made here, and from then on
+        // the driver asks the body (FileBody, StreamBody, the upload's UploadBody), never the kind.
         var request = request
-        if case .upload(let body) = kind { initial.expectedToSend = body.expectedLength }
-        if case .upload(.multipart(let form, _)) = kind, request.value(forHTTPHeaderField: "Content-Type") == nil {
-            request.setValue(form.contentType, forHTTPHeaderField: "Content-Type")
-        }
-        if case .stream(_, let policy) = kind, policy.overflow == .pause,
-            request.value(forHTTPHeaderField: "Accept-Encoding") == nil
-        {
-            // Pausing continues with Range, which needs offsets in the representation's own bytes.
-            request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        }
-        if case .download = kind {
+        var upload: UploadBody?
+        var stream: StreamBody?
+        var file: FileBody?
+        switch kind {
+        case .data:
+            break
+        case .upload(let body):
+            upload = body
+            if case .multipart(let form, _) = body, request.value(forHTTPHeaderField: "Content-Type") == nil {
+                request.setValue(form.contentType, forHTTPHeaderField: "Content-Type")
+            }
+        case .stream(let buffer, let policy):
+            stream = StreamBody(buffer: buffer, policy: policy)
+            if policy.overflow == .pause, request.value(forHTTPHeaderField: "Accept-Encoding") == nil {
+                // Pausing continues with Range, which needs offsets in the representation's own bytes.
+                request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+            }
+        case .download(let plan):
             // The file must hold the representation's own bytes: offsets and checksums mean
             // nothing over a body libcurl decoded (Docs/Platform.md §2.7).
             if request.value(forHTTPHeaderField: "Accept-Encoding") == nil {
                 request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
             }
+            // Appends wake the writer per 256 KiB (the staging file's own buffer), or sooner for a small limit.
+            let writer = DiskWriter(
+                batchBytes: Int(min(256 * 1024, plan.policy.bufferLimit / 2)), callQueue: core.callQueue,
+                simulation: plan.policy.simulatedDisk)
+            file = FileBody(plan: plan, writer: writer)
         }
+        self.upload = upload
         self.originalRequest = request
-        if case .download(let plan) = kind, let resume = plan.resumeFrom, resume.bytesOnDisk > 0 {
+        var initial = State(
+            context: State.Context(
+                originalRequest: request, upload: upload, validation: validation,
+                maximumResponseSize: settings.maximumResponseSize, progressInterval: settings.progressInterval,
+                temporaryDirectory: settings.temporaryDirectory, emitsEvents: events.isActive, tls: core.tls,
+                waitsForConnectivity: settings.waitsForConnectivity != nil),
+            options: options)
+        initial.stream = stream
+        initial.file = file
+        initial.expectedToSend = upload?.expectedLength
+        if let resume = file?.plan.resumeFrom, resume.bytesOnDisk > 0 {
             initial.received = resume.bytesOnDisk
             initial.validator = resume.validator
             initial.expectedToReceive = resume.totalLength
             initial.file?.resumedBytes = resume.bytesOnDisk
-            self.initialRequest = Self.rangeRequest(
-                request, from: resume.bytesOnDisk, validator: resume.validator, state: &initial)
+            self.initialRequest = initial.rangeRequest(request, from: resume.bytesOnDisk, validator: resume.validator)
         } else {
             self.initialRequest = request
         }
@@ -160,21 +127,21 @@ final class TransferTask: Sendable {
         writer?.setFailureHandler { [weak self] error in self?.writerFailed(error) }
     }
 
-    /// A download's writer (`nil` for other kinds).
-    var writer: DiskWriter? { state.withLock { $0.file?.writer } }
-
-    /// `request` asking for the body from `offset` on, only if unchanged since `validator`.
-    static func rangeRequest(_ request: URLRequest, from offset: Int64, validator: String?, state: inout State)
-        -> URLRequest
-    {
-        var request = request
-        request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
-        if let validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
-        // Offsets count decoded bytes; a compressed answer would make them meaningless (Docs/Platform.md §2.7).
-        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        state.rangeOffset = offset
-        return request
+    /// Runs a decision on the state under the lock, then queues the events it decided for the
+    /// monitors before unlocking (queuing only enqueues), so they keep the order the lock gives them.
+    func locked<Result>(_ body: (inout State) -> Result) -> Result {
+        state.withLock { state in
+            let result = body(&state)
+            if !state.outbox.isEmpty {
+                for (event, handle) in state.outbox { events.emit(event, for: handle) }
+                state.outbox.removeAll(keepingCapacity: true)
+            }
+            return result
+        }
     }
+
+    /// A download's writer (`nil` for other kinds).
+    var writer: DiskWriter? { locked { $0.file?.writer } }
 
     // MARK: - Creation
 
@@ -183,7 +150,7 @@ final class TransferTask: Sendable {
     /// (invalidated manager, unreadable upload file) completes at once.
     func prepare(handle: any SessionTask) {
         let identifier = core.nextTaskIdentifier()
-        state.withLock {
+        locked {
             $0.handle = handle
             $0.taskIdentifier = identifier
             $0.currentRequest = initialRequest
@@ -200,7 +167,7 @@ final class TransferTask: Sendable {
         guard originalRequest.url != nil else {
             return CourierError(code: .invalidRequest, message: "the request has no URL")
         }
-        if case .upload(.file(let url)) = kind {
+        if case .file(let url)? = upload {
             var isDirectory: ObjCBool = false
             let exists = FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory)
             if !exists || isDirectory.boolValue || !FileManager.default.isReadableFile(atPath: url.path) {
@@ -209,14 +176,14 @@ final class TransferTask: Sendable {
                     code: .uploadSourceFailed, message: "the upload file \(url.path) \(reason)", url: originalRequest.url)
             }
         }
-        if case .download(let plan) = kind, let fixed = plan.destination.fixedURL,
+        if let plan = locked({ $0.file?.plan }), let fixed = plan.destination.fixedURL,
             let problem = FilePublisher.existingFileProblem(
                 at: fixed, options: plan.destination.stagingOptions, requestURL: originalRequest.url)
         {
             // Found before anything is fetched, rather than after the whole body.
             return problem
         }
-        if case .upload(.multipart(let form, _)) = kind {
+        if case .multipart(let form, _)? = upload {
             do {
                 _ = try form.contentLength()  // a missing or unreadable file part fails now, not mid-upload
             } catch {
@@ -227,14 +194,15 @@ final class TransferTask: Sendable {
     }
 
     func makeURLSessionTask(for request: URLRequest, encoded: EncodedBody?, in session: URLSession) -> URLSessionTask {
-        switch (kind, encoded) {
-        case (.upload(.data(let data)), _), (.upload(.multipart), .data(let data)?):
+        switch (upload, encoded) {
+        case (.data(let data)?, _), (.multipart?, .data(let data)?):
             return session.uploadTask(with: request, from: data)
-        case (.upload(.file(let url)), _), (.upload(.multipart), .file(let url, _)?):
+        case (.file(let url)?, _), (.multipart?, .file(let url, _)?):
             return session.uploadTask(with: request, fromFile: url)
-        case (.upload(.stream), _):
+        case (.stream?, _):
             return session.uploadTask(withStreamedRequest: request)
-        case (.data, _), (.download, _), (.stream, _), (.upload(.multipart), nil):
+        // Data, download and stream tasks: a data task, whose body Courier handles itself.
+        case (nil, _), (.multipart?, nil):
             return session.dataTask(with: request)
         }
     }
@@ -251,14 +219,14 @@ final class TransferTask: Sendable {
     /// Encodes a multipart body on a queue of its own (it may write a large file: never on the
     /// global pool, which runs the manager's callbacks); `true` when the attempt must wait for it.
     private func encodeMultipartIfNeeded(then request: URLRequest) -> Bool {
-        guard case .upload(.multipart(let form, let threshold)) = kind,
-            state.withLock({ $0.encodedBody == nil })
+        guard case .multipart(let form, let threshold)? = upload,
+            locked({ $0.encodedBody == nil })
         else { return false }
         let temporary = settings.temporaryDirectory.appendingPathComponent(".courier-\(UUID().uuidString.lowercased()).multipart")
         DispatchQueue(label: "courier.multipart-encoding").async { [self] in
             switch Self.encode(form, threshold: threshold, into: temporary) {
             case .success(let body):
-                let kept = state.withLock { state -> Bool in
+                let kept = locked { state -> Bool in
                     guard state.phase.state != .completed else { return false }
                     state.encodedBody = body
                     return true
@@ -275,47 +243,26 @@ final class TransferTask: Sendable {
     // MARK: - Public operations
 
     func resume(handle: any SessionTask) {
-        var isFirstResume = false
-        let request = state.withLock { state -> URLRequest? in
-            let action = state.phase.resumeRequested()
-            guard action != .none else { return nil }
-            state.retainedHandle = handle
-            isFirstResume = action == .startFirstAttempt
-            if !isFirstResume, streamCannotContinue(state) { return nil }
-            state.metrics.resumed()
-            state.metrics.endPause()
-            guard !isFirstResume else { return initialRequest }
-            let request = restartRequest(&state)
-            state.metrics.nextKind = state.rangeOffset != nil ? .continuation : .restart
-            return request
-        }
-        guard let request else {
-            if state.withLock({ $0.phase.state == .running && streamCannotContinue($0) }) {
-                fail(with: .streamCannotContinue(url: originalRequest.url), handle: handle)
-            }
+        let step = locked { $0.resumeRequested(handle: handle, initialRequest: initialRequest) }
+        switch step {
+        case .none:
             return
+        case .cannotContinue:
+            fail(with: .streamCannotContinue(url: originalRequest.url), handle: handle)
+        case .start(let request, let first):
+            if first {
+                core.live.add(self)
+                armDeadline()
+                armIdleTimer()
+            }
+            // Before the attempt, whose own events follow.
+            events.emit(.resumed, for: handle)
+            startAttempt(request)
         }
-        if isFirstResume {
-            core.live.add(self)
-            armDeadline()
-            armIdleTimer()
-        }
-        // Before the attempt, whose own events follow.
-        events.emit(.resumed, for: handle)
-        startAttempt(request)
     }
 
     func suspend(handle: any SessionTask) {
-        let stopped = state.withLock { state -> URLSessionTask?? in
-            guard case .suspended(let stopping) = state.phase.suspendRequested() else { return nil }
-            if let plan = state.file?.plan { writeRecord(plan, &state, force: false) }
-            state.metrics.endAttempt(.suspended)
-            state.metrics.endPause()
-            state.metrics.pause(.suspended, bytesHeld: state.received)
-            events.emit(.suspended, for: handle)
-            return .some(stopping)
-        }
-        guard let stopped else { return }
+        guard let stopped = locked({ $0.suspendRequested(handle: handle) }) else { return }
         guard core.mayPause else {
             if let stopped { core.cancel(stopped) }
             return fail(with: .sessionInvalidated(url: originalRequest.url), handle: handle)
@@ -326,29 +273,13 @@ final class TransferTask: Sendable {
     }
 
     func cancel(handle: any SessionTask) {
-        enum Action { case none, cancelRunning(URLSessionTask), finish(Completion) }
-        let action = state.withLock { state -> Action in
-            switch state.phase.cancelRequested() {
-            // An attempt being launched is cancelled by its launcher, whose completion finishes the task.
-            case .none, .leaveToLauncher: return .none
-            case .cancelAttempt(let task): return .cancelRunning(task)
-            case .finishNow:
-                if let plan = state.file?.plan { return .finish(cancelledDownload(plan, &state)) }
-                return .finish(completeLocked(&state, error: .cancelled(url: originalRequest.url)))
-            }
-        }
-        switch action {
-        case .none: return
-        case .cancelRunning(let task): core.cancel(task)
-        case .finish(let completion):
-            perform(completion)
-        }
+        perform(locked { $0.cancelRequested() })
     }
 
     /// Cancels a download, keeping what it holds and handing back resume data (`nil` when the
     /// bytes cannot be continued: no validator, nothing received, not a GET).
     func cancelProducingResumeData(handle: any SessionTask, _ handler: @escaping @Sendable (ResumeData?) -> Void) {
-        let accepted = state.withLock { state -> Bool in
+        let accepted = locked { state -> Bool in
             guard state.file != nil, state.phase.state != .completed, state.phase.state != .cancelling else {
                 return false
             }
@@ -365,25 +296,10 @@ final class TransferTask: Sendable {
     /// `keepingBytes`, a download keeps what it holds for resuming. Once the task is cancelling or
     /// complete, nothing happens.
     func stop(with error: CourierError, keepingBytes: Bool) {
-        enum Step { case none, cancel(URLSessionTask), finish(Completion) }
-        let step = state.withLock { state -> Step in
-            guard state.failure == nil else { return .none }
-            let wasRunning = state.phase.state == .running
-            let action = state.phase.stopRequested()
-            if wasRunning, action != .none {
-                // What the attempt's completion (or the launcher) reports.
-                state.failure = error
-                state.file?.keepsBytes = keepingBytes
-            }
-            switch action {
-            // A task still being launched is not registered yet: its launcher cancels it.
-            case .none, .leaveToLauncher: return .none
-            case .cancelAttempt(let current): return .cancel(current)
-            case .finishNow: break
-            }
-            if keepingBytes, let plan = state.file?.plan { return .finish(finishFailedDownload(error, plan, &state)) }
-            return .finish(completeLocked(&state, error: error))
-        }
+        perform(locked { $0.stopRequested(error, keepingBytes: keepingBytes) })
+    }
+
+    private func perform(_ step: State.StopStep) {
         switch step {
         case .none: break
         case .cancel(let task): core.cancel(task)
@@ -393,7 +309,7 @@ final class TransferTask: Sendable {
 
     /// Starts the deadline's clock, on the first `resume()`.
     private func armDeadline() {
-        guard let deadline = state.withLock({ $0.options.deadline }) else { return }
+        guard let deadline = locked({ $0.options.deadline }) else { return }
         let seconds = deadline.seconds
         // A timer source, cancelled when the task completes: an `asyncAfter` would stay queued
         // (closure and all) until its deadline, however long after the task that is.
@@ -406,7 +322,7 @@ final class TransferTask: Sendable {
                 message: "the task did not finish within its deadline of \(Self.describe(seconds)) s", url: originalRequest.url)
             stop(with: error, keepingBytes: true)
         }
-        let armed = state.withLock { state -> Bool in
+        let armed = locked { state -> Bool in
             guard state.phase.state != .completed else { return false }
             state.deadlineTimer = timer
             return true
@@ -421,13 +337,9 @@ final class TransferTask: Sendable {
     /// Completes the task at once with `error`, whatever state it is in (if not completed). With
     /// `keepingBytes`, a download keeps what it holds (an earlier run's bytes) for resuming.
     func fail(with error: CourierError, handle: (any SessionTask)? = nil, keepingBytes: Bool = false) {
-        let completion = state.withLock { state -> Completion? in
-            if handle != nil, state.retainedHandle == nil { state.retainedHandle = handle }
-            guard state.phase.finishRequested() else { return nil }
-            if keepingBytes, let plan = state.file?.plan { return finishFailedDownload(error, plan, &state) }
-            return completeLocked(&state, error: error)
+        if let completion = locked({ $0.finishRequested(error, handle: handle, keepingBytes: keepingBytes) }) {
+            perform(completion)
         }
-        if let completion { perform(completion) }
     }
 
     // MARK: - Attempts
@@ -439,7 +351,7 @@ final class TransferTask: Sendable {
         guard core.start(task, origin: origin, delegate: self) else {
             return fail(with: .sessionInvalidated(url: originalRequest.url))
         }
-        let abandoned = state.withLock { state -> Bool in
+        let abandoned = locked { state -> Bool in
             state.file?.attempts += 1
             // A failure recorded meanwhile (a download's write error) stops the attempt too.
             return state.phase.launchFinished(task, failureRecorded: state.failure != nil)
@@ -451,7 +363,7 @@ final class TransferTask: Sendable {
     /// registered and resumed.
     func startAttempt(_ request: URLRequest, adapting: Bool = true) {
         if encodeMultipartIfNeeded(then: request) { return }
-        let (interceptor, attempt) = state.withLock { ($0.options.interceptor, $0.attempt) }
+        let (interceptor, attempt) = locked { ($0.options.interceptor, $0.attempt) }
         guard adapting, let interceptor, !interceptor.adapters.isEmpty else { return createAttempt(request) }
         interceptor.adapt(request, attempt: attempt) { [self] result in
             switch result {
@@ -459,7 +371,7 @@ final class TransferTask: Sendable {
                 if events.isActive {
                     events.emit(
                         .adapted(TaskAdaptationEvent(original: request, adapted: adapted, attempt: attempt)),
-                        for: state.withLock { $0.retainedHandle ?? $0.handle })
+                        for: locked { $0.retainedHandle ?? $0.handle })
                 }
                 createAttempt(adapted)
             case .failure(let error):
@@ -475,15 +387,13 @@ final class TransferTask: Sendable {
         do {
             // CR/LF in a header, a bad name, a non-http URL, a GET with a body: refused before
             // anything is sent.
-            var uploads = false
-            if case .upload = kind { uploads = true }
-            try RequestValidation.validate(given, sendingUploadBody: uploads)
+            try RequestValidation.validate(given, sendingUploadBody: upload != nil)
             // The host's TLS policy, after the adapters; one the kit cannot enforce refuses the request.
             request = try core.tls.stamped(given)
         } catch {
             return fail(with: error)
         }
-        let number = state.withLock { $0.phase.attemptQueued() }
+        let number = locked { $0.phase.attemptQueued() }
         // With waitsForConnectivity, a host with no route holds the attempt here (TransferTask+Connectivity.swift).
         if awaitsRoute(for: request, number: number) { return }
         queueAttempt(request, number: number)
@@ -499,22 +409,22 @@ final class TransferTask: Sendable {
         // Noted as starting in `createAttempt`; from `launch` on the table's admission accounts for it.
         var launched = false
         defer { if !launched { core.table.dropStarting() } }
-        switch state.withLock({ $0.phase.launchDecision(number: number) }) {
+        switch locked({ $0.phase.launchDecision(number: number) }) {
         case .start: break
         case .cancelled: return fail(with: .cancelled(url: request.url))
         case .dropped: return
         }
         // Read before taking the core's lock: the lock order is always transfer, then core.
-        let encoded = state.withLock { $0.encodedBody }
+        let encoded = locked { $0.encodedBody }
         guard let task = core.makeTask({ makeURLSessionTask(for: request, encoded: encoded, in: $0) }) else {
             return fail(with: .sessionInvalidated(url: request.url))
         }
-        let decision = state.withLock { state -> TaskPhaseMachine<URLSessionTask>.LaunchDecision in
+        let decision = locked { state -> TaskPhaseMachine<URLSessionTask>.LaunchDecision in
             let decision = state.phase.attemptMade(task, number: number)
             if decision == .start {
                 state.currentRequest = request
-                restartWaitClock(awaitingHead: true, &state)
-                noteAttempt(request, &state)
+                state.restartWaitClock(awaitingHead: true)
+                state.noteAttempt(request)
             }
             return decision
         }
@@ -531,41 +441,6 @@ final class TransferTask: Sendable {
         }
     }
 
-    /// The request for the next attempt: the rest of the body with `Range` when that is safe,
-    /// otherwise the whole request again with the body held so far dropped.
-    func restartRequest(_ state: inout State) -> URLRequest {
-        state.sent = 0
-        guard canContinueByRange(state) else {
-            resetBody(&state)
-            return originalRequest
-        }
-        return Self.rangeRequest(originalRequest, from: state.received, validator: state.validator, state: &state)
-    }
-
-    /// Whether the bytes held can be continued with `Range`: a plain GET whose body arrived
-    /// unencoded, with a strong validator (or a download policy that opts in without one).
-    func canContinueByRange(_ state: State) -> Bool {
-        guard AutomaticResend.isAllowed(.rangeContinuation, for: originalRequest), state.received > 0, !state.ignoresBody,
-            originalRequest.value(forHTTPHeaderField: "Range") == nil
-        else { return false }
-        switch kind {
-        case .upload: return false
-        case .data, .stream: return state.validator != nil
-        case .download(let plan): return state.validator != nil || plan.policy.resumesWithoutValidator
-        }
-    }
-
-    func resetBody(_ state: inout State) {
-        state.memory.reset()
-        state.received = 0
-        state.rangeOffset = nil
-        state.spanEnd = nil
-        state.continuedByRange = false
-        state.ignoresBody = false
-        // Queued behind the writes already accepted, which it then drops (with their SHA-256).
-        if state.file?.partialFile != nil { state.file?.writer.truncate() }
-    }
-
     // MARK: - Completion
 
     /// Everything needed to finish, gathered under the lock and performed after it.
@@ -579,73 +454,23 @@ final class TransferTask: Sendable {
         /// A download's ending, for its writer to carry out once every accepted byte is written,
         /// with the files to remove if the partial file is not kept.
         let ending: (DiskWriter, DiskWriter.Ending, removing: [URL])?
-    }
-
-    /// Ends the task: gathers the outcome and what becomes of the body. With `keeping`, a failed
-    /// download's partial file (and record) stay for resuming, and the error gets this resume data
-    /// with the bytes the writer really wrote; otherwise they are removed.
-    func completeLocked(_ state: inout State, error: CourierError?, keeping resume: ResumeData? = nil) -> Completion {
-        state.phase.completed()
-        let metrics = state.metrics.complete(error: error)
-        state.deadlineTimer?.cancel()
-        state.deadlineTimer = nil
-        state.stream?.idleTimer?.cancel()
-        state.stream?.idleTimer = nil
-        var obsoleteFiles: [URL] = []
-        var resumeDataHandler: (@Sendable (ResumeData?) -> Void)?
-        var ending: (DiskWriter, DiskWriter.Ending, removing: [URL])?
-        if case .file(let url, _)? = state.encodedBody {
-            unlink(url.path)  // the encoded multipart body is removed on every path
-            state.encodedBody = nil
-        }
-        if let file = state.file {
-            let plan = file.plan
-            let record = plan.recordFile
-            // Removed unless the partial file is published or kept: nothing worth continuing stays.
-            let removing = [
-                file.partialFile, plan.partialFile, plan.resumeFrom?.partialFile, record,
-                record.map(AtomicFile.temporaryFile),
-            ].compactMap { $0 }
-            if error == nil {
-                // Also after a 416 that proved the file complete: the writer's digest covers the
-                // whole file (bytes an earlier run wrote are hashed when it is opened).
-                ending = (file.writer, .publish(expectedSHA256: plan.policy.expectedSHA256, url: originalRequest.url), removing)
-                // Removed once the file is published.
-                if let record { obsoleteFiles += [record, AtomicFile.temporaryFile(for: record)] }
-            } else if let resume {
-                ending = (file.writer, .keep(resume, record: record), removing)
-            } else {
-                ending = (file.writer, .discard, removing)
-            }
-            resumeDataHandler = file.resumeDataHandler
-            state.file?.resumeDataHandler = nil
-        }
-        let data = state.memory.take()
-        let outcome = TransferOutcome(
-            request: state.currentRequest ?? originalRequest, response: state.response, data: data,
-            stagedFile: nil, error: error?.adding(url: originalRequest.url, response: state.response, body: nil),
-            alreadyComplete: state.ignoresBody, report: state.file?.report ?? DownloadReport(), obsoleteFiles: obsoleteFiles,
-            resolvedDestination: state.file?.resolvedDestination, metrics: metrics)
-        var finalProgress: [ProgressDirection: Progress] = [:]
-        if error == nil {
-            for direction in Set(state.observers.map(\.direction)) {
-                finalProgress[direction] = progressSnapshot(direction, state)
-            }
-        }
-        let completion = Completion(
-            outcome: outcome, handle: state.retainedHandle ?? state.handle, observers: state.observers,
-            finalProgress: finalProgress, resumeDataHandler: resumeDataHandler, ending: ending)
-        state.observers = []
-        state.retainedHandle = nil
-        return completion
+        /// A multipart body Courier encoded into a temporary file, removed before anything else
+        /// (its handle, which keeps the sweep of abandoned side files away, goes after).
+        var encodedBodyFile: (URL, SideFile.Handle)? = nil
     }
 
     /// Finishes the task; a download first waits for its writer to write every accepted byte and
     /// end the file (the completion then runs on the writer's queue).
     func perform(_ completion: Completion) {
-        guard let (writer, ending, removing) = completion.ending else { return deliver(completion) }
+        var completion = completion
+        if let (url, _) = completion.encodedBodyFile {
+            unlink(url.path)
+            completion.encodedBodyFile = nil
+        }
+        let finished = completion
+        guard let (writer, ending, removing) = finished.ending else { return deliver(finished) }
         writer.finish(ending, removing: removing) { [self] settled in
-            deliver(completion.settled(by: settled, url: originalRequest.url))
+            deliver(finished.settled(by: settled, url: originalRequest.url))
         }
     }
 

@@ -71,7 +71,7 @@ final class HostileServerTests: CourierTestCase {
         XCTAssertEqual(error.code, .invalidResponse, "\(error)")
         XCTAssertTrue(error.message.contains("10000 of the 40000"), error.message)
         XCTAssertEqual(error.resumeData?.bytesOnDisk, 10_000, "the proven bytes stay resumable")
-        XCTAssertEqual(server.requests.count, 2 + TransferTask.stallLimit, "bounded: no loop")
+        XCTAssertEqual(server.requests.count, 2 + FileBody.stallLimit, "bounded: no loop")
         XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path))
     }
 
@@ -174,7 +174,7 @@ final class HostileServerTests: CourierTestCase {
         let destination = directory.appendingPathComponent("again.bin")
         let response = try XCTUnwrap(download(server.url("/again.bin"), to: destination))
         XCTAssertEqual(response.error?.code, .invalidResponse, "\(String(describing: response.error))")
-        XCTAssertLessThanOrEqual(server.requests.count, 1 + TransferTask.stallLimit, "no endless loop")
+        XCTAssertLessThanOrEqual(server.requests.count, 1 + FileBody.stallLimit, "no endless loop")
         XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path))
     }
 

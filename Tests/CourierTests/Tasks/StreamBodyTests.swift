@@ -22,6 +22,40 @@ final class StreamBodyTests: XCTestCase {
         return body
     }
 
+    // MARK: - The head
+
+    func testTheFirstValidHeadGoesToTheConsumerAndStartsTheIdleClock() {
+        // Given a stream whose consumer has no head yet
+        var stream = body(StreamPolicy())
+        let later = start.advanced(by: .seconds(3))
+        // When a head that passes validation arrives
+        // Then it is delivered, and counts as the server's activity
+        XCTAssertEqual(stream.headArrived(passesValidation: true, now: later), .deliver)
+        XCTAssertTrue(stream.accepted)
+        XCTAssertEqual(stream.lastActivity, later)
+    }
+
+    func testARetrysHeadForAHeadTheConsumerHasIsTheSameResource() {
+        var stream = body(StreamPolicy())
+        _ = stream.headArrived(passesValidation: true, now: start)
+        XCTAssertEqual(stream.headArrived(passesValidation: true, now: start), .sameResource)
+    }
+
+    func testARefusedHeadBeforeAnyIsHeldAsAnErrorPage() {
+        // Given a stream whose consumer has no head yet
+        var stream = body(StreamPolicy())
+        // When validation refuses the head (a 503)
+        // Then its body is held as the error, and the consumer never sees a stream
+        XCTAssertEqual(stream.headArrived(passesValidation: false, now: start), .holdErrorPage)
+        XCTAssertFalse(stream.accepted)
+    }
+
+    func testARefusedHeadAfterTheConsumerHasOneFailsTheStream() {
+        var stream = body(StreamPolicy())
+        _ = stream.headArrived(passesValidation: true, now: start)
+        XCTAssertEqual(stream.headArrived(passesValidation: false, now: start), .refuse)
+    }
+
     // MARK: - Chunks
 
     func testAChunkWithinTheLimitIsDelivered() {

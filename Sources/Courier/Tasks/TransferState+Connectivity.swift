@@ -1,0 +1,50 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The transfer's side of waiting for connectivity (the driver's is TransferTask+Connectivity.swift).
+/// Docs/Reachability.md.
+extension TransferState {
+    /// The rule for a transport failure while the host has no route (one place, asked before any
+    /// retry policy): it is the network's fault, so no retry is spent on it. With
+    /// `waitsForConnectivity` a request that may be sent again waits for the route (the next
+    /// attempt, not counted as a retry, continues with `Range` when the bytes allow); otherwise
+    /// the task fails with `networkUnreachable` (a download keeps its bytes for resuming).
+    /// `nil` when the rule does not apply. The route lookup is a kernel query
+    /// (``HostReachability``), made only after a transport failure.
+    mutating func routeFollowUp(after failure: CourierError?, invalidated: Bool) -> FollowUp? {
+        // A timeout counts: a link that went away mid-transfer shows as silence.
+        guard let failure, failure.isTransport || failure.code == .timedOut, failure.code != .networkUnreachable,
+            phase.state == .running, !invalidated, let url = (currentRequest ?? context.originalRequest).url,
+            HostReachability.of(url).isUnreachable
+        else { return nil }
+        let request = currentRequest ?? context.originalRequest
+        // Nothing was sent when no connection was made; otherwise only a request that may be
+        // sent again automatically is.
+        let nothingSent = failure.code == .connectionRefused || failure.code == .dnsFailed
+        if context.waitsForConnectivity, stream == nil,
+            nothingSent || AutomaticResend.isAllowed(.reconnection, for: request)
+        {
+            metrics.endAttempt(.failed, error: failure)
+            let next = nextAttempt(spendingRetry: false)
+            metrics.nextKind = next.continuesFrom != nil ? .continuation : .restart
+            phase.attemptAwaitsRetry(pendingFailure: nil)
+            return .retry(next.request, .zero, nil)
+        }
+        let unreachable = CourierError.networkUnreachable(url: context.originalRequest.url, waited: nil, underlying: failure)
+        return .finish(finishFailedAttempt(unreachable))
+    }
+
+    /// Marks a wait for a route in the timeline and for the monitors (a pause, reason `connectivity`).
+    mutating func noteRouteWait(started: Bool) {
+        let held = received
+        if started {
+            metrics.pause(.connectivity, bytesHeld: held)
+            emit(.paused(TaskPauseEvent(reason: .connectivity, bytesHeld: held, duration: nil)))
+        } else {
+            let duration = metrics.endPause()
+            emit(.pauseEnded(TaskPauseEvent(reason: .connectivity, bytesHeld: held, duration: duration)))
+        }
+    }
+}
