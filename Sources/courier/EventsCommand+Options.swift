@@ -152,15 +152,7 @@ extension EventsCommand {
                                       head counts too). Default: no limit.
           -n, --max-events <n>        Stop after <n> events (exit 0).
           -s, --silent, -q, --quiet   No reconnection lines; errors still.
-          --cacert <file>             Also trust the PEM CA certificates in <file>.
-          --capath <dir>              Trust the hashed CA directory <dir> instead of the system's.
-          --pinnedpubkey <pins>       sha256//BASE64[;sha256//…]: the server's public key must
-                                      match one (checked before anything is sent).
-          --cert <file>[:<password>]  Client certificate (PEM); its key too unless --key.
-          --key <file>                The client certificate's key (PEM).
-          --pass <password>           The key's password (never printed).
-          -k, --insecure              Do not verify the server's certificate (pins still
-                                      apply). Says so on stderr.
+        \(TLSOptions.help)
 
         Exit codes: 0 the server ended the stream with 204, or -n events were printed (also a
         response that ended with --max-reconnects 0), 2 usage error, 3 network error after the

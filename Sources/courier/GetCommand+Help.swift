@@ -82,15 +82,7 @@ extension GetCommand {
           --location-trusted          Send the -H headers across redirects to other hosts too.
 
         TLS (curl's options and meaning; for every host, redirects included; Docs/TLS.md):
-          --cacert <file>             Also trust the PEM CA certificates in <file>.
-          --capath <dir>              Trust the hashed CA directory <dir> instead of the system's.
-          --pinnedpubkey <pins>       sha256//BASE64[;sha256//…]: the server's public key must
-                                      match one (checked before anything is sent).
-          --cert <file>[:<password>]  Client certificate (PEM); its key too unless --key.
-          --key <file>                The client certificate's key (PEM).
-          --pass <password>           The key's password (never printed).
-          -k, --insecure              Do not verify the server's certificate (pins still
-                                      apply). Says so on stderr.
+        \(TLSOptions.help)
 
         Accepted from curl and wget, for what courier does anyway (they change nothing):
           -O, --remote-name  -L, --location  -f, --fail  -C -, -c, --continue  -S, --show-error

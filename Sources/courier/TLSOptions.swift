@@ -15,6 +15,19 @@ import Courier
 /// - `-k`, `--insecure`: do not verify the server's certificate (pins still apply). Loud: the
 ///   commands say so on stderr, and `courier doctor` reports it.
 struct TLSOptions: Equatable {
+    /// The options' lines for `get` and `events` help, in curl's words (one copy for both).
+    static let help = """
+                  --cacert <file>             Also trust the PEM CA certificates in <file>.
+                  --capath <dir>              Trust the hashed CA directory <dir> instead of the system's.
+                  --pinnedpubkey <pins>       sha256//BASE64[;sha256//…]: the server's public key must
+                                              match one (checked before anything is sent).
+                  --cert <file>[:<password>]  Client certificate (PEM); its key too unless --key.
+                  --key <file>                The client certificate's key (PEM).
+                  --pass <password>           The key's password (never printed).
+                  -k, --insecure              Do not verify the server's certificate (pins still
+                                              apply). Says so on stderr.
+        """
+
     var caFile: String?
     var caDirectory: String?
     var pins: [PublicKeyPin]?

@@ -33,6 +33,15 @@ enum RangeContinuation: Equatable, Sendable {
         var contentLength: Int64?
         var etag: String? = nil
         var lastModified: String? = nil
+        /// Read by the segment rules (``SegmentAnswerCheck``), which refuse an encoded range.
+        var contentEncoding: String? = nil
+
+        /// A `Content-Encoding` other than `identity`: the bytes are not the ones ranges address.
+        var isEncoded: Bool {
+            guard let contentEncoding else { return false }
+            let coding = contentEncoding.trimmingCharacters(in: .whitespaces).lowercased()
+            return !coding.isEmpty && coding != "identity"
+        }
     }
 
     /// Decides about `answer` to a request for the bytes from `offset` on, sent with `validator`

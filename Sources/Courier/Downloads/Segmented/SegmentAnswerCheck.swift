@@ -10,29 +10,8 @@ import Foundation
 /// (nothing is held yet); every later one asks one segment, `Range: bytes=a-b` with the map's
 /// validator as `If-Range`.
 enum SegmentAnswerCheck {
-    /// The parts of a response the decisions read.
-    struct Answer: Sendable {
-        var status: Int
-        var contentRange: String?
-        /// The `Content-Length` as Courier parsed it (``ContentLength``); `nil` when absent.
-        var contentLength: Int64?
-        var etag: String? = nil
-        var lastModified: String? = nil
-        var contentEncoding: String? = nil
-
-        var range: RangeContinuation.Answer {
-            RangeContinuation.Answer(
-                status: status, contentRange: contentRange, contentLength: contentLength, etag: etag,
-                lastModified: lastModified)
-        }
-
-        /// A `Content-Encoding` other than `identity`: the bytes are not the ones ranges address.
-        var isEncoded: Bool {
-            guard let contentEncoding else { return false }
-            let coding = contentEncoding.trimmingCharacters(in: .whitespaces).lowercased()
-            return !coding.isEmpty && coding != "identity"
-        }
-    }
+    /// The parts of a response the decisions read: the same as a single stream's.
+    typealias Answer = RangeContinuation.Answer
 
     /// What to do with the answer to the first request.
     enum First: Sendable, Equatable {
@@ -76,7 +55,7 @@ enum SegmentAnswerCheck {
             return .sequential("the server ignores Range (200)")
         case 206:
             if answer.isEncoded { return .fail("a 206 with Content-Encoding \(answer.contentEncoding ?? "")") }
-            switch RangeContinuation.decide(offset: 0, knownTotal: nil, validator: nil, answer: answer.range) {
+            switch RangeContinuation.decide(offset: 0, knownTotal: nil, validator: nil, answer: answer) {
             case .append(let end):
                 guard let length = answer.contentRange.flatMap(ContentRange.init)?.completeLength else {
                     return .sequential("a 206 without the complete length")
@@ -100,7 +79,7 @@ enum SegmentAnswerCheck {
         switch answer.status {
         case 206:
             if answer.isEncoded { return .fail("a ranged answer with Content-Encoding \(answer.contentEncoding ?? "")") }
-            switch RangeContinuation.decide(offset: asked.lowerBound, knownTotal: length, validator: validator, answer: answer.range) {
+            switch RangeContinuation.decide(offset: asked.lowerBound, knownTotal: length, validator: validator, answer: answer) {
             case .append(let end):
                 guard answer.contentRange.flatMap(ContentRange.init)?.completeLength == length else {
                     return .fail("a 206 without the complete length (\(answer.contentRange ?? ""))")
