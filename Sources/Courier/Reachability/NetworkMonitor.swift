@@ -10,13 +10,13 @@ import Glibc
 /// groups (IPv4 and IPv6), read by a dispatch source — nothing runs while nothing changes — and
 /// one for dumps. Every announcement schedules one re-read of the kernel's tables after
 /// ``debounce`` (a burst of announcements, such as an interface coming up with its addresses and
-/// routes, is one re-read); a changed ``NetworkPath`` goes to the ``paths()`` streams, the
+/// routes, is one re-read); a changed ``NetworkPath`` goes to the ``paths(bufferingNewest:)`` streams, the
 /// ``addObserver(queue:_:)`` handlers and the `courierNetworkPathDidChange` notification. Each
 /// re-read also re-checks the hosts requests are waiting for (``HostReachability``).
 ///
 /// The sockets belong to the network namespace of the thread that calls ``start()``. A process
 /// without permission for netlink still works: the status is ``NetworkPath/Status/unknown`` with
-/// the reason in ``NetworkPath/unknownReason``, and ``reachability(of:)`` still answers (a
+/// the reason in ``NetworkPath/unknownReason``, and ``reachability(of:)-(String)`` still answers (a
 /// route lookup needs no netlink).
 public final class NetworkMonitor: Sendable {
     /// The monitor managers use for ``SessionManager/Configuration/waitsForConnectivity`` and

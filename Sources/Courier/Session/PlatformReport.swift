@@ -14,7 +14,7 @@ import FoundationNetworking
 ///
 /// Make one with ``SessionManager/platformReport(for:)-method`` (or the static
 /// ``SessionManager/platformReport(for:)-type.method``, or
-/// ``current(for:temporaryDirectory:environment:redaction:)``); `courier doctor` prints it. The value is
+/// ``current(for:temporaryDirectory:environment:redaction:tls:)``); `courier doctor` prints it. The value is
 /// `Codable`, so a service can log it once at start-up or expose it on a diagnostics endpoint.
 /// ``platformFixes`` says what Courier's platform kit changes in this process.
 /// Every URL in it (a proxy's, the one asked about) goes through a ``Redaction``, so proxy
