@@ -37,7 +37,11 @@ enum RangeContinuation: Equatable, Sendable {
         var contentEncoding: String? = nil
 
         /// A `Content-Encoding` other than `identity`: the bytes are not the ones ranges address.
-        var isEncoded: Bool {
+        var isEncoded: Bool { Self.isEncoded(contentEncoding) }
+
+        /// Whether a `Content-Encoding` value encodes the body (anything but empty or `identity`);
+        /// the one rule for single streams (``FileBody``) and segments alike.
+        static func isEncoded(_ contentEncoding: String?) -> Bool {
             guard let contentEncoding else { return false }
             let coding = contentEncoding.trimmingCharacters(in: .whitespaces).lowercased()
             return !coding.isEmpty && coding != "identity"

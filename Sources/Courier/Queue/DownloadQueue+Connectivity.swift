@@ -5,11 +5,13 @@ import Foundation
 /// set is worked out again after every re-read of the kernel's tables by the monitor, and after
 /// a download failed with `networkUnreachable`. No timer: only the kernel's announcements wake it.
 extension DownloadQueue {
+    /// The monitor the queue listens to: the configuration's, else the shared one.
+    var networkMonitor: NetworkMonitor { configuration.networkMonitor ?? .shared }
+
     /// Registers with the monitor (starting it) and works the set out once before anything starts.
     func watchConnectivity() {
-        let monitor = configuration.networkMonitor ?? .shared
-        monitor.start()
-        let token = monitor.addRefreshHandler { [weak self] in self?.recheckHosts() }
+        networkMonitor.start()
+        let token = networkMonitor.addRefreshHandler { [weak self] in self?.recheckHosts() }
         connectivityWatch.withLock { $0 = token }
         let unreachable = Self.unreachableHosts(among: state.withLock { Self.heldHosts($0) })
         state.withLock { $0.unreachableHosts = unreachable }
@@ -18,7 +20,7 @@ extension DownloadQueue {
     /// Stops listening to the monitor (the queue stopped).
     func unwatchConnectivity() {
         guard let token = connectivityWatch.withLock({ state -> UUID? in defer { state = nil }; return state }) else { return }
-        (configuration.networkMonitor ?? .shared).removeRefreshHandler(token)
+        networkMonitor.removeRefreshHandler(token)
     }
 
     /// Asks the routing table about every host with a queued item, then fills the slots freed.

@@ -115,7 +115,7 @@ extension DownloadQueue {
             unlink(partial.path)
             unlink(DownloadPolicy.recordFile(for: partial).path)
         case .signal(let signal): signal(nil)
-        case .recheckHosts: (configuration.networkMonitor ?? .shared).queue.async { [weak self] in self?.recheckHosts() }
+        case .recheckHosts: networkMonitor.queue.async { [weak self] in self?.recheckHosts() }
         case .stopped(let waiters):
             unwatchConnectivity()
             let continuations = state.withLock { state -> [AsyncStream<Change>.Continuation] in

@@ -141,7 +141,7 @@ public final class DownloadQueue: Sendable {
     }
 
     deinit {
-        if let watch = connectivityWatch.withLock({ $0 }) { (configuration.networkMonitor ?? .shared).removeRefreshHandler(watch) }
+        if let watch = connectivityWatch.withLock({ $0 }) { networkMonitor.removeRefreshHandler(watch) }
         journal.close()
     }
 

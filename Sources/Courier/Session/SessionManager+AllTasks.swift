@@ -74,9 +74,11 @@ extension TransferTask {
     /// Whether the body goes to a file.
     var isDownload: Bool { state.withLock { $0.file != nil } }
 
-    /// Whether a URLSession task runs the current attempt (launching, running or being cancelled).
-    var hasAttempt: Bool { state.withLock { $0.phase.attempt != nil } }
-
-    /// Whether `suspend()` paused the task (nothing continues it but `resume()`).
-    var isPaused: Bool { state.withLock { $0.phase.state == .suspended } }
+    /// Whether no URLSession task runs the current attempt (so URLSession's cancel cannot reach
+    /// the task); with `pausedOnly`, only when `suspend()` paused it. Read in one look at the phase.
+    func isOutOfURLSessionsReach(pausedOnly: Bool) -> Bool {
+        state.withLock { state in
+            state.phase.attempt == nil && (!pausedOnly || state.phase.state == .suspended)
+        }
+    }
 }

@@ -53,9 +53,7 @@ extension FileBody {
 
     /// Whether `http`'s body is content-encoded (anything but `identity`).
     static func isEncoded(_ http: HTTPURLResponse) -> Bool {
-        guard let encoding = http.value(forHTTPHeaderField: "Content-Encoding") else { return false }
-        let trimmed = encoding.trimmingCharacters(in: .whitespaces).lowercased()
-        return !trimmed.isEmpty && trimmed != "identity"
+        RangeContinuation.Answer.isEncoded(http.value(forHTTPHeaderField: "Content-Encoding"))
     }
 
     /// Whether `http`'s body is chunked: its last chunk proves it complete.
