@@ -74,6 +74,10 @@ public struct DownloadPolicy: Sendable {
     /// delivering 500 MB/s. With 8 MiB, 2 of 25 downloads of 256 MiB over loopback to a fast disk
     /// paused (and re-fetched what was in flight) in a release build on a busy 2-core machine.
     public var maximumBufferedBytes: Int = 32 * 1024 * 1024
+    /// How many connections the download may use (Docs/SegmentedDownloads.md). Default
+    /// ``DownloadSplit/off``: one. A split applies only to a GET whose server proves, in its first
+    /// answer, that it serves byte ranges of one version; otherwise the download is one stream.
+    public var split: DownloadSplit = .off
     /// Test-only: a slow or failing disk for the partial file's writer. Internal, set only by the
     /// library's tests through `@testable import` (Docs/PublicAPI.md, "Test hooks").
     var simulatedDisk: DiskWriter.Simulation?

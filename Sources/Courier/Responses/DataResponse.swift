@@ -93,6 +93,8 @@ public struct DownloadReport: Sendable, Equatable {
     /// ``DownloadPolicy/publishesUnverifiedBodies`` (content-encoded, or delimited by the
     /// connection closing), which nothing could check.
     public var isVerified: Bool = true
+    /// The most connections the download used at once (``DownloadPolicy/split``); 1 for one stream.
+    public var connections: Int = 1
 
     /// An empty report.
     public init() {}
