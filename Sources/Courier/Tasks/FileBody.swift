@@ -49,6 +49,8 @@ struct FileBody {
     var segments: SegmentMap?
     /// The most connections used at once.
     var peakConnections = 1
+    /// A segment's answer broke the rules and the download started over: it stays one stream.
+    var splitRefused = false
 
     /// The most of an error page kept for the error's body.
     static let rejectedBodyLimit = 64 * 1024

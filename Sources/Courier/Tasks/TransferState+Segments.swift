@@ -28,7 +28,7 @@ extension TransferState {
     /// asked (a redirect elsewhere is one stream), and what is left is worth a second connection.
     func segmentsToBegin(_ http: HTTPURLResponse, offset: Int64, end: Int64, _ plan: DownloadPlan) -> SplitDecision {
         let continued = file?.segments
-        guard plan.policy.split.isSplit || continued != nil else { return .none }
+        guard (plan.policy.split.isSplit && file?.splitRefused != true) || continued != nil else { return .none }
         func notSplit(_ why: String) -> SplitDecision { continued == nil ? .none : .restart(why) }
         let request = context.originalRequest
         guard (request.httpMethod ?? "GET").uppercased() == "GET", context.upload == nil,
@@ -97,6 +97,8 @@ extension TransferState {
         case .failed(let error):
             return retryFollowUp(after: error, invalidated: invalidated) ?? .finish(finishFailedDownload(error, plan))
         case .restart(let why):
+            // The server's ranges cannot be trusted: the file starts over as one stream.
+            file?.splitRefused = true
             restarts += 1
             resetBody()
             if let record = plan.recordFile { file?.writer.remove([record]) }
