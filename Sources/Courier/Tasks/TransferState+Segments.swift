@@ -73,10 +73,11 @@ extension TransferState {
 
     /// Takes back what a crew leaves: its map (continued by the next attempt's first 206), the
     /// written prefix as the bytes held, and its counts for the report.
-    mutating func adoptSegments(_ map: SegmentMap, peakConnections: Int, diskPauses: Int) {
-        let peak = max(file?.peakConnections ?? 1, peakConnections)
+    mutating func adoptSegments(_ map: SegmentMap, tally: SegmentedDownload.Tally) {
+        let peak = max(file?.peakConnections ?? 1, tally.peakConnections)
         file?.peakConnections = peak
-        file?.diskPauses += diskPauses
+        file?.diskPauses += tally.diskPauses
+        file?.bytesFromNetwork += tally.networkBytes
         if map.isComplete {
             file?.segments = nil
             received = map.length

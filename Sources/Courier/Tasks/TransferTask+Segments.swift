@@ -58,12 +58,12 @@ extension TransferTask {
 
     /// The crew ended by itself: the transfer completes, retries or starts over as for one stream.
     func segmentsEnded(
-        _ crew: SegmentedDownload, _ ending: SegmentedDownload.Ending, map: SegmentMap, peakConnections: Int, diskPauses: Int
+        _ crew: SegmentedDownload, _ ending: SegmentedDownload.Ending, map: SegmentMap, tally: SegmentedDownload.Tally
     ) {
         let followUp = locked { state -> FollowUp? in
             guard state.crew === crew else { return nil }
             state.crew = nil
-            state.adoptSegments(map, peakConnections: peakConnections, diskPauses: diskPauses)
+            state.adoptSegments(map, tally: tally)
             return state.segmentsEnded(ending, primary: crew.setup.primary, invalidated: core.isInvalidated)
         }
         perform(followUp)
@@ -77,9 +77,8 @@ extension TransferTask {
             defer { state.crew = nil }
             return state.crew
         }) else { return }
-        let (map, primaryEnded) = crew.stop()
-        let (peak, pauses) = crew.state.withLock { ($0.peakLinks, $0.diskPauses) }
-        locked { $0.adoptSegments(map, peakConnections: peak, diskPauses: pauses) }
+        let (map, tally, primaryEnded) = crew.stop()
+        locked { $0.adoptSegments(map, tally: tally) }
         if primaryEnded {
             urlTask(crew.setup.primary, didCompleteWithError: URLError(.cancelled))
         }

@@ -121,6 +121,7 @@ extension SegmentedDownload {
         let outcome = state.withLock { state -> (taken: Bool, advance: SegmentMap.Advance?, progress: Int64?) in
             guard !state.stopped, let link = state.links[id], link.task === task else { return (!state.stopped, nil, nil) }
             guard link.accepted else { return (true, nil, nil) }
+            state.tally.networkBytes += Int64(data.count)
             state.links[id]?.pending.append(data)
             let pending = Int64(state.links[id]?.pending.count ?? 0)
             let remaining = state.map.position(of: id)?.count ?? 0

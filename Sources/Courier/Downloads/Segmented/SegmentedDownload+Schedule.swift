@@ -107,7 +107,7 @@ extension SegmentedDownload {
             if let idle, state.links[idle]?.task == nil, state.map.position(of: idle) == nil {
                 state.links[idle] = nil
             }
-            state.peakLinks = max(state.peakLinks, state.links.count)
+            state.tally.peakConnections = max(state.tally.peakConnections, state.links.count)
             state.windowLinks = min(state.windowLinks, state.links.count)
             return state.map.isComplete
         }
@@ -131,7 +131,7 @@ extension SegmentedDownload {
             guard !state.stopped else { return [] }
             for id in Array(state.links.keys) { flush(id, &state) }
             state.pausedForDisk = true
-            state.diskPauses += 1
+            state.tally.diskPauses += 1
             var cancels: [(Int, URLSessionTask)] = []
             for (id, link) in state.links {
                 _ = state.map.release(id)

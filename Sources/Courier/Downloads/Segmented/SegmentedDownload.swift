@@ -48,6 +48,16 @@ final class SegmentedDownload: Sendable {
         var bufferLimit: Int64
     }
 
+    /// What the crew did, for the download's report.
+    struct Tally: Sendable {
+        /// The most connections at once.
+        var peakConnections = 1
+        /// Times every connection stopped until the writer caught up.
+        var diskPauses = 0
+        /// Body bytes received from the network by every connection (clipped bytes included).
+        var networkBytes: Int64 = 0
+    }
+
     /// One connection: the lane it runs in and its current request.
     struct Link {
         let lane: Int
@@ -87,10 +97,9 @@ final class SegmentedDownload: Sendable {
         var stopped = false
         /// The transfer's own URLSession task ended (its completion came through the crew).
         var primaryEnded = false
-        var peakLinks = 1
+        var tally = Tally()
         /// Connections were stopped until the writer catches up.
         var pausedForDisk = false
-        var diskPauses = 0
         var timer: (any DispatchSourceTimer)?
     }
 
@@ -148,25 +157,25 @@ final class SegmentedDownload: Sendable {
     /// gathered bytes are handed to the writer first. Returns the map to keep, and whether the
     /// transfer's own URLSession task already ended through the crew (its completion will not
     /// come again: the transfer ends that attempt itself).
-    func stop() -> (map: SegmentMap, primaryEnded: Bool) {
-        let (map, primaryEnded, cancels) = state.withLock { state -> (SegmentMap, Bool, [(Int, URLSessionTask)]) in
+    func stop() -> (map: SegmentMap, tally: Tally, primaryEnded: Bool) {
+        let (map, tally, primaryEnded, cancels) = state.withLock { state -> (SegmentMap, Tally, Bool, [(Int, URLSessionTask)]) in
             let cancels = stopAll(&state)
-            return (state.map.withoutConnections, state.primaryEnded, cancels)
+            return (state.map.withoutConnections, state.tally, state.primaryEnded, cancels)
         }
         cancel(cancels)
-        return (map, primaryEnded)
+        return (map, tally, primaryEnded)
     }
 
     /// Ends the crew by itself and tells the transfer.
     func end(_ ending: Ending) {
-        let stopped = state.withLock { state -> (SegmentMap, [(Int, URLSessionTask)], Int, Int)? in
+        let stopped = state.withLock { state -> (SegmentMap, [(Int, URLSessionTask)], Tally)? in
             guard !state.stopped else { return nil }
             let cancels = stopAll(&state)
-            return (state.map.withoutConnections, cancels, state.peakLinks, state.diskPauses)
+            return (state.map.withoutConnections, cancels, state.tally)
         }
-        guard let (map, cancels, peak, pauses) = stopped else { return }
+        guard let (map, cancels, tally) = stopped else { return }
         cancel(cancels)
-        host?.segmentsEnded(self, ending, map: map, peakConnections: peak, diskPauses: pauses)
+        host?.segmentsEnded(self, ending, map: map, tally: tally)
     }
 
     /// Marks the crew stopped, flushes what every accepted connection gathered, and returns the

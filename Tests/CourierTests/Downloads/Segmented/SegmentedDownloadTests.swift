@@ -32,7 +32,6 @@ final class SegmentedDownloadTests: CourierTestCase {
         let response = download("/files/four.bin?chunk=65536&chunk_delay_ms=5", to: destination, policy: policy(.connections(4)))
         // Then the file is exact, and it came over several ranged requests bound to one version
         XCTAssertNil(response?.error)
-        print("DEBUG", response?.report as Any, server.requests.map { ($0.header("Range") ?? "-") })
         XCTAssertEqual(try Data(contentsOf: destination), content)
         XCTAssertGreaterThan(response?.report.connections ?? 0, 1)
         let ranged = server.requests.filter { $0.header("Range") != nil }
@@ -43,6 +42,61 @@ final class SegmentedDownloadTests: CourierTestCase {
             XCTAssertEqual(request.header("Accept-Encoding"), "identity")
         }
         XCTAssertEqual(stagingFiles(in: directory), [], "no side files once published")
+    }
+
+    /// Starts a split download of `path` and cancels it, keeping its bytes, once `fraction` of it arrived.
+    private func interruptedDownload(_ path: String, to destination: URL, at fraction: Double) throws -> ResumeData {
+        let policy = policy(.connections(4))
+        let cancelled = Locked(false)
+        let response: DownloadResponse? = wait(timeout: 60) { finish in
+            let task = manager.downloadTask(with: request(path), to: .file(destination), policy: policy, completion: finish)
+            task.addProgressHandler(.download) { [weak task] progress in
+                guard progress.fractionCompleted >= fraction, !cancelled.withLock({ let was = $0; $0 = true; return was })
+                else { return }
+                task?.cancel(producingResumeData: { _ in })
+            }
+            task.resume()
+        }
+        XCTAssertEqual(response?.error?.code, .cancelled)
+        return try XCTUnwrap(response?.error?.resumeData)
+    }
+
+    func testACancelledSplitDownloadKeepsEverySegmentAndTheNextRunContinuesEachOne() throws {
+        // Given a split download cancelled half way, with its resume record beside the partial file
+        server.addFile("resumed.bin", data: content, etag: "\"v1\"")
+        let path = "/files/resumed.bin?chunk=65536&chunk_delay_ms=20"
+        let destination = directory.appendingPathComponent("resumed.bin")
+        let resumeData = try interruptedDownload(path, to: destination, at: 0.4)
+        let map = try XCTUnwrap(resumeData.segmentMap, "the resume data keeps the segment map")
+        XCTAssertGreaterThan(map.segments.count, 1)
+        XCTAssertGreaterThan(map.writtenBytes, map.contiguousPrefix, "bytes past the prefix are kept")
+        let record = try XCTUnwrap(try ResumeData.record(beside: DownloadPolicy.defaultPartialFile(for: destination)))
+        XCTAssertEqual(record.segmentMap?.segments.count, map.segments.count, "the record on disk has the map too")
+        server.clearRequests()
+        // When the same download runs again
+        let response = download(path, to: destination, policy: policy(.connections(4)))
+        // Then every segment continues from its own bytes, and the file is exact
+        XCTAssertNil(response?.error)
+        XCTAssertEqual(try Data(contentsOf: destination), content)
+        XCTAssertEqual(response?.report.resumedBytes, map.writtenBytes)
+        XCTAssertLessThanOrEqual(response?.report.bytesReceived ?? .max, Int64(size) - map.writtenBytes + (1 << 20))
+        XCTAssertEqual(server.requests.first?.header("Range"), "bytes=\(map.contiguousPrefix)-")
+        XCTAssertTrue(server.requests.allSatisfy { $0.header("If-Range") == "\"v1\"" })
+    }
+
+    func testASameSizeReplacementBetweenRunsStartsTheFileOver() throws {
+        // Given a split download cancelled half way, and then the file replaced by another of the same size
+        server.addFile("replaced.bin", data: content, etag: "\"v1\"")
+        let path = "/files/replaced.bin?chunk=65536&chunk_delay_ms=20"
+        let destination = directory.appendingPathComponent("replaced.bin")
+        _ = try interruptedDownload(path, to: destination, at: 0.4)
+        let replacement = TestServer.deterministicBytes(count: size, seed: 99)
+        server.addFile("replaced.bin", data: replacement, etag: "\"v2\"")
+        // When the download runs again
+        let response = download(path, to: destination, policy: policy(.connections(4)))
+        // Then the new version is published whole: none of the old segments' bytes is kept
+        XCTAssertNil(response?.error)
+        XCTAssertEqual(try Data(contentsOf: destination), replacement)
     }
 }
 
