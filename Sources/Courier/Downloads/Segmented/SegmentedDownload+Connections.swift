@@ -118,17 +118,18 @@ extension SegmentedDownload {
 
     /// A chunk of connection `id`'s current request; `false` when it is not the crew's to take.
     func linkData(_ id: ConnectionID, _ task: URLSessionTask, _ data: Data) -> Bool {
-        let outcome = state.withLock { state -> (taken: Bool, advance: SegmentMap.Advance?, progress: Int64?) in
-            guard !state.stopped, let link = state.links[id], link.task === task else { return (!state.stopped, nil, nil) }
-            guard link.accepted else { return (true, nil, nil) }
+        let outcome = state.withLock { state -> (taken: Bool, advance: SegmentMap.Advance?, progress: Int64?, record: SegmentMap?) in
+            guard !state.stopped, let link = state.links[id], link.task === task else { return (!state.stopped, nil, nil, nil) }
+            guard link.accepted else { return (true, nil, nil, nil) }
             state.tally.networkBytes += Int64(data.count)
             state.links[id]?.pending.append(data)
             let pending = Int64(state.links[id]?.pending.count ?? 0)
             let remaining = state.map.position(of: id)?.count ?? 0
-            guard pending >= min(Int64(Self.batchBytes), Int64(remaining)) else { return (true, nil, nil) }
+            guard pending >= min(Int64(Self.batchBytes), Int64(remaining)) else { return (true, nil, nil, nil) }
             let advance = flush(id, &state)
-            return (true, advance, state.map.writtenBytes)
+            return (true, advance, state.map.writtenBytes, recordIfDue(&state))
         }
+        if let record = outcome.record { host?.segmentsRecord(record) }
         if let advance = outcome.advance { rangeAdvanced(id, advance) }
         if let written = outcome.progress { host?.segmentsProgressed(written: written) }
         return outcome.taken

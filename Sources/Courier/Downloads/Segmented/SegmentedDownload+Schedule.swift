@@ -32,6 +32,7 @@ extension SegmentedDownload {
             var record: SegmentMap?
             if now - state.lastRecord >= setup.recordInterval {
                 state.lastRecord = now
+                state.bytesSinceRecord = 0
                 record = state.map.withoutConnections
             }
             let pauseDisk = !state.pausedForDisk && writer.statistics.backlog > setup.bufferLimit
@@ -41,6 +42,17 @@ extension SegmentedDownload {
         if let record = due.record { host?.segmentsRecord(record) }
         if due.pauseDisk { return pauseForDisk() }
         schedule(idle: nil)
+    }
+
+    /// The map for the record, when enough was written since the last one: after a crash, each
+    /// connection fetches again at most about ``recordBytesPerConnection`` (plus its unwritten batch).
+    func recordIfDue(_ state: inout State) -> SegmentMap? {
+        guard state.bytesSinceRecord >= Self.recordBytesPerConnection * Int64(max(1, state.links.count)) else { return nil }
+        let now = ContinuousClock.now
+        guard now - state.lastRecord >= Self.recordSpacing else { return nil }
+        state.lastRecord = now
+        state.bytesSinceRecord = 0
+        return state.map.withoutConnections
     }
 
     /// A 429, a 503, a `Retry-After` or a reset: halve the connections wanted (AIMD) and hold.

@@ -90,6 +90,8 @@ final class SegmentedDownload: Sendable {
         var windowLinks = 0
         var rates: [ConnectionID: Throughput] = [:]
         var lastRecord = ContinuousClock.now
+        /// Bytes counted since the record was last brought up to date.
+        var bytesSinceRecord: Int64 = 0
         /// Failed requests since the last byte was written: bounded (``failureLimit``).
         var failuresWithoutProgress = 0
         var lastFailure: CourierError?
@@ -107,6 +109,10 @@ final class SegmentedDownload: Sendable {
     static let batchBytes = 256 * 1024
     /// How often the crew measures and schedules.
     static let window: Duration = .milliseconds(250)
+    /// A record is due once every connection wrote this much on average since the last one…
+    static let recordBytesPerConnection: Int64 = 512 * 1024
+    /// …but not more often than this (each record is written and synced).
+    static let recordSpacing: Duration = .milliseconds(100)
 
     /// The transfer the crew works for (it keeps the crew while the crew works).
     weak let host: TransferTask?
@@ -219,6 +225,7 @@ final class SegmentedDownload: Sendable {
             writer.write(advance.accepted == Int64(data.count) ? data : data.prefix(Int(advance.accepted)), at: position.lowerBound)
             link.windowBytes += advance.accepted
             state.windowBytes += advance.accepted
+            state.bytesSinceRecord += advance.accepted
             state.failuresWithoutProgress = 0
         }
         return advance
