@@ -44,6 +44,55 @@ final class SegmentedDownloadTests: CourierTestCase {
         XCTAssertEqual(stagingFiles(in: directory), [], "no side files once published")
     }
 
+    func testSuspendStopsEveryConnectionAndResumeContinuesEachSegment() throws {
+        // Given a split download running over four connections
+        server.addFile("paused.bin", data: content, etag: "\"v1\"")
+        let destination = directory.appendingPathComponent("paused.bin")
+        let suspended = expectation(description: "suspended")
+        let once = Locked(false)
+        let finished = expectation(description: "finished")
+        let result = Locked<DownloadResponse?>(nil)
+        let task = manager.downloadTask(
+            with: request("/files/paused.bin?chunk=65536&chunk_delay_ms=20"), to: .file(destination),
+            policy: policy(.connections(4))
+        ) { response in
+            result.withLock { $0 = response }
+            finished.fulfill()
+        }
+        task.addProgressHandler(.download) { [weak task] progress in
+            guard progress.fractionCompleted >= 0.3, !once.withLock({ let was = $0; $0 = true; return was }) else { return }
+            task?.suspend()
+            suspended.fulfill()
+        }
+        task.resume()
+        wait(for: [suspended], timeout: 30)
+        // When it is suspended, then resumed
+        XCTAssertEqual(task.connectionCount, 0, "no connection works while suspended")
+        Thread.sleep(forTimeInterval: 0.3)
+        task.resume()
+        wait(for: [finished], timeout: 60)
+        // Then the file is exact, and little more than the file came over the network
+        let response = try XCTUnwrap(result.withLock { $0 })
+        XCTAssertNil(response.error)
+        XCTAssertEqual(try Data(contentsOf: destination), content)
+        XCTAssertLessThanOrEqual(response.report.bytesReceived, Int64(size) + (2 << 20))
+        XCTAssertGreaterThan(response.report.connections, 1)
+    }
+
+    func testAnAutomaticSplitAddsConnectionsButNeverPassesThePerHostCap() throws {
+        // Given a server that paces each connection, and a manager allowing 4 per host (the default)
+        let big = TestServer.deterministicBytes(count: 16 << 20, seed: 27)
+        server.addFile("auto.bin", data: big, etag: "\"v1\"")
+        let destination = directory.appendingPathComponent("auto.bin")
+        // When the split is automatic
+        let response = download("/files/auto.bin?chunk=65536&chunk_delay_ms=20", to: destination, policy: policy(.automatic))
+        // Then it used more than one connection, never more than the cap, and the file is exact
+        XCTAssertNil(response?.error)
+        XCTAssertEqual(try Data(contentsOf: destination), big)
+        XCTAssertGreaterThan(response?.report.connections ?? 0, 1)
+        XCTAssertLessThanOrEqual(response?.report.connections ?? .max, 4)
+    }
+
     /// Starts a split download of `path` and cancels it, keeping its bytes, once `fraction` of it arrived.
     private func interruptedDownload(_ path: String, to destination: URL, at fraction: Double) throws -> ResumeData {
         let policy = policy(.connections(4))
