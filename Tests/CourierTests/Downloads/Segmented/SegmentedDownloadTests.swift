@@ -9,6 +9,16 @@ import FoundationNetworking
 /// Split downloads over real sockets: one file over several `Range` connections, exact or a typed error.
 final class SegmentedDownloadTests: CourierTestCase {
     private let size = 8 << 20
+    private let seen = Locked<[TaskConnectionsEvent]>([])
+
+    override func makeConfiguration() -> SessionManager.Configuration {
+        var configuration = super.makeConfiguration()
+        let seen = seen
+        configuration.eventMonitors = [ClosureEventMonitor(onEvent: { _, event in
+            if case .connections(let crew) = event { seen.withLock { $0.append(crew) } }
+        })]
+        return configuration
+    }
     private var content: Data { TestServer.deterministicBytes(count: size, seed: 24) }
 
     private func policy(_ split: DownloadSplit, retries: Int = 3) -> DownloadPolicy {
@@ -42,6 +52,15 @@ final class SegmentedDownloadTests: CourierTestCase {
             XCTAssertEqual(request.header("Accept-Encoding"), "identity")
         }
         XCTAssertEqual(stagingFiles(in: directory), [], "no side files once published")
+        // And the monitors saw each connection's range: never overlapping, always inside the file
+        let events = seen.withLock { $0 }
+        XCTAssertTrue(events.contains { $0.connections.count == 4 }, "\(events.map(\.connections.count))")
+        for event in events {
+            let ranges = event.connections.filter { $0.racing == nil }.map(\.range).sorted { $0.lowerBound < $1.lowerBound }
+            for (left, right) in zip(ranges, ranges.dropFirst()) { XCTAssertLessThanOrEqual(left.upperBound, right.lowerBound) }
+            XCTAssertTrue(ranges.allSatisfy { $0.lowerBound >= 0 && $0.upperBound <= Int64(size) })
+            XCTAssertEqual(event.length, Int64(size))
+        }
     }
 
     func testSuspendStopsEveryConnectionAndResumeContinuesEachSegment() throws {
