@@ -46,7 +46,8 @@ final class DownloadQueueSplitTests: CourierTestCase {
         // The connections the queue holds on the host, after every change.
         let host = DownloadQueue.Item.hostKey(of: scripted.url("/a"))
         let heldByQueue = Locked(0)
-        queue.addObserver { _ in
+        queue.addObserver { [weak queue] _ in
+            guard let queue else { return }
             let now = queue.state.withLock { $0.connectionsPerHost[host] ?? 0 }
             heldByQueue.withLock { $0 = max($0, now) }
         }
