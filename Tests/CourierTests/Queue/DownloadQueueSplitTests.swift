@@ -10,6 +10,18 @@ import FoundationNetworking
 final class DownloadQueueSplitTests: CourierTestCase {
     private var queueDirectory: URL { directory.appendingPathComponent("queue") }
     private func file(_ name: String) -> URL { directory.appendingPathComponent("out/\(name)") }
+    /// The most connections each download (by its URL's path) was seen using, from the monitors.
+    private let mostConnections = Locked<[String: Int]>([:])
+
+    override func makeConfiguration() -> SessionManager.Configuration {
+        var configuration = super.makeConfiguration()
+        let most = mostConnections
+        configuration.eventMonitors = [ClosureEventMonitor(onEvent: { task, event in
+            guard case .connections(let crew) = event, let path = task.originalRequest.url?.path else { return }
+            most.withLock { $0[path] = max($0[path] ?? 0, crew.connections.count) }
+        })]
+        return configuration
+    }
 
     /// One request the server held: its path, and when it came and was answered.
     private struct Held: Sendable {
@@ -76,6 +88,43 @@ final class DownloadQueueSplitTests: CourierTestCase {
         let secondStarted = second.map(\.start).min() ?? -.infinity
         XCTAssertGreaterThanOrEqual(secondStarted, firstEnded, "the second item started while the first held every connection")
         XCTAssertEqual(queue.state.withLock { $0.connectionsPerHost }, [:], "every connection was released")
+        let stopped = expectation(description: "stopped")
+        Task {
+            await queue.stop()
+            stopped.fulfill()
+        }
+        wait(for: [stopped], timeout: 10)
+    }
+
+    func testASplitItemGetsOnlyTheConnectionsLeftFreeOnItsHost() throws {
+        // Given two 8 MiB files served with ranges in paced writes (so connections overlap), and
+        // a queue allowing 4 connections per host
+        let size = 8 << 20
+        for (name, seed) in [("a.bin", UInt64(1)), ("b.bin", 2)] {
+            server.addFile(name, data: TestServer.deterministicBytes(count: size, seed: seed), etag: "\"\(name)\"")
+        }
+        var configuration = DownloadQueue.Configuration()
+        configuration.maximumRunning = 4
+        configuration.maximumRunningPerHost = 4
+        let queue = try DownloadQueue(directory: queueDirectory, manager: manager, configuration: configuration)
+
+        // When an item split 3 and then one split 4 are added together
+        try queue.add(contentsOf: [
+            DownloadQueue.NewItem(url: server.url("/files/a.bin?chunk=65536&chunk_delay_ms=5"), to: file("a.bin"), id: "a", split: .connections(3)),
+            DownloadQueue.NewItem(url: server.url("/files/b.bin?chunk=65536&chunk_delay_ms=5"), to: file("b.bin"), id: "b", split: .connections(4)),
+        ])
+        waitUntil("both items finished", timeout: 60) { queue.items.allSatisfy { $0.state.isFinished } }
+
+        // Then both files are exact; the first split over at most its 3, and the second, started
+        // beside it with one connection free, never split: 4 connections at most on the host
+        for (name, seed) in [("a", UInt64(1)), ("b", 2)] {
+            XCTAssertEqual(queue.item(name)?.state, .completed(file("\(name).bin")), name)
+            XCTAssertEqual(try? Data(contentsOf: file("\(name).bin")), TestServer.deterministicBytes(count: size, seed: seed), name)
+        }
+        let most = mostConnections.withLock { $0 }
+        XCTAssertGreaterThan(most["/files/a.bin"] ?? 0, 1, "the first item split: \(most)")
+        XCTAssertLessThanOrEqual(most["/files/a.bin"] ?? 0, 3, "\(most)")
+        XCTAssertLessThanOrEqual(most["/files/b.bin"] ?? 1, 1, "the second item used more than the one connection left: \(most)")
         let stopped = expectation(description: "stopped")
         Task {
             await queue.stop()
