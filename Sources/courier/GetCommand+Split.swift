@@ -8,7 +8,7 @@ extension GetCommand.Options {
     static func split(_ value: String) throws(UsageError) -> DownloadSplit {
         guard let split = DownloadSplit(argument: value) else {
             throw UsageError(
-                get: "--split takes a number of connections from 1 to \(DownloadSplit.maximumConnections), auto, "
+                get: "--split takes a number of connections from 1 to \(DownloadSplit.maximumConnections), auto, off, "
                     + "or auto:N (at most N, found by itself), not '\(value)'")
         }
         return split

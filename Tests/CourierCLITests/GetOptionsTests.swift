@@ -98,7 +98,7 @@ final class GetOptionsTests: XCTestCase {
             (["http://h/", "--timeout", "0"], "--timeout takes a number of seconds above 0"),
             (["http://h/", "-fsX"], "unknown option '-fsX'"),
             (["http://h/", "-o"], "-o needs a value"),
-            (["http://h/", "--split", "0"], "--split takes a number of connections from 1 to 64, auto, or auto:N"),
+            (["http://h/", "--split", "0"], "--split takes a number of connections from 1 to 64, auto, off, or auto:N"),
             (["http://h/", "--split", "65"], "not '65'"),
             (["http://h/", "--split=auto:0"], "not 'auto:0'"),
             (["http://h/", "--split", "fast"], "not 'fast'"),

@@ -31,7 +31,7 @@ final class GetSplitTests: CommandLineTestCase {
             // Then it exits with the usage code, saying what --split takes, and fetches nothing
             XCTAssertEqual(result.status, ExitCode.usage, "\(value): \(result.err)")
             XCTAssertTrue(
-                result.err.contains("--split takes a number of connections from 1 to 64, auto, or auto:N (at most N, found by itself), not '\(value)'"),
+                result.err.contains("--split takes a number of connections from 1 to 64, auto, off, or auto:N (at most N, found by itself), not '\(value)'"),
                 result.err)
             XCTAssertTrue(result.err.contains("Run 'courier get --help'"), result.err)
         }

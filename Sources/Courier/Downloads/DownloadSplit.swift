@@ -39,9 +39,13 @@ public struct DownloadSplit: Sendable, Hashable, CustomStringConvertible {
         DownloadSplit(mode: .automatic(maximum: min(max(maximum, 1), maximumConnections)))
     }
 
-    /// Reads a command-line value: `auto`, `auto:N` or a count `N` (1…``maximumConnections``);
+    /// Reads a command-line value: `off`, `auto`, `auto:N` or a count `N` (1…``maximumConnections``);
     /// `nil` for anything else.
     public init?(argument: String) {
+        if argument == "off" {
+            self = .off
+            return
+        }
         if argument == "auto" {
             self = .automatic
             return
