@@ -3,7 +3,7 @@ import Foundation
 /// `courier-bench segmented`'s command line, parsed without side effects.
 ///
 /// ```
-/// courier-bench segmented [--case capped|slow|ban|kill|all] [--size B] [--rate R] [--rounds K] [--quick]
+/// courier-bench segmented [--case capped|slow|ban|kill|all|LIST] [--size B] [--rate R] [--rounds K] [--quick]
 ///                         [--kills K] [--seed S] [--timeout S] [--dir DIR] [--aria2c PATH] [--courier PATH]
 /// ```
 /// Sizes and rates take a whole number with an optional binary suffix: `256M`, `16M`, `1G`, `512K`.
@@ -37,7 +37,7 @@ struct SegmentedOptions: Equatable, Sendable {
     var courier: String?
 
     static let usage = """
-          courier-bench segmented [--case capped|slow|ban|kill|all] [--size B] [--rate R] [--rounds K] [--quick]
+          courier-bench segmented [--case capped|slow|ban|kill|all|LIST] [--size B] [--rate R] [--rounds K] [--quick]
                                   [--kills K] [--seed S] [--timeout S] [--dir DIR] [--aria2c PATH] [--courier PATH]
 
           segmented  Starts an in-process CourierTestServer serving one file of B bytes (default 256M, deterministic
@@ -49,7 +49,8 @@ struct SegmentedOptions: Equatable, Sendable {
                      -x N -s N over hand-picked options. slow: slow_at=B/2&slow_factor=20, Courier auto and 4
                      against aria2c -x4 -s4. ban: max_conns=4, Courier auto. kill: the courier command
                      (courier get --split auto when it has --split) killed with SIGKILL K times (default 5) at
-                     seeded moments, then run to the end; SHA-256 checked. --rounds K (default 3) in ABBA order;
+                     seeded moments, then run to the end; SHA-256 checked. --case takes one case, all
+                     (default), or a list such as capped,kill. --rounds K (default 3) in ABBA order;
                      --quick: aria2c's best few options and Courier auto only. --timeout S per run (default 300).
                      Sizes and rates take K, M or G (binary).
         """
@@ -87,10 +88,14 @@ struct SegmentedOptions: Equatable, Sendable {
         }
         var options = SegmentedOptions()
         if let text = values["--case"], text != "all" {
-            guard let only = Case(rawValue: text) else {
-                throw BenchUsageError(message: "--case takes capped, slow, ban, kill or all, not '\(text)'")
+            var cases: [Case] = []
+            for name in text.split(separator: ",", omittingEmptySubsequences: false) {
+                guard let one = Case(rawValue: String(name)) else {
+                    throw BenchUsageError(message: "--case takes capped, slow, ban, kill or all, or a comma-separated list, not '\(text)'")
+                }
+                if !cases.contains(one) { cases.append(one) }
             }
-            options.cases = [only]
+            options.cases = cases
         }
         if let text = values["--size"] { options.size = try amount("--size", text) }
         if let text = values["--rate"] { options.rate = try amount("--rate", text) }
