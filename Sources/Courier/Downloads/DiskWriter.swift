@@ -72,6 +72,8 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
     private enum Operation {
         case open(Target, hashing: Bool)
         case append(Data)
+        /// A segmented download's chunk, at its own offset.
+        case write(Data, at: Int64)
         case truncate
         case remove([URL])
         case record(ResumeData, URL)
@@ -122,6 +124,11 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
     private var hasher: SHA256?
     private var failure: CourierError?
     private var bytesWritten: Int64 = 0
+    /// A chunk was written at its own offset since the file was last started over: the
+    /// streaming SHA-256 no longer follows the file, which is hashed whole before publishing.
+    private var positional = false
+    /// A SHA-256 is expected: the writer keeps one.
+    private var hashing = false
 
     /// Where actions that call into URLSession run: the manager's ``SessionCore/callQueue``.
     private let callQueue: DispatchQueue
@@ -156,6 +163,13 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
     @discardableResult
     func append(_ data: Data) -> Int64 {
         enqueue(.append(data), bytes: data.count)
+    }
+
+    /// Accepts a chunk of a segmented download to be written at `offset`; returns the backlog,
+    /// this chunk included. The streaming SHA-256 stops: the file is hashed once it is complete.
+    @discardableResult
+    func write(_ data: Data, at offset: Int64) -> Int64 {
+        enqueue(.write(data, at: offset), bytes: data.count)
     }
 
     /// Starts the file over from byte 0 (and the SHA-256 with it).
@@ -240,6 +254,7 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
         switch operation {
         case .open(let target, let hashing):
             guard failure == nil else { return }
+            self.hashing = hashing
             do throws(CourierError) {
                 switch target {
                 case .fresh(let url):
@@ -254,8 +269,10 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
             } catch {
                 fail(error)
             }
-        case .append(let data):
-            if failure == nil, !discarding { write(data) }
+        case .append(let data), .write(let data, _):
+            if failure == nil, !discarding {
+                if case .write(_, let offset) = operation { writeNow(data, at: offset) } else { writeNow(data) }
+            }
             let due = state.withLock { state -> (@Sendable () -> Void)? in
                 state.backlog -= Int64(data.count)
                 discarding = state.discarding
@@ -268,7 +285,8 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
             guard failure == nil, let file else { return }
             do throws(CourierError) {
                 if file.length > 0 { try file.truncate() }
-                if hasher != nil { hasher = SHA256() }
+                if hashing { hasher = SHA256() }
+                positional = false
             } catch {
                 fail(error)
             }
@@ -281,7 +299,9 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
             } catch {
                 return fail(error)
             }
-            resumeData.bytesOnDisk = file?.length ?? resumeData.bytesOnDisk
+            // A segmented record's claims were made after their writes were queued (before this
+            // record): they are on disk. One stream's record gets what the file holds.
+            if resumeData.segments == nil { resumeData.bytesOnDisk = file?.length ?? resumeData.bytesOnDisk }
             // A record that cannot be written leaves the previous one, which is still true.
             try? AtomicFile.write(resumeData.encoded(), to: record)
         case .finish(let ending, let removing, let then):
@@ -294,7 +314,7 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
         }
     }
 
-    private func write(_ data: Data) {
+    private func writeNow(_ data: Data, at offset: Int64? = nil) {
         guard let file else { return fail(CourierError.fileSystem("no partial file is open", url: nil)) }
         if let rate = simulation?.bytesPerSecond, rate > 0 {
             Thread.sleep(forTimeInterval: Double(data.count) / Double(rate))
@@ -303,8 +323,14 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
             return fail(CourierError.fileSystem("cannot write the staging file", url: file.url, errno: ENOSPC))
         }
         do throws(CourierError) {
-            try file.append(data)
-            hasher?.update(data)
+            if let offset {
+                try file.write(data, at: offset)
+                positional = true
+                hasher = nil
+            } else {
+                try file.append(data)
+                hasher?.update(data)
+            }
             bytesWritten += Int64(data.count)
         } catch {
             fail(error)
@@ -336,7 +362,7 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
                 do throws(CourierError) {
                     if let file {
                         resumeData.partialFile = try file.keepForResuming()
-                        resumeData.bytesOnDisk = file.length
+                        if resumeData.segments == nil { resumeData.bytesOnDisk = file.length }
                     }
                     if let record { try? AtomicFile.write(resumeData.encoded(), to: record) }
                     settled.resumeData = resumeData
@@ -348,6 +374,7 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
         case .publish(let expected, let url):
             if failure == nil {
                 do throws(CourierError) {
+                    if positional, hashing, let file { hasher = try file.hashPrefix(length: file.length) }
                     let handle = try file?.handOver()
                     if let expected, let actual = hasher?.finalize(), actual != expected {
                         throw CourierError.integrity(

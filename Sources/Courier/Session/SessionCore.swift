@@ -27,6 +27,8 @@ final class SessionCore: Sendable {
     let callQueue: DispatchQueue
     /// The manager's TLS policies: every request and redirect is stamped through it (TLSEnforcer.swift).
     let tls: TLSEnforcer
+    /// The sessions a split download's further connections run in (LaneSessions.swift).
+    let lanes: LaneSessions
 
     private struct State {
         /// ``invalidate(cancelingTasks:)`` was called: ``isInvalidated`` answers `true`.
@@ -52,6 +54,8 @@ final class SessionCore: Sendable {
         let delegateQueue = DelegateQueue(target: serial, name: "\(label).delegate")
         self.table = router.table
         self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
+        self.lanes = LaneSessions(
+            configuration: configuration, label: label, callQueue: callQueue, tls: tls, perHostCap: router.table.cap)
     }
 
     /// Whether the manager was invalidated (the URLSession follows on ``callQueue``).
@@ -120,6 +124,7 @@ final class SessionCore: Sendable {
             return !state.isClosed
         }
         guard first else { return }
+        lanes.invalidate(cancelingTasks: cancelingTasks)
         callQueue.async { [self] in
             state.withLock { $0.isInvalidated = true }
             if cancelingTasks {

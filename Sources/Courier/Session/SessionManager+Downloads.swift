@@ -98,8 +98,10 @@ extension SessionManager {
             return invalid(
                 "the partial file \(partial.path) is gone or not a private regular file (one link, owned by this user)")
         }
-        guard Int64(info.st_size) >= resumeData.bytesOnDisk else {
-            return invalid("the partial file holds \(info.st_size) bytes, fewer than the \(resumeData.bytesOnDisk) recorded")
+        // A split download's segments hold bytes past the written prefix: the file must hold them all.
+        let claimed = max(resumeData.bytesOnDisk, resumeData.segmentMap?.highestWrittenOffset ?? 0)
+        guard Int64(info.st_size) >= claimed else {
+            return invalid("the partial file holds \(info.st_size) bytes, fewer than the \(claimed) recorded")
         }
         return nil
     }

@@ -134,16 +134,24 @@ enum SideFile {
 
     /// Writes every byte to `descriptor`; `0`, or the `errno` of the write that failed.
     static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32 {
+        writeAll(bytes, to: descriptor, at: nil)
+    }
+
+    /// Writes every byte at `offset` (`pwrite`, which leaves the descriptor's position alone), or
+    /// at the descriptor's position when `offset` is `nil`; returns 0 or the `errno` that stopped it.
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32, at offset: Int64?) -> Int32 {
         guard var base = bytes.baseAddress else { return 0 }
         var remaining = bytes.count
+        var position = offset
         while remaining > 0 {
-            let written = write(descriptor, base, remaining)
+            let written = position.map { pwrite(descriptor, base, remaining, off_t($0)) } ?? write(descriptor, base, remaining)
             if written < 0 {
                 if errno == EINTR { continue }
                 return errno
             }
             remaining -= written
             base += written
+            position = position.map { $0 + Int64(written) }
         }
         return 0
     }

@@ -24,7 +24,8 @@ extension FileBody {
         RangeContinuation.Answer(
             status: http.statusCode, contentRange: http.value(forHTTPHeaderField: "Content-Range"),
             contentLength: contentLength, etag: http.value(forHTTPHeaderField: "ETag"),
-            lastModified: http.value(forHTTPHeaderField: "Last-Modified"))
+            lastModified: http.value(forHTTPHeaderField: "Last-Modified"),
+            contentEncoding: http.value(forHTTPHeaderField: "Content-Encoding"))
     }
 
     /// Why the body `http` announces cannot be proven complete, if it cannot: a content-encoded
@@ -141,6 +142,11 @@ extension FileBody {
             url: ResumeData.withoutCredentials(url), method: method, headers: headers,
             partialFile: partial, bytesOnDisk: received, validator: validator, totalLength: totalLength)
         resume.omittedHeaders = omitted
+        if let map = segments, map.validator == validator, map.length == totalLength {
+            // A split download's record: the written prefix, and every segment's own bytes.
+            resume.bytesOnDisk = map.contiguousPrefix
+            resume.segments = map.withoutConnections.segments
+        }
         return resume
     }
 }

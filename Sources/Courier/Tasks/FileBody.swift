@@ -44,6 +44,13 @@ struct FileBody {
     /// The destination decided when the headers arrived (``DownloadDestination/Timing/atResponse``).
     var resolvedDestination: (url: URL, options: DownloadDestination.Options)?
     var resumeDataHandler: (@Sendable (ResumeData?) -> Void)?
+    /// A split download's map (Downloads/Segmented): the one to continue (from a record, a pause
+    /// or a crew that ended), or the crew's latest, taken after the writes it counts were queued.
+    var segments: SegmentMap?
+    /// The most connections used at once.
+    var peakConnections = 1
+    /// A segment's answer broke the rules and the download started over: it stays one stream.
+    var splitRefused = false
 
     /// The most of an error page kept for the error's body.
     static let rejectedBodyLimit = 64 * 1024
@@ -79,6 +86,7 @@ struct FileBody {
         report.bytesReceived = bytesFromNetwork
         report.continuations = continuations
         report.isVerified = !unverified
+        report.connections = peakConnections
         return report
     }
 }

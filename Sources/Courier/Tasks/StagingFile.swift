@@ -105,6 +105,15 @@ final class StagingFile {
         }
     }
 
+    /// Writes `data` at `offset` (a segmented download's connections each write their own
+    /// range), after what is buffered for appending; ``length`` becomes the file's extent.
+    func write(_ data: Data, at offset: Int64) throws(CourierError) {
+        try flush()
+        let code = data.withUnsafeBytes { SideFile.writeAll($0, to: descriptor, at: offset) }
+        guard code == 0 else { throw CourierError.fileSystem("cannot write the staging file", url: url, errno: code) }
+        length = max(length, offset + Int64(data.count))
+    }
+
     func flush() throws(CourierError) {
         guard !buffer.isEmpty else { return }
         if let problem = buffer.withUnsafeBytes({ writeAll($0) }) { throw problem }

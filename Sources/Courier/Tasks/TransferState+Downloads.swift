@@ -47,7 +47,7 @@ extension TransferState {
                     .invalidResponse("\(why), \(restarts) times in a row", http), task)
             }
             phase.attemptReplaced()
-            return .restart(task, context.originalRequest)
+            return .restart(task, freshRequest())
         case .alreadyComplete:
             // 416 for exactly the length on disk, as every response said: the file is complete
             // (`decide` only runs for a request with an offset).
@@ -76,6 +76,7 @@ extension TransferState {
         {
             return failAttempt(problem, task)
         }
+        var split: SegmentMap?
         switch decision {
         case .append(let end):
             response = http
@@ -83,6 +84,21 @@ extension TransferState {
             if expectedToReceive == nil {
                 expectedToReceive = http.value(forHTTPHeaderField: "Content-Range").flatMap(ContentRange.init)?
                     .completeLength
+            }
+            // A first 206 from byte 0 names the version its ranges belong to.
+            if offset == 0, validator == nil { validator = TransferTask.strongValidator(of: http) }
+            switch segmentsToBegin(http, offset: offset ?? 0, end: end, plan) {
+            case .none: break
+            case .begin(let map): split = map
+            case .restart(let why):
+                restarts += 1
+                resetBody()
+                if let record = plan.recordFile { file?.writer.remove([record]) }
+                guard restarts <= FileBody.restartLimit else {
+                    return failAttempt(.invalidResponse("\(why), \(restarts) times in a row", http), task)
+                }
+                phase.attemptReplaced()
+                return .restart(task, freshRequest())
             }
             if let problem = openPartial(keeping: offset ?? 0, plan) { return fail(problem, task) }
         default:
@@ -103,6 +119,7 @@ extension TransferState {
         }
         // The record exists before any byte of this body is written.
         writeRecord(plan, force: true)
+        if let split { return .split(task, split, then: resolveDestinationIfDue(http, plan)) }
         return resolveDestinationIfDue(http, plan)
     }
 
@@ -188,7 +205,9 @@ extension TransferState {
             let target: DiskWriter.Target
             if let fixed = plan.partialFile ?? plan.resumeFrom?.partialFile {
                 try ensureDirectory(fixed.deletingLastPathComponent(), plan)
-                target = .existing(fixed, keeping: offset)
+                // A split download's segments hold bytes past the prefix: the file keeps them.
+                let segmentBytes = offset > 0 || file?.segments != nil ? file?.segments?.highestWrittenOffset ?? 0 : 0
+                target = .existing(fixed, keeping: max(offset, segmentBytes))
             } else {
                 target = .fresh(StagingFile.randomURL(in: try stagingDirectory(for: plan)))
             }

@@ -89,6 +89,9 @@ struct TransferState {
     var stream: StreamBody?
     /// The task's timeline (Sources/Courier/Events/TaskMetrics.swift).
     var metrics = MetricsRecorder()
+    /// A split download's connections while they work (SegmentedDownload.swift); the current
+    /// attempt's URLSession task is their first connection.
+    var crew: SegmentedDownload?
 
     init(context: Context, options: TaskOptions) {
         self.context = context
@@ -145,6 +148,8 @@ extension TransferState {
         spanEnd = nil
         continuedByRange = false
         ignoresBody = false
+        // Segment bytes are dropped with the rest.
+        file?.segments = nil
         // Queued behind the writes already accepted, which it then drops (with their SHA-256).
         if file?.partialFile != nil { file?.writer.truncate() }
     }

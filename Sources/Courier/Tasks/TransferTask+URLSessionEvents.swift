@@ -25,6 +25,9 @@ enum TransferAction {
     /// Stop this attempt because the disk fell behind; continue once the writer's backlog is down
     /// to `drainedTo` bytes (TransferTask+BackPressure.swift).
     case pauseDownload(URLSessionTask, DiskWriter, drainedTo: Int64)
+    /// This attempt's 206 becomes the first connection of a split download over this map
+    /// (TransferTask+Segments.swift), then the rest is done.
+    indirect case split(URLSessionTask, SegmentMap, then: TransferAction)
 }
 
 extension TransferTask: TaskDelegate {
@@ -53,6 +56,8 @@ extension TransferTask: TaskDelegate {
     }
 
     func urlTask(_ task: URLSessionTask, didReceive data: Data) {
+        // A split download's bytes are its crew's (SegmentedDownload+Connections.swift).
+        if let crew = locked({ $0.crew }), crew.linkData(crew.setup.primaryID, task, data) { return }
         let action = locked { state -> TransferAction in
             guard state.phase.isRunning(task), state.failure == nil,
                 state.stream?.expiredWait == nil, !state.ignoresBody
@@ -83,6 +88,9 @@ extension TransferTask: TaskDelegate {
         case .pauseDownload(let task, let writer, let threshold):
             core.cancel(task)
             writer.whenBacklog(atMost: threshold) { [weak self] in self?.continueAfterBackPressure() }
+        case .split(let task, let map, let then):
+            beginSegments(task, map)
+            perform(then)
         }
     }
 
@@ -126,6 +134,7 @@ extension TransferTask: TaskDelegate {
     }
 
     func urlTask(_ task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        if let crew = locked({ $0.crew }), crew.linkEnded(crew.setup.primaryID, task, error) { return }
         let followUp = locked { state -> FollowUp? in
             guard state.phase.isCurrent(task) else { return nil }  // a stopped attempt
             return state.attemptEnded(error, invalidated: core.isInvalidated)

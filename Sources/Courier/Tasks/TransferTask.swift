@@ -113,12 +113,17 @@ final class TransferTask: Sendable {
         initial.stream = stream
         initial.file = file
         initial.expectedToSend = upload?.expectedLength
-        if let resume = file?.plan.resumeFrom, resume.bytesOnDisk > 0 {
+        if let resume = file?.plan.resumeFrom, resume.bytesOnDisk > 0 || resume.segmentMap != nil {
             initial.received = resume.bytesOnDisk
             initial.validator = resume.validator
             initial.expectedToReceive = resume.totalLength
-            initial.file?.resumedBytes = resume.bytesOnDisk
+            initial.file?.resumedBytes = resume.segmentMap?.writtenBytes ?? resume.bytesOnDisk
+            // A split download's record continues every segment (TransferState+Segments.swift).
+            initial.file?.segments = resume.segmentMap
             self.initialRequest = initial.rangeRequest(request, from: resume.bytesOnDisk, validator: resume.validator)
+        } else if file?.plan.policy.split.isSplit == true {
+            // A split download's first request asks for a range: only a 206 proves ranges work.
+            self.initialRequest = initial.rangeRequest(request, from: 0, validator: nil)
         } else {
             self.initialRequest = request
         }
@@ -270,10 +275,12 @@ final class TransferTask: Sendable {
         // Cancel, never `URLSessionTask.suspend()`: see the type's documentation. The cancelled
         // attempt's remaining callbacks are ignored because it is no longer `current`.
         if let stopped { core.cancel(stopped) }
+        stopSegments()
     }
 
     func cancel(handle: any SessionTask) {
         perform(locked { $0.cancelRequested() })
+        stopSegments()
     }
 
     /// Cancels a download, keeping what it holds and handing back resume data (`nil` when the
@@ -297,6 +304,7 @@ final class TransferTask: Sendable {
     /// complete, nothing happens.
     func stop(with error: CourierError, keepingBytes: Bool) {
         perform(locked { $0.stopRequested(error, keepingBytes: keepingBytes) })
+        stopSegments()
     }
 
     private func perform(_ step: State.StopStep) {
@@ -337,6 +345,7 @@ final class TransferTask: Sendable {
     /// Completes the task at once with `error`, whatever state it is in (if not completed). With
     /// `keepingBytes`, a download keeps what it holds (an earlier run's bytes) for resuming.
     func fail(with error: CourierError, handle: (any SessionTask)? = nil, keepingBytes: Bool = false) {
+        stopSegments()
         if let completion = locked({ $0.finishRequested(error, handle: handle, keepingBytes: keepingBytes) }) {
             perform(completion)
         }

@@ -1,11 +1,13 @@
 /// How many connections a segmented download wants, chosen by additive increase and
 /// multiplicative decrease (AIMD). Pure and deterministic: time and byte counts are passed in.
 ///
-/// - It starts at one connection.
-/// - After each measured window in which all wanted connections ran, it adds one while the total
-///   throughput rose by at least ``Configuration/margin`` over the window before the last
-///   addition. An addition that did not pay is taken back, and it holds that count; it probes
-///   again (adds one) after ``Configuration/probeAfterWindows`` windows.
+/// - It starts at one connection, and doubles after each measured window (in which all wanted
+///   connections ran) while the total throughput rose by at least ``Configuration/margin`` over
+///   the window before: a server that caps each connection is found in a few windows, not one
+///   connection per window (slow start, as TCP's).
+/// - The first doubling that did not pay is taken back; from then on it adds one at a time while
+///   the throughput rises. An addition that did not pay is taken back, and it holds that count;
+///   it probes again (adds one) after ``Configuration/probeAfterWindows`` windows.
 /// - On 429, 503, a `Retry-After`, or a connection reset it halves (never below one) and holds,
 ///   adding nothing, for ``Configuration/hold`` seconds or the `Retry-After`, whichever is longer.
 /// - It never exceeds ``cap`` (the per-host cap, which counts every connection).
@@ -31,6 +33,10 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
     private var holdUntil = -Double.infinity
     /// Windows left before probing again after an addition that did not pay; `nil` when adding.
     private var settledWindows: Int?
+    /// Doubling (until an addition does not pay, or a back-off).
+    private var slowStart = true
+    /// The target before the last addition, where a doubling that did not pay goes back to.
+    private var beforeAddition = 1
 
     init(cap: Int, configuration: Configuration = Configuration()) {
         self.cap = max(cap, 1)
@@ -62,6 +68,11 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
         }
         if rate >= before * (1 + configuration.margin) {
             addOne(measured: rate)
+        } else if slowStart {
+            // The doubling overshot: back to the count that measured `before`, then one at a time.
+            slowStart = false
+            target = beforeAddition
+            baseline = nil
         } else {
             // The last addition did not pay: take it back and hold until the next probe.
             target = max(1, target - 1)
@@ -76,6 +87,7 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
     @discardableResult
     mutating func backOff(now: Double, retryAfter: Double? = nil) -> Int {
         target = max(1, target / 2)
+        slowStart = false
         baseline = nil
         settledWindows = nil
         holdUntil = max(holdUntil, now + max(configuration.hold, retryAfter ?? 0))
@@ -94,7 +106,8 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
             baseline = nil
             return
         }
-        target += 1
+        beforeAddition = target
+        target = slowStart ? min(cap, target * 2) : target + 1
         baseline = measured
     }
 }

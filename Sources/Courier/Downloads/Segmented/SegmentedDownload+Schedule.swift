@@ -1,0 +1,162 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// When a segmented download measures, asks its scheduler, keeps its record and minds the disk.
+extension SegmentedDownload {
+    /// The connections wanted now: the fixed split's count, or the automatic count; never above the cap.
+    static func target(_ state: State) -> Int {
+        min(state.fixedTarget ?? state.count.target, state.count.cap)
+    }
+
+    /// Every window: measure, adjust the count, schedule, keep the record, mind the disk.
+    func tick() {
+        let now = ContinuousClock.now
+        let due = state.withLock { state -> (record: SegmentMap?, written: Int64, pauseDisk: Bool)? in
+            guard !state.stopped else { return nil }
+            let seconds = (now - state.windowStart).seconds
+            for (id, link) in state.links {
+                state.rates[id] = Throughput(bytes: link.windowBytes, seconds: seconds)
+                state.links[id]?.windowBytes = 0
+            }
+            for id in state.rates.keys where state.links[id] == nil { state.rates[id] = nil }
+            if state.fixedTarget == nil, !state.pausedForDisk {
+                let clock = (now - state.started).seconds
+                state.count.observe(
+                    Throughput(bytes: state.windowBytes, seconds: seconds), connections: state.windowLinks, now: clock)
+            }
+            state.windowBytes = 0
+            state.windowStart = now
+            state.windowLinks = state.links.values.filter(\.accepted).count
+            var record: SegmentMap?
+            if now - state.lastRecord >= setup.recordInterval {
+                state.lastRecord = now
+                state.bytesSinceRecord = 0
+                record = state.map.withoutConnections
+            }
+            let pauseDisk = !state.pausedForDisk && writer.statistics.backlog > setup.bufferLimit
+            return (record, state.map.writtenBytes, pauseDisk)
+        }
+        guard let due else { return }
+        if let record = due.record { host?.segmentsRecord(record) }
+        if due.pauseDisk { return pauseForDisk() }
+        schedule(idle: nil)
+    }
+
+    /// The map for the record, when enough was written since the last one: after a crash, each
+    /// connection fetches again at most about ``recordBytesPerConnection`` (plus its unwritten batch).
+    func recordIfDue(_ state: inout State) -> SegmentMap? {
+        guard state.bytesSinceRecord >= Self.recordBytesPerConnection * Int64(max(1, state.links.count)) else { return nil }
+        let now = ContinuousClock.now
+        guard now - state.lastRecord >= Self.recordSpacing else { return nil }
+        state.lastRecord = now
+        state.bytesSinceRecord = 0
+        return state.map.withoutConnections
+    }
+
+    /// A 429, a 503, a `Retry-After` or a reset: halve the connections wanted (AIMD) and hold.
+    func backOff(retryAfter: Duration?) {
+        state.withLock { state in
+            let clock = (ContinuousClock.now - state.started).seconds
+            let target = state.count.backOff(now: clock, retryAfter: retryAfter?.seconds)
+            if let fixed = state.fixedTarget { state.fixedTarget = max(1, min(fixed / 2, target)) }
+        }
+        // The scheduler stops the extra connections at once, not one per round trip.
+        schedule(idle: nil)
+    }
+
+    /// Asks the scheduler until it has nothing more to do, and acts on its answers; `idle` is a
+    /// connection whose range is done and that can take more.
+    func schedule(idle: ConnectionID?) {
+        var launches: [(ConnectionID, Int, Range<Int64>)] = []
+        var cancels: [(Int, URLSessionTask)] = []
+        let complete = state.withLock { state -> Bool in
+            guard !state.stopped else { return false }
+            if state.map.isComplete { return true }
+            guard !state.pausedForDisk else { return false }
+            var idle = idle
+            for _ in 0..<(2 * DownloadSplit.maximumConnections) {
+                let newID = ConnectionID(state.nextID)
+                let action = state.scheduler.decide(
+                    map: state.map, rates: state.rates, target: Self.target(state), idle: idle, newConnection: newID)
+                if action == .none { break }
+                var range: Range<Int64>?
+                var stopping: [ConnectionID] = []
+                switch action {
+                case .start(_, let asked): range = asked
+                case .steal(let owner, let offset, _):
+                    range = state.map.position(of: owner).map { offset..<$0.upperBound }
+                case .duplicate, .none: break
+                case .stop(let id): stopping.append(id)
+                }
+                do {
+                    if let partner = try state.map.apply(action) { stopping.append(partner) }
+                } catch {
+                    break  // an action the map refuses: nothing more to do this round
+                }
+                if case .duplicate(let id, _) = action { range = state.map.position(of: id) }
+                for id in stopping {
+                    if let link = state.links.removeValue(forKey: id), let task = link.task { cancels.append((link.lane, task)) }
+                    if id == idle { idle = nil }
+                }
+                let worker: ConnectionID? = {
+                    switch action {
+                    case .start(let id, _): return id
+                    case .steal(_, _, let thief): return thief
+                    case .duplicate(let id, _): return id
+                    default: return nil
+                    }
+                }()
+                guard let worker, let range else { continue }
+                if worker == idle { idle = nil }
+                if worker == newID { state.nextID += 1 }
+                let lane = state.links[worker]?.lane ?? Self.freeLane(state)
+                state.links[worker] = Link(lane: lane, task: nil, asked: range, accepted: false)
+                launches.append((worker, lane, range))
+            }
+            // A connection left with nothing to do stops.
+            if let idle, state.links[idle]?.task == nil, state.map.position(of: idle) == nil {
+                state.links[idle] = nil
+            }
+            state.tally.peakConnections = max(state.tally.peakConnections, state.links.count)
+            state.windowLinks = min(state.windowLinks, state.links.count)
+            return state.map.isComplete
+        }
+        cancel(cancels)
+        for (id, lane, range) in launches { launch(id, lane: lane, range: range) }
+        if complete { end(.complete) }
+    }
+
+    /// The lowest lane no connection of this download runs in (lane 0 is the manager's own session).
+    static func freeLane(_ state: State) -> Int {
+        let used = Set(state.links.values.map(\.lane))
+        var lane = 0
+        while used.contains(lane) { lane += 1 }
+        return lane
+    }
+
+    /// The writer fell behind: every connection stops (their ranges stay, with what they wrote)
+    /// until half the backlog is written, then scheduling starts them again.
+    func pauseForDisk() {
+        let cancels = state.withLock { state -> [(Int, URLSessionTask)] in
+            guard !state.stopped else { return [] }
+            for id in Array(state.links.keys) { flush(id, &state) }
+            state.pausedForDisk = true
+            state.tally.diskPauses += 1
+            var cancels: [(Int, URLSessionTask)] = []
+            for (id, link) in state.links {
+                _ = state.map.release(id)
+                if let task = link.task { cancels.append((link.lane, task)) }
+            }
+            state.links = [:]
+            return cancels
+        }
+        cancel(cancels)
+        writer.whenBacklog(atMost: setup.bufferLimit / 2) { [weak self] in
+            guard let self else { return }
+            state.withLock { $0.pausedForDisk = false }
+            schedule(idle: nil)
+        }
+    }
+}

@@ -1,0 +1,226 @@
+import CourierTestSupport
+import XCTest
+@testable import Courier
+import CourierTestServer
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Split downloads over real sockets: one file over several `Range` connections, exact or a typed error.
+final class SegmentedDownloadTests: CourierTestCase {
+    private let size = 8 << 20
+    private var content: Data { TestServer.deterministicBytes(count: size, seed: 24) }
+
+    private func policy(_ split: DownloadSplit, retries: Int = 3) -> DownloadPolicy {
+        var policy = DownloadPolicy()
+        policy.split = split
+        policy.retry.retryLimit = retries
+        return policy
+    }
+
+    private func download(_ path: String, to destination: URL, policy: DownloadPolicy) -> DownloadResponse? {
+        wait(timeout: 60) { finish in
+            manager.downloadTask(with: request(path), to: .file(destination), policy: policy, completion: finish).resume()
+        }
+    }
+
+    func testAFileSplitOverFourConnectionsArrivesExact() throws {
+        // Given a file served in paced writes (so that connections overlap)
+        server.addFile("four.bin", data: content, etag: "\"v1\"")
+        let destination = directory.appendingPathComponent("four.bin")
+        // When it is downloaded over four connections
+        let response = download("/files/four.bin?chunk=65536&chunk_delay_ms=5", to: destination, policy: policy(.connections(4)))
+        // Then the file is exact, and it came over several ranged requests bound to one version
+        XCTAssertNil(response?.error)
+        XCTAssertEqual(try Data(contentsOf: destination), content)
+        XCTAssertGreaterThan(response?.report.connections ?? 0, 1)
+        let ranged = server.requests.filter { $0.header("Range") != nil }
+        XCTAssertGreaterThan(ranged.count, 1)
+        XCTAssertEqual(server.requests.first?.header("Range"), "bytes=0-")
+        for request in ranged.dropFirst() {
+            XCTAssertEqual(request.header("If-Range"), "\"v1\"")
+            XCTAssertEqual(request.header("Accept-Encoding"), "identity")
+        }
+        XCTAssertEqual(stagingFiles(in: directory), [], "no side files once published")
+    }
+
+    /// Starts a split download of `path` and cancels it, keeping its bytes, once `fraction` of it arrived.
+    private func interruptedDownload(_ path: String, to destination: URL, at fraction: Double) throws -> ResumeData {
+        let policy = policy(.connections(4))
+        let cancelled = Locked(false)
+        let response: DownloadResponse? = wait(timeout: 60) { finish in
+            let task = manager.downloadTask(with: request(path), to: .file(destination), policy: policy, completion: finish)
+            task.addProgressHandler(.download) { [weak task] progress in
+                guard progress.fractionCompleted >= fraction, !cancelled.withLock({ let was = $0; $0 = true; return was })
+                else { return }
+                task?.cancel(producingResumeData: { _ in })
+            }
+            task.resume()
+        }
+        XCTAssertEqual(response?.error?.code, .cancelled)
+        return try XCTUnwrap(response?.error?.resumeData)
+    }
+
+    func testACancelledSplitDownloadKeepsEverySegmentAndTheNextRunContinuesEachOne() throws {
+        // Given a split download cancelled half way, with its resume record beside the partial file
+        server.addFile("resumed.bin", data: content, etag: "\"v1\"")
+        let path = "/files/resumed.bin?chunk=65536&chunk_delay_ms=20"
+        let destination = directory.appendingPathComponent("resumed.bin")
+        let resumeData = try interruptedDownload(path, to: destination, at: 0.4)
+        let map = try XCTUnwrap(resumeData.segmentMap, "the resume data keeps the segment map")
+        XCTAssertGreaterThan(map.segments.count, 1)
+        XCTAssertGreaterThan(map.writtenBytes, map.contiguousPrefix, "bytes past the prefix are kept")
+        let record = try XCTUnwrap(try ResumeData.record(beside: DownloadPolicy.defaultPartialFile(for: destination)))
+        XCTAssertEqual(record.segmentMap?.segments.count, map.segments.count, "the record on disk has the map too")
+        server.clearRequests()
+        // When the same download runs again
+        let response = download(path, to: destination, policy: policy(.connections(4)))
+        // Then every segment continues from its own bytes, and the file is exact
+        XCTAssertNil(response?.error)
+        XCTAssertEqual(try Data(contentsOf: destination), content)
+        XCTAssertEqual(response?.report.resumedBytes, map.writtenBytes)
+        XCTAssertLessThanOrEqual(response?.report.bytesReceived ?? .max, Int64(size) - map.writtenBytes + (1 << 20))
+        XCTAssertEqual(server.requests.first?.header("Range"), "bytes=\(map.contiguousPrefix)-")
+        XCTAssertTrue(server.requests.allSatisfy { $0.header("If-Range") == "\"v1\"" })
+    }
+
+    func testASameSizeReplacementBetweenRunsStartsTheFileOver() throws {
+        // Given a split download cancelled half way, and then the file replaced by another of the same size
+        server.addFile("replaced.bin", data: content, etag: "\"v1\"")
+        let path = "/files/replaced.bin?chunk=65536&chunk_delay_ms=20"
+        let destination = directory.appendingPathComponent("replaced.bin")
+        _ = try interruptedDownload(path, to: destination, at: 0.4)
+        let replacement = TestServer.deterministicBytes(count: size, seed: 99)
+        server.addFile("replaced.bin", data: replacement, etag: "\"v2\"")
+        // When the download runs again
+        let response = download(path, to: destination, policy: policy(.connections(4)))
+        // Then the new version is published whole: none of the old segments' bytes is kept
+        XCTAssertNil(response?.error)
+        XCTAssertEqual(try Data(contentsOf: destination), replacement)
+    }
+}
+
+/// Split downloads against scripted servers whose ranged answers break the rules: each ends exact
+/// or with a typed error, and a mixed file is never published.
+final class SegmentedDownloadFaultTests: CourierTestCase {
+    private let size = 4 << 20
+    private var content: Data { TestServer.deterministicBytes(count: size, seed: 25) }
+
+    /// The asked range of a `Range: bytes=a-b` or `bytes=a-` header.
+    private static func asked(_ request: RecordedRequest, total: Int) -> Range<Int>? {
+        guard let value = request.header("Range"), value.hasPrefix("bytes=") else { return nil }
+        let parts = value.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 2, let start = Int(parts[0]) else { return nil }
+        let end = parts[1].isEmpty ? total : (Int(parts[1]) ?? total - 1) + 1
+        return start..<min(end, total)
+    }
+
+    /// A correct 206 for `range` of `body`, sent in 64 KiB writes `pause` ms apart.
+    private static func partial(_ body: Data, _ range: Range<Int>, etag: String, pause: Int = 0, extra: [(String, String)] = [])
+        -> ScriptedServer.Reply
+    {
+        let headers = [
+            ("Content-Range", "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(body.count)"),
+            ("Content-Length", "\(range.count)"), ("ETag", etag),
+        ] + extra
+        var steps: [ScriptedServer.Reply.Step] = [.send(ScriptedServer.Reply.head(status: 206, reason: "Partial Content", headers: headers))]
+        var offset = range.lowerBound
+        while offset < range.upperBound {
+            let next = min(offset + 65_536, range.upperBound)
+            steps.append(.send(body.subdata(in: offset..<next)))
+            if pause > 0 { steps.append(.pause(milliseconds: pause)) }
+            offset = next
+        }
+        return ScriptedServer.Reply(steps)
+    }
+
+    private func download(from server: ScriptedServer, to destination: URL, split: DownloadSplit = .connections(4))
+        -> DownloadResponse?
+    {
+        var policy = DownloadPolicy()
+        policy.split = split
+        policy.retry.retryLimit = 0
+        return wait(timeout: 60) { finish in
+            manager.downloadTask(with: URLRequest(url: server.url("/file")), to: .file(destination), policy: policy, completion: finish)
+                .resume()
+        }
+    }
+
+    func testASegmentAnsweredFromAnotherOffsetStartsTheFileOverAsOneStream() throws {
+        // Given a server whose first answer is right and slow, and whose later ranged answers start 1,000 bytes early
+        let body = content
+        let total = size
+        let server = try ScriptedServer { request, index in
+            guard let range = Self.asked(request, total: total) else { return .response(status: 200, headers: [], body: body) }
+            if index == 0 { return Self.partial(body, range, etag: "\"v1\"", pause: 10) }
+            if range.lowerBound == 0 { return Self.partial(body, range, etag: "\"v1\"") }
+            return Self.partial(body, (range.lowerBound - 1000)..<range.upperBound, etag: "\"v1\"")
+        }
+        defer { server.stop() }
+        let destination = directory.appendingPathComponent("shifted.bin")
+        // When the file is split over four connections
+        let response = download(from: server, to: destination)
+        // Then no misplaced byte is kept: the file started over as one stream and is exact
+        XCTAssertNil(response?.error)
+        XCTAssertEqual(try Data(contentsOf: destination), body)
+        XCTAssertEqual(server.requests.filter { $0.header("Range") == "bytes=0-" }.count, 2, "started over once")
+        XCTAssertGreaterThan(server.requests.count, 2, "the segments were asked for")
+    }
+
+    func testAGzipEncodedSegmentFailsWithATypedErrorAndPublishesNothing() throws {
+        // Given a server that gzips its answers to segment requests
+        let body = content
+        let total = size
+        let server = try ScriptedServer { request, index in
+            guard let range = Self.asked(request, total: total) else { return .response(status: 200, headers: [], body: body) }
+            if index == 0 { return Self.partial(body, range, etag: "\"v1\"", pause: 10) }
+            return Self.partial(body, range, etag: "\"v1\"", extra: [("Content-Encoding", "gzip")])
+        }
+        defer { server.stop() }
+        let destination = directory.appendingPathComponent("gzip.bin")
+        // When the file is split
+        let response = download(from: server, to: destination)
+        // Then the download fails with a typed error, and nothing is published
+        XCTAssertEqual(response?.error?.code, .invalidResponse)
+        XCTAssertTrue(response?.error?.message.contains("Content-Encoding") ?? false, response?.error?.message ?? "")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path))
+    }
+
+    func testAVersionChangeBetweenSegmentsStartsTheFileOverWithTheNewVersion() throws {
+        // Given a server whose file is replaced by another of the same size once the first answer began:
+        // later requests carrying the old validator in If-Range get the new version whole (200)
+        let old = content
+        let new = TestServer.deterministicBytes(count: size, seed: 26)
+        let total = size
+        let server = try ScriptedServer { request, index in
+            let range = Self.asked(request, total: total)
+            if index == 0, let range { return Self.partial(old, range, etag: "\"v1\"", pause: 10) }
+            if let range, request.header("If-Range") == nil { return Self.partial(new, range, etag: "\"v2\"") }
+            return .response(status: 200, headers: [("Content-Length", "\(total)"), ("ETag", "\"v2\"")], body: new)
+        }
+        defer { server.stop() }
+        let destination = directory.appendingPathComponent("changed.bin")
+        // When the file is split
+        let response = download(from: server, to: destination)
+        // Then the published file is the new version, whole: never a mix
+        XCTAssertNil(response?.error)
+        XCTAssertEqual(try Data(contentsOf: destination), new)
+    }
+
+    func testAServerThatIgnoresRangeGivesOneStream() throws {
+        // Given a server that answers every request with the whole file (200)
+        let body = content
+        let server = try ScriptedServer { _, _ in
+            .response(status: 200, headers: [("Content-Length", "\(body.count)"), ("ETag", "\"v1\"")], body: body)
+        }
+        defer { server.stop() }
+        let destination = directory.appendingPathComponent("ignored.bin")
+        // When a split download is asked for
+        let response = download(from: server, to: destination, split: .automatic)
+        // Then the first answer is the file, over one connection
+        XCTAssertNil(response?.error)
+        XCTAssertEqual(try Data(contentsOf: destination), body)
+        XCTAssertEqual(server.requests.count, 1)
+        XCTAssertEqual(response?.report.connections, 1)
+    }
+}
