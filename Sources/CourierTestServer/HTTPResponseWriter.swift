@@ -99,6 +99,22 @@ struct HTTPResponseWriter {
         return written ? after : .abort
     }
 
+    /// Sleeps between paced writes; `false` when the server stops or the client hangs up first.
+    /// Watching the socket ends a response as soon as its client leaves, rather than at the next
+    /// write, so `max_conns` and the in-flight counts see a closed connection at once.
+    private func pause(milliseconds: Int) -> Bool {
+        let start = DispatchTime.now().uptimeNanoseconds
+        switch stopSignal.waitReadable(socket.fd, timeoutMilliseconds: milliseconds) {
+        case .timedOut: return true
+        case .stopped: return false
+        case .readable:
+            if socket.peerHasHungUp() { return false }
+            // A pipelined request waits for the reader; sleep out the rest.
+            let elapsed = Int((DispatchTime.now().uptimeNanoseconds - start) / 1_000_000)
+            return stopSignal.sleep(milliseconds: max(0, milliseconds - elapsed))
+        }
+    }
+
     /// Where fault injection stops the body, if anywhere.
     private func cutOff(_ delivery: ResponseDelivery) -> Int? {
         switch (delivery.closeAfter, delivery.resetAfter) {
@@ -143,7 +159,7 @@ struct HTTPResponseWriter {
                 // milliseconds means a write is never early.
                 let due = pacer?.schedule(max(0, min(unitEnd, end) - offset), divisor: rateDivisor) ?? 0
                 let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
-                if due > elapsed, !stopSignal.sleep(milliseconds: Int(((due - elapsed) * 1000).rounded(.up))) { return false }
+                if due > elapsed, !pause(milliseconds: Int(((due - elapsed) * 1000).rounded(.up))) { return false }
             }
             unitIndex += 1
             while offset < unitEnd {

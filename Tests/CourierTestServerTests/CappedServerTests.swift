@@ -153,6 +153,20 @@ final class CappedServerTests: ServerTestCase {
         XCTAssertEqual(server.traffic(for: "/files/big"), PathTraffic())
     }
 
+    func testAClientThatHangsUpMidBodyIsNoLongerInFlightBeforeTheNextPacedWrite() throws {
+        // Given a response paced so slowly that its first write is due in 1,024 s
+        let client = try connect()
+        try client.sendRequest("GET", "/bytes/4096?rate=1")
+        XCTAssertTrue(waitUntil { self.server.traffic(for: "/bytes/4096").inFlight == 1 })
+
+        // When its client hangs up
+        client.close()
+
+        // Then the server notices while it waits, not at a write, and the path admits again
+        XCTAssertTrue(waitUntil(timeout: 10) { self.server.traffic(for: "/bytes/4096").inFlight == 0 })
+        XCTAssertEqual(try fetch("GET", "/bytes/16?max_conns=1").status, 200)
+    }
+
     func testPacingOptionsThatContradictEachOtherAre400() throws {
         // Given options that cannot all hold
         let targets = [
