@@ -60,6 +60,15 @@ extension GetCommand {
                                       although asked not to, or gives no length), with a warning;
                                       by default it is refused (exit 5).
 
+        Speed:
+          --split <n>|auto|auto:<n>   Fetch the file over <n> connections at once (1 to 64), or
+                                      auto: as many as raise the speed, up to 16 (auto:<n>: up
+                                      to <n>). Each is a Range request checked against the
+                                      file's version; a server without ranges or a strong ETag
+                                      gets one connection. Default: one. Not with -o - (use
+                                      -o - --whole). With -i, for each new line's download,
+                                      within --per-host. Long option only: -s is --silent.
+
         A list of URLs (courier get -i FILE [options]; docs: Docs/CommandLine.md):
           -i, --input-file <file>     Download every URL in <file> (- for stdin): one per line,
                                       optionally followed by sha256=<hex> and out=<name>; # starts
@@ -71,7 +80,8 @@ extension GetCommand {
           --state <dir>               The queue's journal and partial files (default:
                                       <d>/.courier-queue).
           --parallel <n>              Downloads at once (default 4).
-          --per-host <n>              Downloads at once per host (default 2).
+          --per-host <n>              Connections at once per host (default 2): a download
+                                      holds one, a --split one up to its split.
                                       Exit status: 0 when all completed, else the worst of the
                                       failures (5, 6, 4, 3, 1), listed on stderr.
 

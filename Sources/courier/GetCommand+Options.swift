@@ -38,6 +38,9 @@ extension GetCommand {
         /// `--cacert`, `--capath`, `--pinnedpubkey`, `--cert`, `--key`, `--pass`, `-k`: curl's TLS
         /// options (TLSOptions.swift).
         var tls = TLSOptions()
+        /// `--split N|auto|auto:N`: how many connections the download may use (long option only:
+        /// `-s` is curl's `--silent`). Default off: one (GetCommand+Split.swift).
+        var split = DownloadSplit.off
 
         init(url: URL) { self.url = url }
 
@@ -48,7 +51,7 @@ extension GetCommand {
 
         static let valued = Set([
             "-o", "--output", "--retries", "--sha256", "-H", "--header", "--max-time", "--timeout", "-C", "--continue-at",
-            "--wait-for-network",
+            "--wait-for-network", "--split",
         ]).union(QueueOptions.valued).union(OutputRedaction.valued).union(TLSOptions.valued)
         static let flags: Set<String> = TLSOptions.flags.union([
             "-q", "--quiet", "-s", "--silent", "--force", "-h", "--help", "--location-trusted", "--accept-unverified",
@@ -95,6 +98,7 @@ extension GetCommand {
             if options.whole, !options.writesToStandardOutput {
                 throw UsageError(get: "--whole is for -o - (a file is always written whole: it appears only once complete)")
             }
+            if options.split.isSplit, options.streamsToStandardOutput { throw UsageError(get: Self.splitToStandardOutput) }
             if options.output != nil, !scanned.flags.isDisjoint(with: ["-O", "--remote-name"]) {
                 throw UsageError(get: "-O (save under the remote name) and -o (save as) contradict each other; give one")
             }
@@ -135,6 +139,8 @@ extension GetCommand {
                     case "--wait-for-network": options.waitForNetwork = seconds
                     default: options.maxTime = seconds
                     }
+                case "--split":
+                    options.split = try Self.split(value)
                 case "--sha256":
                     guard let digest = DownloadPolicy.sha256(hex: value) else {
                         throw UsageError(get: "--sha256 takes 64 hexadecimal digits, not '\(value)'")

@@ -89,6 +89,8 @@ struct GetCommand {
         var configuration = SessionManager.Configuration()
         if let timeout = options.timeout { configuration.urlSessionConfiguration.timeoutIntervalForRequest = timeout }
         configuration.tls = options.tls.announced()
+        configuration.maximumRunningTasksPerHost = Self.runningTasksPerHost(
+            configuration.maximumRunningTasksPerHost, for: options.split)
         if !options.quiet {
             // Each retry on a line of its own: what failed, where, when the next attempt starts.
             configuration.eventMonitors = [ClosureEventMonitor(onRetry: { _, event in printer.message(Self.retryLine(event)) })]
@@ -100,11 +102,16 @@ struct GetCommand {
         defer { manager.invalidate(cancelingTasks: true) }
         let finished = DispatchSemaphore(value: 0)
         let result = Guarded<DownloadResponse?>(nil)
+        // The task, for its connection count on the bar; set right after it is made (its
+        // progress begins only once it is resumed).
+        let counted = Guarded<DownloadTask?>(nil)
         let task = manager.downloadTask(
             with: request(), to: target.destination, policy: target.policy,
             progress: { progress in
                 let total = progress.totalUnitCount
-                printer.update(completed: progress.completedUnitCount, total: total >= 0 ? total : nil)
+                printer.update(
+                    completed: progress.completedUnitCount, total: total >= 0 ? total : nil,
+                    connections: counted.current?.connectionCount ?? 1)
             },
             completion: { response in
                 result.set(response)
@@ -112,11 +119,13 @@ struct GetCommand {
             })
         // Keeps the partial file and brings its record up to date; the task then completes with
         // `cancelled` and the resume data.
+        counted.set(task)
         stops.onStop { task.cancel(producingResumeData: { _ in }) }
         stops.beforeLeaving { printer.finish() }
         printer.start()
         task.resume()
         finished.wait()
+        counted.set(nil)
         verbose?.waitUntilPrinted()
         // `finished` is signalled only after `result` is set.
         return result.current ?? DownloadResponse(
@@ -143,6 +152,7 @@ struct GetCommand {
 
     private func makeTarget(in cwd: URL, printer: ProgressPrinter) throws(GetFailure) -> Target {
         var policy = DownloadPolicy()
+        policy.split = options.split
         policy.retry.retryLimit = options.retries
         policy.expectedSHA256 = options.expectedSHA256
         policy.publishesUnverifiedBodies = options.acceptUnverified

@@ -126,13 +126,22 @@ enum ProgressFormat {
         return "[" + body + "]"
     }
 
+    /// The connection count on the terminal line, while a split download uses more than one:
+    /// `4 conn` (`nil` for one). Plain words, not aria2's `CN:4`, so that curl and wget users
+    /// read it too.
+    static func connectionsText(_ connections: Int) -> String? {
+        connections > 1 ? "\(connections) conn" : nil
+    }
+
     /// The line redrawn in place on a terminal `columns` wide, like wget's:
-    /// `data.bin  45% [=========>           ]  12.3 MiB  4.1 MiB/s  eta 3s`. It never reaches the
-    /// last column (some terminals wrap there), so it never wraps. When narrow it sheds, in order:
-    /// the bar, the name, the ETA, the rate. Without a known total there is no percentage or bar;
-    /// rate and ETA appear once a rate has been measured.
+    /// `data.bin  45% [=========>           ]  12.3 MiB  4.1 MiB/s  eta 3s`, with a split
+    /// download's connection count after the rate while it uses more than one
+    /// (`…  4.1 MiB/s   4 conn  eta 3s`). It never reaches the last column (some terminals wrap
+    /// there), so it never wraps. When narrow it sheds, in order: the bar, the name, the
+    /// connection count, the ETA, the rate. Without a known total there is no percentage or bar; rate and
+    /// ETA appear once a rate has been measured.
     static func terminalLine(
-        name: String?, completed: Int64, total: Int64?, bytesPerSecond: Double?, columns width: Int
+        name: String?, completed: Int64, total: Int64?, bytesPerSecond: Double?, connections: Int = 1, columns width: Int
     ) -> String {
         let limit = max(width - 1, 1)
         let percentText = percent(completed, of: total).map { "\($0)%" }
@@ -140,10 +149,14 @@ enum ProgressFormat {
         let rateText = bytesPerSecond.map(rate)
         let etaText = secondsLeft(completed, of: total, at: bytesPerSecond).flatMap(eta).map { "eta " + $0 }
         let name = name.map(displayable).flatMap { $0.isEmpty ? nil : $0 }
+        let connectionsText = connectionsText(connections)
 
         // With a bar: fixed-width fields, so that the bar keeps its size as the numbers change.
         if let total, let percentText {
-            let padded = pad(size, 9) + "  " + pad(rateText ?? "", 11) + "  " + (etaText ?? "").paddedRight(10)
+            // `64 conn` at most: 7 columns, so the bar changes size only when the count appears or goes.
+            let connectionsField = connectionsText.map { "  " + pad($0, 7) } ?? ""
+            let padded = pad(size, 9) + "  " + pad(rateText ?? "", 11) + connectionsField + "  "
+                + (etaText ?? "").paddedRight(10)
             let lead = name.map { truncate($0, toColumns: max(10, limit / 4)) + "  " } ?? ""
             let inner = limit - columns(of: lead) - 4 - 1 - 2 - 1 - columns(of: padded)
             if inner >= 10 {
@@ -152,9 +165,10 @@ enum ProgressFormat {
             }
         }
         // No bar: the name while it fits (shortened down to 8 columns), then the numbers alone,
-        // shedding the ETA and then the rate.
+        // shedding the connection count, the ETA and then the rate.
         let candidates: [[String?]] = [
-            [percentText, size, rateText, etaText], [percentText, size, rateText], [percentText, size], [size],
+            [percentText, size, rateText, connectionsText, etaText], [percentText, size, rateText, etaText],
+            [percentText, size, rateText], [percentText, size], [size],
         ]
         for (index, fields) in candidates.enumerated() {
             let stats = fields.compactMap { $0 }.joined(separator: "  ")
@@ -295,6 +309,8 @@ final class ProgressPrinter: Sendable {
         var columns: Int
         /// The file's name, shown first on the terminal line.
         var name: String?
+        /// The connections the download uses now (terminal style shows more than one).
+        var connections = 1
     }
 
     init(
@@ -335,8 +351,9 @@ final class ProgressPrinter: Sendable {
         }
     }
 
-    /// Takes a progress snapshot; prints when a line is due.
-    func update(completed: Int64, total: Int64?) {
+    /// Takes a progress snapshot, with the connections the download uses now (shown on a
+    /// terminal while more than one; plain lines do not change); prints when a line is due.
+    func update(completed: Int64, total: Int64?, connections: Int = 1) {
         guard style != .quiet else { return }
         let time = now()
         // Written under the lock so no stale update can land after `finish()`.
@@ -345,6 +362,7 @@ final class ProgressPrinter: Sendable {
             if state.start == nil { state.start = time }
             state.meter.add(bytes: completed, at: time)
             state.latest = (completed, total)
+            state.connections = connections
             state.latestDrawn = false
             guard Self.isDue(style: style, now: time, start: state.start ?? time, lastPrint: state.lastPrint) else {
                 return
@@ -394,7 +412,7 @@ final class ProgressPrinter: Sendable {
         guard let latest = state.latest else { return }
         let line = ProgressFormat.terminalLine(
             name: state.name, completed: latest.completed, total: latest.total,
-            bytesPerSecond: state.meter.bytesPerSecond, columns: state.columns)
+            bytesPerSecond: state.meter.bytesPerSecond, connections: state.connections, columns: state.columns)
         let width = ProgressFormat.columns(of: line)
         let padding = max(0, min(state.drawnWidth, max(state.columns - 1, 1)) - width)
         state.drawnWidth = width

@@ -71,6 +71,10 @@ struct QueueCommand {
         var managerConfiguration = SessionManager.Configuration()
         if let timeout = shared.timeout { managerConfiguration.urlSessionConfiguration.timeoutIntervalForRequest = timeout }
         managerConfiguration.tls = shared.tls.announced()
+        // The queue's --per-host counts every connection (a split item holds several); the
+        // manager must not hold back what it allows.
+        managerConfiguration.maximumRunningTasksPerHost = GetCommand.runningTasksPerHost(
+            managerConfiguration.maximumRunningTasksPerHost, for: shared.split, perHost: options.perHost)
         let headers = shared.headers
         if !headers.isEmpty {
             managerConfiguration.interceptor = Interceptor(adapters: [Adapter { request in
@@ -183,7 +187,10 @@ struct QueueCommand {
                 waitedFor.insert(entry.id)
             }
         }
-        let items = batch.map { DownloadQueue.NewItem(url: $0.url, to: $0.destination, id: $0.id, sha256: $0.sha256) }
+        let split = options.shared.split
+        let items = batch.map {
+            DownloadQueue.NewItem(url: $0.url, to: $0.destination, id: $0.id, sha256: $0.sha256, split: split)
+        }
         do {
             // The rest of the input may come later: unlisted items are paused once it has ended.
             try queue.reconcile(items, unlisted: .leave, replacingExistingFiles: options.shared.force)

@@ -38,10 +38,12 @@ extension GetCommand {
         var directory: String?
         /// `--parallel`: the most downloads at once (the queue's `maximumRunning`).
         var parallel = 4
-        /// `--per-host`: the most downloads at once from one host and port.
+        /// `--per-host`: the most connections at once to one host and port (a `--split` item
+        /// holds several; the queue's ``DownloadQueue/Configuration/maximumRunningPerHost``).
         var perHost = 2
         /// The options every item runs with: `--retries`, `--max-time` (per item), `--timeout`,
-        /// `-H`, `--location-trusted`, `--accept-unverified`, `--force`, `-q`. Its `url` is
+        /// `-H`, `--location-trusted`, `--accept-unverified`, `--force`, `-q`, `--split` (each
+        /// new item's). Its `url` is
         /// ``placeholderURL`` and never fetched: each line brings its own.
         var shared: Options
 

@@ -98,11 +98,41 @@ final class GetOptionsTests: XCTestCase {
             (["http://h/", "--timeout", "0"], "--timeout takes a number of seconds above 0"),
             (["http://h/", "-fsX"], "unknown option '-fsX'"),
             (["http://h/", "-o"], "-o needs a value"),
+            (["http://h/", "--split", "0"], "--split takes a number of connections from 1 to 64, auto, or auto:N"),
+            (["http://h/", "--split", "65"], "not '65'"),
+            (["http://h/", "--split=auto:0"], "not 'auto:0'"),
+            (["http://h/", "--split", "fast"], "not 'fast'"),
+            (["http://h/", "--split", ""], "--split takes"),
+            (["http://h/", "--split"], "--split needs a value"),
+            (["http://h/", "--split", "4", "-o", "-"], "--split cannot stream to stdout"),
+            (["http://h/", "--splt", "4"], "did you mean --split?"),
         ]
         for (arguments, expected) in cases {
             let message = usageMessage(arguments)
             XCTAssertTrue(message?.contains(expected) ?? false, "\(arguments): \(message ?? "accepted")")
         }
+    }
+
+    func testSplitTakesACountAutoOrAutoWithAMaximumAndIsOffByDefault() throws {
+        XCTAssertEqual(try parse(["http://h/f"]).split, .off)
+        XCTAssertEqual(try parse(["--split", "4", "http://h/f"]).split, .connections(4))
+        XCTAssertEqual(try parse(["http://h/f", "--split=1"]).split, .off, "one connection is no split")
+        XCTAssertEqual(try parse(["http://h/f", "--split", "auto"]).split, .automatic)
+        XCTAssertEqual(try parse(["http://h/f", "--split", "auto:8"]).split, .automatic(upTo: 8))
+        XCTAssertEqual(try parse(["http://h/f", "--split", "64"]).split, .connections(64))
+        // -s stays curl's --silent: it takes no value, and the URL after it is still the URL
+        let silent = try parse(["-s", "http://h/f"])
+        XCTAssertTrue(silent.quiet)
+        XCTAssertEqual(silent.split, .off)
+        // -o - --whole stages the body in a file, where ranges land in place: allowed
+        XCTAssertEqual(try parse(["http://h/f", "--split", "4", "-o", "-", "--whole"]).split, .connections(4))
+        // The manager lets one download open what its split asks, and never lowers its cap
+        XCTAssertEqual(GetCommand.runningTasksPerHost(4, for: .off), 4)
+        XCTAssertEqual(GetCommand.runningTasksPerHost(4, for: .connections(8)), 8)
+        XCTAssertEqual(GetCommand.runningTasksPerHost(4, for: .automatic), 16)
+        XCTAssertEqual(GetCommand.runningTasksPerHost(4, for: .connections(2)), 4)
+        XCTAssertNil(GetCommand.runningTasksPerHost(nil, for: .connections(8)), "no cap stays no cap")
+        XCTAssertEqual(GetCommand.runningTasksPerHost(4, for: .connections(8), perHost: 6), 6, "a queue: its per-host cap")
     }
 
     func testCurlAndWgetSpellingsOfWhatCourierDoesAnywayAreAccepted() throws {

@@ -104,6 +104,31 @@ final class ProgressFormatTests: XCTestCase {
         XCTAssertEqual(line(name, 12 * mib + 300 * 1024, 64 * mib, 4.1 * 1024 * 1024, columns: 5), "12…B")
     }
 
+    func testTerminalLineShowsTheConnectionCountWhileASplitDownloadUsesMoreThanOne() {
+        // Given a split download using 4 connections, then 1 (a server without ranges, or the end)
+        let four = ProgressFormat.terminalLine(
+            name: "data.bin", completed: 12 * mib, total: 64 * mib, bytesPerSecond: 4 * 1024 * 1024, connections: 4, columns: 80)
+        let one = ProgressFormat.terminalLine(
+            name: "data.bin", completed: 12 * mib, total: 64 * mib, bytesPerSecond: 4 * 1024 * 1024, connections: 1, columns: 80)
+        // Then the count follows the rate while it is more than one, in a fixed width
+        XCTAssertEqual(four, "data.bin   18% [==>               ]  12.0 MiB    4.0 MiB/s   4 conn  eta 13s")
+        XCTAssertEqual(one, line("data.bin", 12 * mib, 64 * mib, 4 * 1024 * 1024, columns: 80), "one connection: the line as before")
+        XCTAssertEqual(ProgressFormat.connectionsText(64), "64 conn")
+        XCTAssertNil(ProgressFormat.connectionsText(1))
+        XCTAssertNil(ProgressFormat.connectionsText(0), "not started, or ended")
+        // And when narrow it goes after the bar and the name, before the ETA and the rate
+        let at = { (columns: Int) in
+            ProgressFormat.terminalLine(
+                name: "a-rather-long-file-name.tar.gz", completed: 12 * self.mib + 300 * 1024, total: 64 * self.mib,
+                bytesPerSecond: 4.1 * 1024 * 1024, connections: 12, columns: columns)
+        }
+        XCTAssertEqual(at(48), "19%  12.3 MiB  4.1 MiB/s  12 conn  eta 13s")
+        XCTAssertEqual(at(40), "19%  12.3 MiB  4.1 MiB/s  eta 13s")
+        for columns in [200, 120, 80, 60, 50, 40, 30, 20, 12, 5, 1] {
+            XCTAssertLessThanOrEqual(ProgressFormat.columns(of: at(columns)), max(columns - 1, 1), "\(columns): \(at(columns))")
+        }
+    }
+
     func testWideCharactersCountTwoColumns() {
         XCTAssertEqual(ProgressFormat.columns(of: "abc"), 3)
         XCTAssertEqual(ProgressFormat.columns(of: "日本語"), 6)
@@ -255,6 +280,28 @@ final class ProgressFormatTests: XCTestCase {
         let log = ProgressPrinter(style: .plain, now: { clock.current }, write: { text in plain.withLock { $0 += text } })
         log.message("courier: retrying")
         XCTAssertEqual(plain.current, "courier: retrying\n")
+    }
+
+    func testOnlyTheTerminalPrinterShowsTheConnectionCount() {
+        // Given a terminal printer and a plain one, each told of 3 connections
+        let clock = Guarded(0.0)
+        let terminal = Guarded("")
+        let plain = Guarded("")
+        let onTerminal = ProgressPrinter(
+            style: .terminal, columns: 60, name: "f.bin", now: { clock.current }, write: { text in terminal.withLock { $0 += text } })
+        let inALog = ProgressPrinter(style: .plain, now: { clock.current }, write: { text in plain.withLock { $0 += text } })
+        for printer in [onTerminal, inALog] {
+            printer.start()
+            printer.update(completed: 0, total: 2048, connections: 3)
+        }
+        clock.set(1)
+        for printer in [onTerminal, inALog] {
+            printer.update(completed: 1024, total: 2048, connections: 3)
+            printer.finish()
+        }
+        // Then the terminal line has it and the log line is as it always was
+        XCTAssertTrue(terminal.current.contains("3 conn"), terminal.current.debugDescription)
+        XCTAssertEqual(plain.current, "courier: 1.0 KiB of 2.0 KiB (50%) 1.0 KiB/s, ETA 0:01\n")
     }
 
     func testPlainAndQuietPrinters() {

@@ -58,6 +58,8 @@ public protocol EventMonitor: Sendable {
     func taskDidEndPause(_ task: any SessionTask, event: TaskPauseEvent)
     /// A download's file was published at its destination (just before ``taskDidComplete(_:event:)``).
     func taskDidPublishDownload(_ task: any SessionTask, file: URL)
+    /// A split download's connections changed, or were measured again (``TaskConnectionsEvent``).
+    func taskDidUpdateConnections(_ task: any SessionTask, event: TaskConnectionsEvent)
     /// A task finished; called once per task, last of its events, with its ``TaskMetrics``.
     func taskDidComplete(_ task: any SessionTask, event: TaskCompletionEvent)
     /// The manager's session was invalidated (by `invalidate(cancelingTasks:)` or release).
@@ -95,6 +97,8 @@ extension EventMonitor {
     public func taskDidEndPause(_ task: any SessionTask, event: TaskPauseEvent) {}
     /// Does nothing.
     public func taskDidPublishDownload(_ task: any SessionTask, file: URL) {}
+    /// Does nothing.
+    public func taskDidUpdateConnections(_ task: any SessionTask, event: TaskConnectionsEvent) {}
     /// Does nothing.
     public func taskDidComplete(_ task: any SessionTask, event: TaskCompletionEvent) {}
     /// Does nothing.
@@ -235,6 +239,9 @@ public struct ClosureEventMonitor: EventMonitor {
     public func taskDidPause(_ task: any SessionTask, event: TaskPauseEvent) { receive(.paused(event), for: task) }
     public func taskDidEndPause(_ task: any SessionTask, event: TaskPauseEvent) { receive(.pauseEnded(event), for: task) }
     public func taskDidPublishDownload(_ task: any SessionTask, file: URL) { receive(.published(file), for: task) }
+    public func taskDidUpdateConnections(_ task: any SessionTask, event: TaskConnectionsEvent) {
+        receive(.connections(event), for: task)
+    }
     public func taskDidComplete(_ task: any SessionTask, event: TaskCompletionEvent) { receive(.completed(event), for: task) }
     public func sessionDidInvalidate(error: (any Error)?) { onInvalidate?(error) }
     public func eventStreamWillReconnect(_ event: EventStreamReconnectEvent) { onStreamReconnect?(event) }

@@ -181,6 +181,10 @@ public struct LoggingMonitor: EventMonitor {
     public func taskDidPause(_ task: any SessionTask, event: TaskPauseEvent) { log(.paused(event), task) }
     /// Logs ``TaskEvent/pauseEnded(_:)`` (debug).
     public func taskDidEndPause(_ task: any SessionTask, event: TaskPauseEvent) { log(.pauseEnded(event), task) }
+    /// Logs ``TaskEvent/connections(_:)`` (debug).
+    public func taskDidUpdateConnections(_ task: any SessionTask, event: TaskConnectionsEvent) {
+        log(.connections(event), task)
+    }
     /// Logs ``TaskEvent/published(_:)`` (info).
     public func taskDidPublishDownload(_ task: any SessionTask, file: URL) { log(.published(file), task) }
     /// Logs ``TaskEvent/completed(_:)`` (info; notice when cancelled; error when it failed).
@@ -226,7 +230,7 @@ public struct LoggingMonitor: EventMonitor {
         switch event {
         // Verification turned off is never quiet.
         case .attemptStarted(let attempt) where attempt.tlsPolicy?.isInsecure == true: return .warning
-        case .created, .resumed, .adapted, .attemptStarted, .continuing, .response, .pauseEnded: return .debug
+        case .created, .resumed, .adapted, .attemptStarted, .continuing, .response, .pauseEnded, .connections: return .debug
         case .redirected(let redirect): return redirect.followed ? .info : .notice
         case .challenge(let challenge): return challenge.answered ? .info : .notice
         case .published: return .info
@@ -330,6 +334,15 @@ extension LoggingMonitor {
             let lasted = pause.duration.map { " after \(Self.milliseconds($0)) ms" } ?? ""
             if let duration = pause.duration { metadata["duration_ms"] = Self.milliseconds(duration) }
             message = "task \(id): pause (\(pause.reason.rawValue)) ended\(lasted)"
+        case .connections(let crew):
+            metadata["connections"] = String(crew.connections.count)
+            metadata["wanted"] = String(crew.wanted)
+            metadata["bytes"] = String(crew.bytesWritten)
+            metadata["length"] = String(crew.length)
+            metadata["ranges"] = crew.connections.map { "\($0.id):\($0.range.lowerBound)-\($0.range.upperBound)" }
+                .joined(separator: ",")
+            message = "task \(id): \(crew.connections.count) connections (\(crew.wanted) wanted), "
+                + "\(crew.bytesWritten) of \(crew.length) bytes"
         case .published(let file):
             metadata["file"] = file.path
             message = "task \(id): published \(file.path)"

@@ -30,6 +30,8 @@ public enum TaskEvent: Sendable {
     case paused(TaskPauseEvent)
     /// ``EventMonitor/taskDidEndPause(_:event:)``.
     case pauseEnded(TaskPauseEvent)
+    /// ``EventMonitor/taskDidUpdateConnections(_:event:)``.
+    case connections(TaskConnectionsEvent)
     /// ``EventMonitor/taskDidPublishDownload(_:file:)``.
     case published(URL)
     /// ``EventMonitor/taskDidComplete(_:event:)``.
@@ -50,6 +52,7 @@ public enum TaskEvent: Sendable {
         case .retrying: return "retry"
         case .paused: return "pause"
         case .pauseEnded: return "pause-ended"
+        case .connections: return "connections"
         case .published: return "published"
         case .completed: return "completed"
         }
@@ -72,6 +75,7 @@ extension EventMonitor {
         case .retrying(let event): taskWillRetry(task, event: event)
         case .paused(let event): taskDidPause(task, event: event)
         case .pauseEnded(let event): taskDidEndPause(task, event: event)
+        case .connections(let event): taskDidUpdateConnections(task, event: event)
         case .published(let file): taskDidPublishDownload(task, file: file)
         case .completed(let event): taskDidComplete(task, event: event)
         }
@@ -147,4 +151,32 @@ public struct TaskPauseEvent: Sendable {
     public let bytesHeld: Int64
     /// For ``EventMonitor/taskDidEndPause(_:event:)``: how long the pause lasted.
     public let duration: Duration?
+}
+
+/// For ``EventMonitor/taskDidUpdateConnections(_:event:)``: a split download's connections now
+/// (``DownloadPolicy/split``), a few times a second while they work and whenever one starts or stops.
+public struct TaskConnectionsEvent: Sendable {
+    /// One connection and the range it works on.
+    public struct Connection: Sendable, Equatable {
+        /// The connection's number within the download (1 is the first request's).
+        public let id: Int
+        /// The bytes of the file its range covers (start inclusive, end exclusive).
+        public let range: Range<Int64>
+        /// Bytes of that range written so far.
+        public let written: Int64
+        /// Its throughput over the last measured window, when measured.
+        public let bytesPerSecond: Double?
+        /// In the end game, the connection whose range's tail this one fetches too (the first to
+        /// finish completes it); `nil` otherwise. Only such ranges overlap.
+        public let racing: Int?
+    }
+
+    /// The connections working now, by number.
+    public let connections: [Connection]
+    /// The connections wanted now (the fixed split's count, or the automatic count).
+    public let wanted: Int
+    /// Bytes of the file written so far, by every connection.
+    public let bytesWritten: Int64
+    /// The file's length.
+    public let length: Int64
 }

@@ -128,3 +128,32 @@ extension DownloadQueue.QueueState {
         }
     }
 }
+
+/// The per-host cap counts connections, not downloads: a split item uses several
+/// (Docs/DownloadQueue.md, "Split items and the per-host cap").
+extension DownloadQueue {
+    /// What an item starts with: the connections it holds on its host until its run ends, and
+    /// the split its download may use (never more connections than it holds).
+    struct ConnectionGrant: Equatable {
+        /// Counted against the host's cap from the run's start to its release.
+        let connections: Int
+        /// The item's split, capped at ``connections``.
+        let split: DownloadSplit
+    }
+
+    /// The one admission rule of the per-host cap: an item whose host already runs
+    /// `hostConnections` connections of `perHost` may start only while one is free, and its
+    /// split is capped at what is free (never below one). So the connections held on a host never
+    /// exceed its cap, whatever mix of split and single items runs there. `nil`: the host is full,
+    /// the item waits.
+    static func grant(_ split: DownloadSplit, hostConnections: Int, perHost: Int) -> ConnectionGrant? {
+        let free = perHost - max(hostConnections, 0)
+        guard free >= 1 else { return nil }
+        let connections = split.cap(perHost: free)
+        guard connections > 1 else { return ConnectionGrant(connections: 1, split: .off) }
+        switch split.mode {
+        case .fixed: return ConnectionGrant(connections: connections, split: .connections(connections))
+        case .automatic: return ConnectionGrant(connections: connections, split: .automatic(upTo: connections))
+        }
+    }
+}

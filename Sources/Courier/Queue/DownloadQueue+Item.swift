@@ -28,6 +28,30 @@ extension DownloadQueue {
         public internal(set) var state: State
         /// The order in which items were added (FIFO within a priority).
         public let sequence: UInt64
+        /// The split as journaled: ``DownloadSplit/description`` (`"4"`, `"auto:16"`), `nil` for none.
+        /// A string, read back by the one parser (``DownloadSplit/init(argument:)``), and absent
+        /// when off, so a record without a split is byte for byte what earlier versions wrote and
+        /// read, and their journals replay unchanged.
+        var splitArgument: String? = nil
+
+        /// How many connections the item's download may use (``NewItem/split``). When it starts,
+        /// the queue caps it at the connections free on its host
+        /// (``Configuration/maximumRunningPerHost`` counts every connection). A split this version
+        /// cannot read (written by a newer one) is ``DownloadSplit/off``: it only costs speed.
+        public var split: DownloadSplit {
+            splitArgument.flatMap(DownloadSplit.init(argument:)) ?? .off
+        }
+
+        /// The journal's keys: the properties' names, and `split` for the split.
+        enum CodingKeys: String, CodingKey {
+            case id, url, headers, destination, expectedLength, sha256, priority, metadata, state, sequence
+            case splitArgument = "split"
+        }
+
+        /// The split to journal for `split`: `nil` when off (nothing written).
+        static func splitArgument(for split: DownloadSplit) -> String? {
+            split.isSplit ? split.description : nil
+        }
 
         /// Decodes ``metadata`` as `type`; `nil` when there is none.
         public func metadata<Value: Decodable>(as type: Value.Type) throws(CourierError) -> Value? {
@@ -113,7 +137,7 @@ extension DownloadQueue {
         /// Creates a download of `url` (GET) published at `destination`.
         public init(
             url: URL, to destination: URL, id: String? = nil, headers: [String: String] = [:],
-            expectedLength: Int64? = nil, sha256: String? = nil, priority: Int = 0
+            expectedLength: Int64? = nil, sha256: String? = nil, priority: Int = 0, split: DownloadSplit = .off
         ) {
             self.url = url
             self.destination = destination
@@ -122,6 +146,7 @@ extension DownloadQueue {
             self.expectedLength = expectedLength
             self.sha256 = sha256
             self.priority = priority
+            self.split = split
         }
 
         /// The URL to fetch.
@@ -138,6 +163,12 @@ extension DownloadQueue {
         public var sha256: String?
         /// Higher runs first.
         public var priority: Int
+        /// How many connections the download may use (Docs/SegmentedDownloads.md). Default
+        /// ``DownloadSplit/off``. Each connection counts against
+        /// ``Configuration/maximumRunningPerHost``: the item starts while one is free on its
+        /// host, with its split capped at what is free. It replaces the split of
+        /// ``Configuration/policy``, which the queue does not use.
+        public var split: DownloadSplit
         /// Your own small data, stored as JSON with the item.
         public var metadata: Data?
 

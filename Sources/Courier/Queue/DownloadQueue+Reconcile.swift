@@ -189,7 +189,8 @@ extension DownloadQueue.QueueState {
         let item = DownloadQueue.Item(
             id: id, url: new.url, headers: new.headers, destination: destination, expectedLength: new.expectedLength,
             sha256: new.sha256?.lowercased(), priority: new.priority, metadata: new.metadata,
-            state: completed ? .completed(destination) : .queued, sequence: nextSequence)
+            state: completed ? .completed(destination) : .queued, sequence: nextSequence,
+            splitArgument: DownloadQueue.Item.splitArgument(for: new.split))
         items[id] = item
         if !completed { order.insert(item) }
         record(.add(item))

@@ -132,23 +132,33 @@ extension DownloadQueue {
     // MARK: - Scheduling
 
     /// Fills free slots with queued items: best priority first, FIFO within it, per-host cap kept.
+    /// The per-host cap counts connections: each item starts with what ``grant(_:hostConnections:perHost:)``
+    /// gives it, and a host with none free starts nothing.
     func scheduleLocked(_ state: inout QueueState) {
         guard !state.stopping, state.broken == nil else { return }
         while state.running.count < configuration.maximumRunning {
             let perHost = configuration.maximumRunningPerHost
-            let counts = state.runningPerHost
+            let counts = state.connectionsPerHost
             let unreachable = state.unreachableHosts
-            guard let id = state.order.popNext(hasRoom: { (counts[$0] ?? 0) < perHost && !unreachable.contains($0) }),
-                let item = state.items[id]
-            else { return }
+            // Every item needs one connection at least: a host has room when one would be granted.
+            let hasRoom = { (host: String) in
+                !unreachable.contains(host) && Self.grant(.off, hostConnections: counts[host] ?? 0, perHost: perHost) != nil
+            }
+            guard let id = state.order.popNext(hasRoom: hasRoom), let item = state.items[id] else { return }
             guard state.running[id] == nil else {
                 // Its previous run is still stopping (paused and resumed at once): it waits for that.
                 state.deferred.insert(id)
                 continue
             }
+            guard let grant = Self.grant(item.split, hostConnections: counts[item.hostKey] ?? 0, perHost: perHost) else {
+                // Not reached: `hasRoom` asked the same rule. Back in its place rather than lost.
+                state.order.insert(item)
+                return
+            }
             state.nextToken += 1
-            state.running[id] = Running(host: item.hostKey, token: state.nextToken)
-            state.runningPerHost[item.hostKey, default: 0] += 1
+            state.running[id] = Running(
+                host: item.hostKey, token: state.nextToken, connections: grant.connections, split: grant.split)
+            state.connectionsPerHost[item.hostKey, default: 0] += grant.connections
             state.set(id, .running(received: 0, total: nil))
             state.actions.append(.start(Run(id: id, token: state.nextToken)))
         }
@@ -165,8 +175,12 @@ extension DownloadQueue {
 
     /// Creates and resumes the item's download task, unless it was stopped meanwhile.
     private func launch(_ run: Run, request: URLRequest?) {
-        guard let item = state.withLock({ $0.entry(run)?.phase == .active ? $0.items[run.id] : nil }) else { return }
-        let task = makeTask(item, run: run, request: request)
+        let started = state.withLock { state -> (Item, DownloadSplit)? in
+            guard let entry = state.entry(run), entry.phase == .active, let item = state.items[run.id] else { return nil }
+            return (item, entry.split)
+        }
+        guard let (item, split) = started else { return }
+        let task = makeTask(item, split: split, run: run, request: request)
         let launched = state.withLock { state -> Bool in
             guard var entry = state.entry(run), entry.phase == .active, entry.task == nil else { return false }
             entry.task = task
@@ -183,7 +197,8 @@ extension DownloadQueue {
         return partsDirectory.appendingPathComponent("\(name).courier-partial")
     }
 
-    private func makeTask(_ item: Item, run: Run, request: URLRequest?) -> DownloadTask {
+    /// The item's download, with `split` (the connections its run was granted) as its policy's split.
+    private func makeTask(_ item: Item, split: DownloadSplit, run: Run, request: URLRequest?) -> DownloadTask {
         var request = request ?? URLRequest(url: item.url)
         for (name, value) in item.headers where request.value(forHTTPHeaderField: name) == nil {
             request.setValue(value, forHTTPHeaderField: name)
@@ -191,6 +206,8 @@ extension DownloadQueue {
         var policy = configuration.policy
         policy.expectedLength = item.expectedLength
         policy.expectedSHA256 = item.sha256.flatMap(DownloadPolicy.sha256(hex:))
+        // The item's, capped at what its host had free: never the configuration's.
+        policy.split = split
         let partial = partialFile(for: item.id)
         policy.partialFile = partial
         // The gate: the run publishes only if no pause, cancel or remove came first (and if one

@@ -48,6 +48,11 @@ extension DownloadQueue {
         let token: UInt64
         var task: DownloadTask?
         var phase = Phase.active
+        /// The connections the run holds on its host (``DownloadQueue/grant(_:hostConnections:perHost:)``):
+        /// 1, or more for a split item. Released with the run.
+        var connections = 1
+        /// The split its download uses: the item's, capped at ``connections``.
+        var split = DownloadSplit.off
 
         /// Where a run stands between its start and its completion. The publication gate
         /// (``QueueState/beginPublishing(_:)``) and the caller's requests
@@ -73,7 +78,9 @@ extension DownloadQueue {
         var items: [String: Item] = [:]
         var order = QueueOrder()
         var running: [String: Running] = [:]
-        var runningPerHost: [String: Int] = [:]
+        /// The connections the running items hold per host (``Item/hostKey``): what the per-host
+        /// cap counts (a split item holds several).
+        var connectionsPerHost: [String: Int] = [:]
         var refreshes: [String: Int] = [:]
         var nextSequence: UInt64 = 0
         var nextToken: UInt64 = 0
@@ -153,11 +160,12 @@ extension DownloadQueue {
             return entry
         }
 
-        /// Frees a download's slot; an item queued again meanwhile goes back in the order.
+        /// Frees a download's slot and the connections it held on its host; an item queued again
+        /// meanwhile goes back in the order.
         mutating func release(_ id: String, _ entry: Running) {
             running[id] = nil
-            let count = (runningPerHost[entry.host] ?? 1) - 1
-            runningPerHost[entry.host] = count > 0 ? count : nil
+            let count = (connectionsPerHost[entry.host] ?? entry.connections) - entry.connections
+            connectionsPerHost[entry.host] = count > 0 ? count : nil
             if deferred.remove(id) != nil, let item = items[id], item.state == .queued { order.insert(item) }
         }
 

@@ -14,7 +14,7 @@ import FoundationNetworking
 /// order. One process at a time: a second `DownloadQueue` on the directory fails with a clear error.
 ///
 /// At most ``Configuration/maximumRunning`` downloads run at once, and at most
-/// ``Configuration/maximumRunningPerHost`` per host; higher ``Item/priority`` first, FIFO within
+/// ``Configuration/maximumRunningPerHost`` connections per host (a split item holds several); higher ``Item/priority`` first, FIFO within
 /// a priority. A ``URLRefresher`` supplies a fresh request when a URL seems to have expired
 /// (a signed URL), and the download continues with `Range` when the validator still matches.
 ///
@@ -24,11 +24,15 @@ public final class DownloadQueue: Sendable {
     public struct Configuration: Sendable {
         /// The most downloads running at once (at least 1). Default 4.
         public var maximumRunning = 4
-        /// The most downloads running at once against one host and port (at least 1). Default 2:
-        /// servers throttle or ban clients that open many connections.
+        /// The most connections at once against one host and port (at least 1). Default 2:
+        /// servers throttle or ban clients that open many connections. An item holds one, or up
+        /// to its ``NewItem/split`` when that many are free; it starts only while one is free. The
+        /// manager's ``SessionManager/Configuration/maximumRunningTasksPerHost`` should allow as
+        /// many.
         public var maximumRunningPerHost = 2
         /// The policy each download starts from (retries, deadline, buffer); the item's expected
-        /// length and SHA-256, and the partial file in the queue's directory, are set per item.
+        /// length, SHA-256 and split (``Item/split``), and the partial file in the queue's
+        /// directory, are set per item.
         public var policy = DownloadPolicy.default
         /// Asked for a fresh request when a URL seems to have expired; `nil` for none.
         public var refresher: URLRefresher?

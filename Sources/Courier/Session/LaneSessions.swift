@@ -50,6 +50,11 @@ final class LaneSessions: Sendable {
         }
     }
 
+    /// Requests running or waiting in every lane: none once every split download has ended.
+    var requestCount: Int {
+        state.withLock { Array($0.lanes.values) }.reduce(0) { $0 + $1.table.runningCount + $1.table.waitingCount }
+    }
+
     /// Invalidates every lane (the manager is invalidated); no lane is made afterwards.
     func invalidate(cancelingTasks: Bool) {
         let lanes = state.withLock { state -> [SessionCore] in

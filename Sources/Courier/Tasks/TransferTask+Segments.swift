@@ -47,6 +47,12 @@ extension TransferTask {
         if let (observers, snapshot) = due { deliver(snapshot, to: observers) }
     }
 
+    /// The crew's connections, for the monitors.
+    func segmentsReport(_ event: TaskConnectionsEvent) {
+        guard let handle = locked({ $0.crew != nil ? $0.retainedHandle ?? $0.handle : nil }) else { return }
+        events.emit(.connections(event), for: handle)
+    }
+
     /// The crew's map, taken after the writes it counts were queued: the record says so.
     func segmentsRecord(_ map: SegmentMap) {
         locked { state in

@@ -47,7 +47,7 @@ final class QueueDecisionTests: XCTestCase {
         if state == .queued { queue.order.insert(item) }
         if let phase {
             queue.running["a"] = DownloadQueue.Running(host: item.hostKey, token: 7, task: task ?? self.task, phase: phase)
-            queue.runningPerHost[item.hostKey] = 1
+            queue.connectionsPerHost[item.hostKey] = 1
         }
         return queue
     }
@@ -181,7 +181,7 @@ final class QueueDecisionTests: XCTestCase {
             state.apply(request, to: "a")
             // Then its slot is free and there is no task to stop
             XCTAssertNil(state.running["a"], "\(request)")
-            XCTAssertEqual(state.runningPerHost, [:], "\(request)")
+            XCTAssertEqual(state.connectionsPerHost, [:], "\(request)")
             XCTAssertFalse(actions(state).contains { $0.hasPrefix("stopTask") }, "\(request)")
         }
     }

@@ -41,7 +41,22 @@ extension SegmentedDownload {
         guard let due else { return }
         if let record = due.record { host?.segmentsRecord(record) }
         if due.pauseDisk { return pauseForDisk() }
-        schedule(idle: nil)
+        schedule(idle: nil, reporting: true)
+    }
+
+    /// The per-connection view for the event monitors (``TaskConnectionsEvent``).
+    static func connectionsEvent(_ state: State) -> TaskConnectionsEvent {
+        let connections = state.links.keys.sorted().compactMap { id -> TaskConnectionsEvent.Connection? in
+            guard let index = state.map.index(of: id) else { return nil }
+            let segment = state.map.segments[index]
+            let isOwner = segment.owner == id
+            let range = isOwner ? segment.start..<segment.end : (segment.duplicate?.from ?? segment.start)..<segment.end
+            return TaskConnectionsEvent.Connection(
+                id: id.rawValue, range: range, written: isOwner ? segment.written : segment.duplicate?.written ?? 0,
+                bytesPerSecond: state.rates[id]?.bytesPerSecond, racing: isOwner ? nil : segment.owner?.rawValue)
+        }
+        return TaskConnectionsEvent(
+            connections: connections, wanted: target(state), bytesWritten: state.map.writtenBytes, length: state.map.length)
     }
 
     /// The map for the record, when enough was written since the last one: after a crash, each
@@ -68,13 +83,18 @@ extension SegmentedDownload {
 
     /// Asks the scheduler until it has nothing more to do, and acts on its answers; `idle` is a
     /// connection whose range is done and that can take more.
-    func schedule(idle: ConnectionID?) {
+    func schedule(idle: ConnectionID?, reporting: Bool = false) {
         var launches: [(ConnectionID, Int, Range<Int64>)] = []
         var cancels: [(Int, URLSessionTask)] = []
+        var report: TaskConnectionsEvent?
+        let reports = host?.events.isActive == true
         let complete = state.withLock { state -> Bool in
             guard !state.stopped else { return false }
             if state.map.isComplete { return true }
             guard !state.pausedForDisk else { return false }
+            defer {
+                if reports, reporting || !launches.isEmpty || !cancels.isEmpty { report = Self.connectionsEvent(state) }
+            }
             var idle = idle
             for _ in 0..<(2 * DownloadSplit.maximumConnections) {
                 let newID = ConnectionID(state.nextID)
@@ -125,6 +145,7 @@ extension SegmentedDownload {
         }
         cancel(cancels)
         for (id, lane, range) in launches { launch(id, lane: lane, range: range) }
+        if let report { host?.segmentsReport(report) }
         if complete { end(.complete) }
     }
 

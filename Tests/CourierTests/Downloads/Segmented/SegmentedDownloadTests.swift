@@ -9,6 +9,16 @@ import FoundationNetworking
 /// Split downloads over real sockets: one file over several `Range` connections, exact or a typed error.
 final class SegmentedDownloadTests: CourierTestCase {
     private let size = 8 << 20
+    private let seen = Locked<[TaskConnectionsEvent]>([])
+
+    override func makeConfiguration() -> SessionManager.Configuration {
+        var configuration = super.makeConfiguration()
+        let seen = seen
+        configuration.eventMonitors = [ClosureEventMonitor(onEvent: { _, event in
+            if case .connections(let crew) = event { seen.withLock { $0.append(crew) } }
+        })]
+        return configuration
+    }
     private var content: Data { TestServer.deterministicBytes(count: size, seed: 24) }
 
     private func policy(_ split: DownloadSplit, retries: Int = 3) -> DownloadPolicy {
@@ -42,6 +52,64 @@ final class SegmentedDownloadTests: CourierTestCase {
             XCTAssertEqual(request.header("Accept-Encoding"), "identity")
         }
         XCTAssertEqual(stagingFiles(in: directory), [], "no side files once published")
+        // And the monitors saw each connection's range: never overlapping, always inside the file
+        let events = seen.withLock { $0 }
+        XCTAssertTrue(events.contains { $0.connections.count == 4 }, "\(events.map(\.connections.count))")
+        for event in events {
+            let ranges = event.connections.filter { $0.racing == nil }.map(\.range).sorted { $0.lowerBound < $1.lowerBound }
+            for (left, right) in zip(ranges, ranges.dropFirst()) { XCTAssertLessThanOrEqual(left.upperBound, right.lowerBound) }
+            XCTAssertTrue(ranges.allSatisfy { $0.lowerBound >= 0 && $0.upperBound <= Int64(size) })
+            XCTAssertEqual(event.length, Int64(size))
+        }
+    }
+
+    func testSuspendStopsEveryConnectionAndResumeContinuesEachSegment() throws {
+        // Given a split download running over four connections
+        server.addFile("paused.bin", data: content, etag: "\"v1\"")
+        let destination = directory.appendingPathComponent("paused.bin")
+        let suspended = expectation(description: "suspended")
+        let once = Locked(false)
+        let finished = expectation(description: "finished")
+        let result = Locked<DownloadResponse?>(nil)
+        let task = manager.downloadTask(
+            with: request("/files/paused.bin?chunk=65536&chunk_delay_ms=20"), to: .file(destination),
+            policy: policy(.connections(4))
+        ) { response in
+            result.withLock { $0 = response }
+            finished.fulfill()
+        }
+        task.addProgressHandler(.download) { [weak task] progress in
+            guard progress.fractionCompleted >= 0.3, !once.withLock({ let was = $0; $0 = true; return was }) else { return }
+            task?.suspend()
+            suspended.fulfill()
+        }
+        task.resume()
+        wait(for: [suspended], timeout: 30)
+        // When it is suspended, then resumed
+        XCTAssertEqual(task.connectionCount, 0, "no connection works while suspended")
+        Thread.sleep(forTimeInterval: 0.3)
+        task.resume()
+        wait(for: [finished], timeout: 60)
+        // Then the file is exact, and little more than the file came over the network
+        let response = try XCTUnwrap(result.withLock { $0 })
+        XCTAssertNil(response.error)
+        XCTAssertEqual(try Data(contentsOf: destination), content)
+        XCTAssertLessThanOrEqual(response.report.bytesReceived, Int64(size) + (2 << 20))
+        XCTAssertGreaterThan(response.report.connections, 1)
+    }
+
+    func testAnAutomaticSplitAddsConnectionsButNeverPassesThePerHostCap() throws {
+        // Given a server that paces each connection, and a manager allowing 4 per host (the default)
+        let big = TestServer.deterministicBytes(count: 16 << 20, seed: 27)
+        server.addFile("auto.bin", data: big, etag: "\"v1\"")
+        let destination = directory.appendingPathComponent("auto.bin")
+        // When the split is automatic
+        let response = download("/files/auto.bin?chunk=65536&chunk_delay_ms=20", to: destination, policy: policy(.automatic))
+        // Then it used more than one connection, never more than the cap, and the file is exact
+        XCTAssertNil(response?.error)
+        XCTAssertEqual(try Data(contentsOf: destination), big)
+        XCTAssertGreaterThan(response?.report.connections ?? 0, 1)
+        XCTAssertLessThanOrEqual(response?.report.connections ?? .max, 4)
     }
 
     /// Starts a split download of `path` and cancels it, keeping its bytes, once `fraction` of it arrived.
