@@ -30,7 +30,8 @@ let package = Package(
         // Benchmarks Courier against a raw delegate-based URLSession; meant to be built in release.
         .executableTarget(
             name: "courier-bench",
-            dependencies: ["Courier"],
+            // The test server is the capped server of `segmented`.
+            dependencies: ["Courier", "CourierTestServer"],
             swiftSettings: swiftSettings
         ),
         // Test-only commands the tests run as child processes (the journal's append loop; the network

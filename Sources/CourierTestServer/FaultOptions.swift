@@ -1,4 +1,4 @@
-/// Fault-injection query parameters understood by `/bytes`, `/files` and `/stream-bytes`.
+/// Fault-injection and pacing query parameters understood by `/bytes`, `/files` and `/stream-bytes`.
 struct FaultOptions {
     /// `close_after=K`: send K body bytes, then close (FIN).
     var closeAfter: Int?
@@ -19,6 +19,14 @@ struct FaultOptions {
     var writeSize: Int?
     /// `chunk_delay_ms=D`: pause D ms between writes.
     var writeDelayMilliseconds = 0
+    /// `rate=R`: pace this response's body at R bytes per second (`RatePacer`), so N
+    /// connections get N·R together: a server that caps each connection.
+    var rate: Int?
+    /// `slow_at=B&slow_factor=F` (F defaults to 20): once the path's body bytes, all responses
+    /// together, pass B, the response in flight that started first runs at R/F.
+    var slowDown: ResponseFlow.SlowDown?
+    /// `max_conns=N`: a response that would make more than N of this path's in flight is a 429.
+    var maxConnections: Int?
 
     /// The default write size when only `chunk_delay_ms` is given.
     static let defaultWriteSize = 1024
@@ -35,6 +43,19 @@ struct FaultOptions {
         rangeShift = try router.intParameter(request, "range_shift", default: 0, in: anyCount)
         writeSize = try router.optionalIntParameter(request, "chunk", in: 1...(16 << 20))
         writeDelayMilliseconds = try router.intParameter(request, "chunk_delay_ms", default: 0, in: 0...60_000)
+        rate = try router.optionalIntParameter(request, "rate", in: 1...(1 << 40))
+        let slowAt = try router.optionalIntParameter(request, "slow_at", in: anyCount)
+        let slowFactor = try router.optionalIntParameter(request, "slow_factor", in: 1...1_000_000)
+        maxConnections = try router.optionalIntParameter(request, "max_conns", in: 1...100_000)
+        if rate != nil, writeDelayMilliseconds > 0 {
+            throw RouteError("rate and chunk_delay_ms both pace the body: give one")
+        }
+        if let slowAt {
+            guard rate != nil else { throw RouteError("slow_at divides the rate: it needs rate") }
+            slowDown = ResponseFlow.SlowDown(after: slowAt, factor: slowFactor ?? 20)
+        } else if slowFactor != nil {
+            throw RouteError("slow_factor needs slow_at")
+        }
     }
 
     /// Applies the delivery faults to a response that has a body. `allowLie` is false for
@@ -43,7 +64,9 @@ struct FaultOptions {
         response.delivery.closeAfter = closeAfter
         response.delivery.resetAfter = resetAfter
         if allowLie { response.delivery.declaredLength = lieLength }
-        if writeSize != nil || writeDelayMilliseconds > 0 {
+        if let rate {
+            response.delivery.pacing = .rate(bytesPerSecond: rate, writeSize: writeSize ?? RatePacer.writeSize(bytesPerSecond: rate))
+        } else if writeSize != nil || writeDelayMilliseconds > 0 {
             response.delivery.pacing = .writes(size: writeSize ?? Self.defaultWriteSize, delayMilliseconds: writeDelayMilliseconds)
         }
     }

@@ -77,6 +77,9 @@ enum Pacing {
     case writes(size: Int, delayMilliseconds: Int)
     /// Split the body into `pieces` near-equal pieces; piece `k` starts at `k·duration/pieces` ms.
     case spread(pieces: Int, durationMilliseconds: Int)
+    /// `writeSize`-byte writes at `bytesPerSecond` over the whole response (`RatePacer`); the
+    /// response's ``ResponseFlow`` may divide the rate part-way.
+    case rate(bytesPerSecond: Int, writeSize: Int)
 }
 
 /// Delivery options, mostly fault injection.
@@ -92,6 +95,8 @@ struct ResponseDelivery {
     var declaredLength: Int?
     /// Close the connection after this response (sends `Connection: close`).
     var closeConnection = false
+    /// Where the writer reports body bytes and the end, when the route tracks the path's traffic.
+    var flow: ResponseFlow?
 
     /// Whether a fault that ends the connection abnormally is configured.
     var isFaulty: Bool { closeAfter != nil || resetAfter != nil || declaredLength != nil }

@@ -36,6 +36,8 @@ struct HTTPResponseWriter {
     /// Writes `response`. `isHead` suppresses the body; `closeRequested` means the request asked
     /// to close (or was HTTP/1.0).
     func write(_ response: HTTPResponse, isHead: Bool, closeRequested: Bool) -> Outcome {
+        // However the response ends, it is no longer in flight.
+        defer { response.delivery.flow?.finish() }
         // The last line of defence for routes that reflect request input into headers: a field
         // with a line break would split into header lines the client never asked for.
         let unsafe = response.headers.contains { Self.isUnsafe($0.name) || Self.isUnsafe($0.value) }
@@ -88,10 +90,29 @@ struct HTTPResponseWriter {
         if chunkSize == nil, case .none = delivery.pacing, !delivery.isFaulty, body.count <= Self.coalesceLimit {
             var bytes = Data(head.utf8)
             bytes.append(body.allBytes)
-            return socket.sendAll(bytes) ? after : .abort
+            guard socket.sendAll(bytes) else { return .abort }
+            _ = delivery.flow?.served(body.count)
+            return after
         }
         guard socket.sendAll(head) else { return .abort }
-        return writeBody(body, pacing: delivery.pacing, chunkSize: chunkSize, cut: cutOff(delivery)) ? after : .abort
+        let written = writeBody(body, pacing: delivery.pacing, chunkSize: chunkSize, cut: cutOff(delivery), flow: delivery.flow)
+        return written ? after : .abort
+    }
+
+    /// Sleeps between paced writes; `false` when the server stops or the client hangs up first.
+    /// Watching the socket ends a response as soon as its client leaves, rather than at the next
+    /// write, so `max_conns` and the in-flight counts see a closed connection at once.
+    private func pause(milliseconds: Int) -> Bool {
+        let start = DispatchTime.now().uptimeNanoseconds
+        switch stopSignal.waitReadable(socket.fd, timeoutMilliseconds: milliseconds) {
+        case .timedOut: return true
+        case .stopped: return false
+        case .readable:
+            if socket.peerHasHungUp() { return false }
+            // A pipelined request waits for the reader; sleep out the rest.
+            let elapsed = Int((DispatchTime.now().uptimeNanoseconds - start) / 1_000_000)
+            return stopSignal.sleep(milliseconds: max(0, milliseconds - elapsed))
+        }
     }
 
     /// Where fault injection stops the body, if anywhere.
@@ -105,14 +126,17 @@ struct HTTPResponseWriter {
     }
 
     /// Writes the body in paced "writes", each split further into wire pieces (chunks when
-    /// chunked). Stops after `cut` payload bytes. Returns `false` if the peer went away or the
-    /// server is stopping.
-    private func writeBody(_ body: ResponseBody, pacing: Pacing, chunkSize: Int?, cut: Int?) -> Bool {
+    /// chunked). Stops after `cut` payload bytes. Reports the payload bytes of each completed
+    /// write to `flow`. Returns `false` if the peer went away or the server is stopping.
+    private func writeBody(_ body: ResponseBody, pacing: Pacing, chunkSize: Int?, cut: Int?, flow: ResponseFlow?) -> Bool {
         let total = body.count
         let end = min(total, cut ?? total)
         let started = DispatchTime.now().uptimeNanoseconds
         var unitIndex = 0
         var offset = 0
+        var pacer: RatePacer?
+        if case .rate(let rate, _) = pacing { pacer = RatePacer(bytesPerSecond: rate) }
+        var rateDivisor = 1
         while offset < total {
             // Bounds of the current paced write, and the pause before it.
             let unitEnd: Int
@@ -129,6 +153,13 @@ struct HTTPResponseWriter {
                     let elapsed = Int((DispatchTime.now().uptimeNanoseconds - started) / 1_000_000)
                     if due > elapsed, !stopSignal.sleep(milliseconds: due - elapsed) { return false }
                 }
+            case .rate(_, let size):
+                unitEnd = min(total, offset + max(1, size))
+                // Sleep (never spin) until the write's last byte is due; rounding up to whole
+                // milliseconds means a write is never early.
+                let due = pacer?.schedule(max(0, min(unitEnd, end) - offset), divisor: rateDivisor) ?? 0
+                let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+                if due > elapsed, !pause(milliseconds: Int(((due - elapsed) * 1000).rounded(.up))) { return false }
             }
             unitIndex += 1
             while offset < unitEnd {
@@ -142,6 +173,7 @@ struct HTTPResponseWriter {
                 wire.append(data.prefix(sendCount))
                 if chunkSize != nil && sendCount == data.count { wire.append(contentsOf: "\r\n".utf8) }
                 guard socket.sendAll(wire) else { return false }
+                if let flow { rateDivisor = flow.served(sendCount) }
                 offset = pieceEnd
             }
         }

@@ -46,7 +46,7 @@ extension Router {
         )
         response.framing = .chunked(chunkSize: chunkSize)
         faults.apply(to: &response, allowLie: false)
-        return response
+        return admitted(response, for: request, faults: faults)
     }
 
     /// `/files/<name>`: a file added with `addFile`, else a regular file in the root directory.
@@ -101,8 +101,28 @@ extension Router {
         return types[name[name.index(after: dot)...].lowercased()] ?? "application/octet-stream"
     }
 
-    /// Serves a representation with validators, conditional GET, Range/If-Range and faults.
+    /// Serves a representation with validators, conditional GET, Range/If-Range and faults,
+    /// counted in its path's traffic (or refused with 429 under `max_conns`).
     func serve(_ representation: Representation, for request: HTTPRequest, faults: FaultOptions) -> HTTPResponse {
+        admitted(answer(representation, for: request, faults: faults), for: request, faults: faults)
+    }
+
+    /// Counts `response` in its path's traffic (`PathTraffic`), or, when `max_conns` responses of
+    /// the path are already in flight, answers `429 Too Many Requests` with `Retry-After: 1` and
+    /// no body instead.
+    func admitted(_ response: HTTPResponse, for request: HTTPRequest, faults: FaultOptions) -> HTTPResponse {
+        guard let flow = core.log.admit(
+            path: request.path, connectionID: request.connectionID, limit: faults.maxConnections, slowDown: faults.slowDown)
+        else {
+            return HTTPResponse(status: 429, headers: [("Retry-After", "1")])
+        }
+        var response = response
+        response.delivery.flow = flow
+        return response
+    }
+
+    /// The answer to `request` for `representation`, before admission.
+    private func answer(_ representation: Representation, for request: HTTPRequest, faults: FaultOptions) -> HTTPResponse {
         var etag = faults.noValidators ? nil : representation.etag
         let lastModified = faults.noValidators ? nil : representation.lastModified
         if faults.weakETag, let strong = etag, !strong.hasPrefix("W/") { etag = "W/" + strong }

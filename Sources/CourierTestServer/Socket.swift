@@ -122,6 +122,18 @@ struct Socket: Sendable {
         return copy.withUTF8 { sendAll(UnsafeRawBufferPointer($0)) }
     }
 
+    /// Whether the peer has closed or reset the connection, without waiting and without taking
+    /// any bytes it sent (a pipelined request stays for the reader).
+    func peerHasHungUp() -> Bool {
+        var byte: UInt8 = 0
+        while true {
+            let n = recv(fd, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+            if n < 0 && errno == EINTR { continue }
+            if n > 0 { return false }
+            return n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)
+        }
+    }
+
     /// Sets an integer socket option; failures are ignored (all uses are best-effort tuning).
     func setOption(_ level: Int32, _ name: Int32, _ value: Int32) {
         var value = value

@@ -84,7 +84,15 @@ public final class TestServer: Sendable {
     /// A request is recorded once its body has been read and before its response is written.
     public var requests: [RecordedRequest] { core.log.snapshot }
 
-    /// Forgets all recorded requests.
+    /// What the server served at `path` (e.g. `"/files/big"`, no query): responses in flight and
+    /// their peak, the 429s `max_conns` gave, and the body bytes written. Counted since the
+    /// server started or the last ``clearRequests()``.
+    public func traffic(for path: String) -> PathTraffic {
+        core.log.traffic(for: path)
+    }
+
+    /// Forgets all recorded requests, and starts every path's ``traffic(for:)`` count afresh
+    /// (responses still in flight stay in flight).
     public func clearRequests() {
         core.log.clear()
     }

@@ -22,6 +22,9 @@ enum Workload: String, CaseIterable, Sendable {
     case queue
     /// Transfers that wait (a delayed head, slow event streams): CPU seconds per wall second.
     case idle
+    /// One large file from an in-process server that caps each connection, split over several
+    /// connections, against aria2c (its own options: ``SegmentedOptions``).
+    case segmented
 }
 
 /// How the `queue` workload runs its downloads.
@@ -140,6 +143,7 @@ struct BenchOptions: Equatable, Sendable {
           courier-bench queue    --url URL --files N --dir DIR --items-only [--timeout S]
           courier-bench idle     --url BASE [--shape head|sse|sse16] [--seconds S] [--timeout S]
                                  [--client courier|urlsession]
+          courier-bench segmented [options]   (courier-bench segmented --help)
 
           small      N GETs (default 5000) after W untimed warm-up GETs (default 200), keeping C in
                      flight (default 1); every response must be 200 with B bytes (B defaults to the
@@ -195,6 +199,8 @@ struct BenchOptions: Equatable, Sendable {
         case .sse: ["--url", "--expect-events", "--timeout", "--client"]
         case .queue: common.union(["--files", "--concurrency", "--dir", "--mode", "--items-only"])
         case .idle: ["--url", "--shape", "--seconds", "--timeout", "--client"]
+        // Parsed by SegmentedOptions: it starts its own server and runs several clients.
+        case .segmented: []
         }
     }
 
@@ -205,6 +211,9 @@ struct BenchOptions: Equatable, Sendable {
         if helpWords.contains(name) { return nil }
         guard let workload = Workload(rawValue: name) else {
             throw BenchUsageError(message: "unknown workload '\(name)' (\(workloadNames))")
+        }
+        guard workload != .segmented else {
+            throw BenchUsageError(message: "segmented takes its own options: SegmentedOptions.parse reads them")
         }
         let allowed = accepted(by: workload)
         var values: [String: String] = [:]
@@ -387,7 +396,7 @@ struct BenchOptions: Equatable, Sendable {
                 timeout,
                 ("warmup", String(warmup)),
             ]
-        case .download, .memory, .sse:
+        case .download, .memory, .sse, .segmented:
             return [timeout]
         case .queue:
             return [("mode", itemsOnly ? "items" : mode.rawValue), timeout]

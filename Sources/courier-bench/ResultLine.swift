@@ -9,7 +9,9 @@ import Foundation
 /// `bytes=<B> mib_s=<m>` for `download` and `memory`, `bytes=<B> mib_s=<m> high_water_kib=<H>
 /// pauses=<P>` for `stream`, `events=<N> events_s=<e>` for `sse`, `files=<N> c=<C> files_s=<f>` for
 /// `queue`, `items=<N> items_s=<i> base_rss_kib=<B> journal_kib=<J>` for `queue --items-only`, and
-/// `transfers=<N> cpu_per_wall=<r> kit=<state>` for `idle`. Every field is `key=value`
+/// `transfers=<N> cpu_per_wall=<r> kit=<state>` for `idle`, and `bytes=<B> mib_s=<m> ideal_s=<i>
+/// speed_ratio=<r> errors=<E> conns=<C> peak=<P> r429=<Q> served=<S> refetched=<X> kills=<K>
+/// refetched_per_kill_conn=<Y>` for `segmented`. Every field is `key=value`
 /// without spaces, so `awk`/`split` can read it; the order never changes.
 struct ResultLine {
     /// The request-rate workload's figures.
@@ -60,6 +62,30 @@ struct ResultLine {
         var kit: String
     }
 
+    /// One `segmented` run: a client's download of the capped file, and what the server saw.
+    struct Segmented: Equatable {
+        /// Bytes of the verified file (0 when the run failed).
+        var bytes: Int64
+        /// The time the run would take at its limit: the file's size over min(N·R, loopback).
+        var idealSeconds: Double
+        /// 1 when the run failed (no file, wrong bytes, an error), else 0; medians sum them.
+        var errors: Int
+        /// The connections the client says it used (Courier's report; aria2c's `-x`).
+        var connections: Int
+        /// The most responses of the file the server had in flight at once.
+        var peakInFlight: Int
+        /// The 429s the server gave (`max_conns`).
+        var refusals: Int
+        /// Body bytes the server wrote for the file, all responses together.
+        var servedBytes: Int64
+        /// The file's size: `served - size` is what was fetched more than once.
+        var fileSize: Int64
+        /// `kill`: how often the client was killed, and the responses in flight at those
+        /// moments, summed (the active connections).
+        var kills = 0
+        var connectionsAtKills = 0
+    }
+
     /// What the workload adds after `config=`.
     enum Metrics: Equatable {
         case requests(Requests)
@@ -71,9 +97,11 @@ struct ResultLine {
         case files(Files)
         case items(Items)
         case idle(Idle)
+        case segmented(Segmented)
     }
 
-    var client: ClientKind
+    /// The client's name: a ``ClientKind``'s, or `aria2c` for `segmented`'s other client.
+    var client: String
     var workload: Workload
     /// Wall time of the timed part, on a monotonic clock.
     var seconds: Double
@@ -84,11 +112,34 @@ struct ResultLine {
     var configuration: [(key: String, value: String)]
     var metrics: Metrics
 
+    init(
+        client: ClientKind, workload: Workload, seconds: Double, cpuSeconds: Double, maxRSSKiB: Int,
+        configuration: [(key: String, value: String)], metrics: Metrics
+    ) {
+        self.init(
+            clientName: client.rawValue, workload: workload, seconds: seconds, cpuSeconds: cpuSeconds, maxRSSKiB: maxRSSKiB,
+            configuration: configuration, metrics: metrics)
+    }
+
+    /// A line for a client that is not a ``ClientKind`` (`segmented` runs aria2c too).
+    init(
+        clientName: String, workload: Workload, seconds: Double, cpuSeconds: Double, maxRSSKiB: Int,
+        configuration: [(key: String, value: String)], metrics: Metrics
+    ) {
+        self.client = clientName
+        self.workload = workload
+        self.seconds = seconds
+        self.cpuSeconds = cpuSeconds
+        self.maxRSSKiB = maxRSSKiB
+        self.configuration = configuration
+        self.metrics = metrics
+    }
+
     /// The line, without a newline.
     var text: String {
         let config = configuration.map { "\($0.key):\($0.value)" }.joined(separator: ",")
         var fields = [
-            "RESULT", "client=\(client.rawValue)", "workload=\(workload.rawValue)", "secs=\(Self.fixed(seconds, 3))",
+            "RESULT", "client=\(client)", "workload=\(workload.rawValue)", "secs=\(Self.fixed(seconds, 3))",
             "cpu_s=\(Self.fixed(cpuSeconds, 3))", "rss_kib=\(maxRSSKiB)", "config=\(config)",
         ]
         switch metrics {
@@ -122,6 +173,17 @@ struct ResultLine {
             // The cores the process kept busy while the transfers waited.
             fields += [
                 "transfers=\(idle.transfers)", "cpu_per_wall=\(Self.fixed(cpuSeconds / seconds, 4))", "kit=\(idle.kit)",
+            ]
+        case .segmented(let run):
+            // speed_ratio: the ideal time over the time taken (1 = at the limit); refetched: the
+            // bytes served beyond one copy of the file, per kill and connection active then.
+            let refetched = run.servedBytes - run.fileSize
+            let perKill = run.kills == 0 ? "-" : String(refetched / Int64(max(1, run.connectionsAtKills)))
+            fields += [
+                "bytes=\(run.bytes)", "mib_s=\(Self.fixed(Double(run.bytes) / 1_048_576 / seconds, 1))",
+                "ideal_s=\(Self.fixed(run.idealSeconds, 3))", "speed_ratio=\(Self.fixed(run.idealSeconds / seconds, 3))",
+                "errors=\(run.errors)", "conns=\(run.connections)", "peak=\(run.peakInFlight)", "r429=\(run.refusals)",
+                "served=\(run.servedBytes)", "refetched=\(refetched)", "kills=\(run.kills)", "refetched_per_kill_conn=\(perKill)",
             ]
         }
         return fields.joined(separator: " ")

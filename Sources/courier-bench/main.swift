@@ -3,7 +3,21 @@ import Foundation
 // `courier-bench`: one workload, one client, one RESULT line on stdout; everything else on stderr.
 let status: Int32
 do throws(BenchUsageError) {
-    if let options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst())) {
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    if arguments.first == Workload.segmented.rawValue {
+        // Its own options and its own server; several RESULT lines.
+        if let options = try SegmentedOptions.parse(Array(arguments.dropFirst())) {
+            do {
+                status = try SegmentedBench(options: options).run()
+            } catch {
+                Bench.writeToStandardError("courier-bench: segmented: \(error)\n")
+                status = Bench.workloadFailure
+            }
+        } else {
+            print(SegmentedOptions.usage)
+            status = Bench.success
+        }
+    } else if let options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst())) {
         status = Bench.run(options)
     } else {
         print(BenchOptions.usage)
@@ -37,6 +51,10 @@ enum Bench {
             case .stream: line = try StreamWorkload(options: options, client: client).run(until: deadline)
             case .sse: line = try EventsWorkload(options: options, client: client).run(until: deadline)
             case .queue: line = try QueueWorkload(options: options, client: client).run(until: deadline)
+            case .segmented:
+                // Never parsed into BenchOptions: the command line goes to SegmentedOptions.
+                writeToStandardError("courier-bench: segmented takes its own options\n")
+                return usageError
             case .idle:
                 // Its own line (CPU per wall second, the platform kit's state); nothing to count as errors.
                 let idle = try IdleWorkload(options: options, client: client).run(until: deadline)

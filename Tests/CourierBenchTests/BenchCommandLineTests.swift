@@ -303,4 +303,49 @@ final class BenchCommandLineTests: XCTestCase {
         XCTAssertEqual(result.out, "")
         XCTAssertTrue(result.err.hasPrefix("courier-bench: --concurrency"), result.err)
     }
+    func testSegmentedRunsEachRoundChecksEveryFileAndSkipsAMissingAria2c() throws {
+        // Given a small file, two rounds, and no aria2c where the bench looks
+        let arguments = [
+            "segmented", "--case", "capped", "--quick", "--size", "2M", "--rate", "16M", "--rounds", "2",
+            "--aria2c", directory.appendingPathComponent("no-aria2c").path, "--dir", directory.path,
+        ]
+
+        // When it runs
+        let result = try run(arguments)
+
+        // Then loopback, both rounds and the median of Courier's row are there, exact and without
+        // errors, and aria2c's rows are skipped with a line that says so
+        XCTAssertEqual(result.status, 0, result.err)
+        let lines = result.out.split(separator: "\n").map(String.init)
+        let results = lines.filter { $0.hasPrefix("RESULT ") }.map(fields)
+        XCTAssertEqual(results.map { $0["config"]?.components(separatedBy: ",").first }, [
+            "case:loopback", "case:capped", "case:capped", "case:capped",
+        ])
+        XCTAssertEqual(results.last?["config"]?.hasSuffix("round:median"), true)
+        for values in results {
+            XCTAssertEqual(values["workload"], "segmented")
+            XCTAssertEqual(values["errors"], "0")
+            XCTAssertEqual(values["bytes"], "2097152")
+            XCTAssertNotNil(values["speed_ratio"].flatMap(Double.init))
+        }
+        XCTAssertTrue(lines.contains { $0.hasPrefix("SKIP aria2c rows of capped: no executable at ") }, result.out)
+    }
+
+    func testSegmentedKillsTheCourierCommandAndTheFileIsStillExact() throws {
+        // Given the courier command next to the bench, killed once
+        let arguments = ["segmented", "--case", "kill", "--kills", "1", "--size", "4M", "--rate", "8M", "--dir", directory.path]
+
+        // When it runs
+        let result = try run(arguments)
+
+        // Then the command was killed, rerun, and its file's SHA-256 is the served one
+        XCTAssertEqual(result.status, 0, result.err)
+        let killed = try XCTUnwrap(result.out.split(separator: "\n").map(String.init).first { $0.contains("case:kill") })
+        let values = fields(killed)
+        XCTAssertEqual(values["client"], "courier-cli")
+        XCTAssertEqual(values["errors"], "0")
+        XCTAssertEqual(values["kills"], "1")
+        XCTAssertEqual(values["bytes"], "4194304")
+        XCTAssertGreaterThanOrEqual(Int(values["served"] ?? "") ?? 0, 4_194_304)
+    }
 }

@@ -1,0 +1,145 @@
+import Foundation
+
+/// `courier-bench segmented`'s command line, parsed without side effects.
+///
+/// ```
+/// courier-bench segmented [--case capped|slow|ban|kill|all|LIST] [--size B] [--rate R] [--rounds K] [--quick]
+///                         [--kills K] [--seed S] [--timeout S] [--dir DIR] [--aria2c PATH] [--courier PATH]
+/// ```
+/// Sizes and rates take a whole number with an optional binary suffix: `256M`, `16M`, `1G`, `512K`.
+struct SegmentedOptions: Equatable, Sendable {
+    /// Which cases run.
+    enum Case: String, CaseIterable, Sendable {
+        case capped, slow, ban, kill
+    }
+
+    /// The cases to run, in this order.
+    var cases: [Case] = Case.allCases
+    /// The file's size in bytes.
+    var size = 256 << 20
+    /// The server's per-connection rate in bytes per second.
+    var rate = 16 << 20
+    /// Rounds of every configuration (ABBA order), reported as medians.
+    var rounds = 3
+    /// Only aria2c's best few options and Courier's automatic split (for a smoke run).
+    var quick = false
+    /// `kill`: how many times the `courier` command is killed before the run that finishes.
+    var kills = 5
+    /// `kill`: the seed of the kill moments.
+    var seed: UInt64 = 24
+    /// Each run's deadline in seconds.
+    var timeout: Double = 300
+    /// Where the files go (default: a fresh temporary directory, removed afterwards).
+    var directory: String?
+    /// The aria2c executable; a missing one skips aria2c's rows.
+    var aria2c = "/usr/bin/aria2c"
+    /// The `courier` executable for `kill` (default: next to this executable).
+    var courier: String?
+
+    static let usage = """
+          courier-bench segmented [--case capped|slow|ban|kill|all|LIST] [--size B] [--rate R] [--rounds K] [--quick]
+                                  [--kills K] [--seed S] [--timeout S] [--dir DIR] [--aria2c PATH] [--courier PATH]
+
+          segmented  Starts an in-process CourierTestServer serving one file of B bytes (default 256M, deterministic
+                     bytes, strong ETag) at R bytes/s per connection (default 16M), measures loopback once (one
+                     unthrottled Courier download), then runs each case and prints one RESULT line per run and
+                     one per configuration with its medians (config round:median). Every file is checked byte
+                     for byte; a failed run is printed with errors=1. Lines starting SKIP say what could not run.
+                     capped: Courier split auto (16 running tasks per host) and 4, 8, 16 connections; aria2c
+                     -x N -s N over hand-picked options. slow: slow_at=B/2&slow_factor=20, Courier auto and 4
+                     against aria2c -x4 -s4. ban: max_conns=4, Courier auto. kill: the courier command
+                     (courier get --split auto when it has --split) killed with SIGKILL K times (default 5) at
+                     seeded moments, then run to the end; SHA-256 checked. --case takes one case, all
+                     (default), or a list such as capped,kill. --rounds K (default 3) in ABBA order;
+                     --quick: aria2c's best few options and Courier auto only. --timeout S per run (default 300).
+                     Sizes and rates take K, M or G (binary).
+        """
+
+    /// The options that take no value.
+    private static let flags: Set<String> = ["--quick"]
+    private static let accepted: Set<String> = [
+        "--case", "--size", "--rate", "--rounds", "--quick", "--kills", "--seed", "--timeout", "--dir", "--aria2c", "--courier",
+    ]
+
+    /// The options after the word `segmented`; `nil` when help was asked for.
+    static func parse(_ arguments: [String]) throws(BenchUsageError) -> SegmentedOptions? {
+        var values: [String: String] = [:]
+        var index = 0
+        while index < arguments.count {
+            var option = arguments[index]
+            var value: String?
+            index += 1
+            if ["-h", "--help", "help"].contains(option) { return nil }
+            if option.hasPrefix("--"), let equals = option.firstIndex(of: "=") {
+                value = String(option[option.index(after: equals)...])
+                option = String(option[..<equals])
+            }
+            guard accepted.contains(option) else { throw BenchUsageError(message: "unknown option '\(option)' for segmented") }
+            if flags.contains(option) {
+                guard value == nil else { throw BenchUsageError(message: "\(option) takes no value") }
+                value = ""
+            } else if value == nil {
+                guard index < arguments.count else { throw BenchUsageError(message: "\(option) needs a value") }
+                value = arguments[index]
+                index += 1
+            }
+            guard values[option] == nil else { throw BenchUsageError(message: "\(option) is given more than once") }
+            values[option] = value
+        }
+        var options = SegmentedOptions()
+        if let text = values["--case"], text != "all" {
+            var cases: [Case] = []
+            for name in text.split(separator: ",", omittingEmptySubsequences: false) {
+                guard let one = Case(rawValue: String(name)) else {
+                    throw BenchUsageError(message: "--case takes capped, slow, ban, kill or all, or a comma-separated list, not '\(text)'")
+                }
+                if !cases.contains(one) { cases.append(one) }
+            }
+            options.cases = cases
+        }
+        if let text = values["--size"] { options.size = try amount("--size", text) }
+        if let text = values["--rate"] { options.rate = try amount("--rate", text) }
+        if let text = values["--rounds"] { options.rounds = try count("--rounds", text, atLeast: 1) }
+        if let text = values["--kills"] { options.kills = try count("--kills", text, atLeast: 0) }
+        if let text = values["--seed"] {
+            guard let seed = UInt64(text) else { throw BenchUsageError(message: "--seed takes a whole number, not '\(text)'") }
+            options.seed = seed
+        }
+        if let text = values["--timeout"] {
+            guard let seconds = Double(text), seconds.isFinite, seconds > 0 else {
+                throw BenchUsageError(message: "--timeout takes a number of seconds above 0, not '\(text)'")
+            }
+            options.timeout = seconds
+        }
+        options.quick = values["--quick"] != nil
+        for (option, text) in [("--dir", values["--dir"]), ("--aria2c", values["--aria2c"]), ("--courier", values["--courier"])] {
+            if let text, text.isEmpty { throw BenchUsageError(message: "\(option) needs a path") }
+        }
+        options.directory = values["--dir"]
+        options.aria2c = values["--aria2c"] ?? options.aria2c
+        options.courier = values["--courier"]
+        return options
+    }
+
+    /// A whole number of bytes above 0, with an optional binary suffix K, M or G.
+    static func amount(_ option: String, _ text: String) throws(BenchUsageError) -> Int {
+        let shifts: [Character: Int] = ["K": 10, "M": 20, "G": 30]
+        var digits = Substring(text)
+        var shift = 0
+        if let last = digits.last, let found = shifts[Character(last.uppercased())] {
+            shift = found
+            digits = digits.dropLast()
+        }
+        guard let value = Int(digits), value > 0, value <= (1 << 40) >> shift else {
+            throw BenchUsageError(message: "\(option) takes a whole number above 0 with an optional K, M or G, not '\(text)'")
+        }
+        return value << shift
+    }
+
+    private static func count(_ option: String, _ text: String, atLeast minimum: Int) throws(BenchUsageError) -> Int {
+        guard let value = Int(text), value >= minimum else {
+            throw BenchUsageError(message: "\(option) takes a whole number \(minimum) or more, not '\(text)'")
+        }
+        return value
+    }
+}
