@@ -10,6 +10,8 @@
 ///   it probes again (adds one) after ``Configuration/probeAfterWindows`` windows.
 /// - On 429, 503, a `Retry-After`, or a connection reset it halves (never below one) and holds,
 ///   adding nothing, for ``Configuration/hold`` seconds or the `Retry-After`, whichever is longer.
+///   Refusals within ``Configuration/backOffSpacing`` of a halving extend the hold but do not halve
+///   again: the burst that answers one step up is one signal.
 /// - It never exceeds ``cap`` (the per-host cap, which counts every connection).
 struct AdaptiveConnectionCount: Sendable, Equatable {
     struct Configuration: Sendable, Equatable {
@@ -19,6 +21,9 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
         var hold: Double = 5
         /// Windows to wait, after an addition did not pay, before trying one again.
         var probeAfterWindows: Int = 10
+        /// Seconds during which further refusals do not halve again: the burst of 429s that
+        /// answers one step up is one signal, as TCP halves once per window of losses.
+        var backOffSpacing: Double = 0.25
     }
 
     let configuration: Configuration
@@ -37,6 +42,8 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
     private var slowStart = true
     /// The target before the last addition, where a doubling that did not pay goes back to.
     private var beforeAddition = 1
+    /// When the target was last halved.
+    private var lastBackOff = -Double.infinity
 
     init(cap: Int, configuration: Configuration = Configuration()) {
         self.cap = max(cap, 1)
@@ -86,13 +93,19 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
     /// at `now`: halves the target and holds it. Returns the new target.
     @discardableResult
     mutating func backOff(now: Double, retryAfter: Double? = nil) -> Int {
-        target = max(1, target / 2)
+        if now - lastBackOff >= configuration.backOffSpacing {
+            target = max(1, target / 2)
+            lastBackOff = now
+        }
         slowStart = false
         baseline = nil
         settledWindows = nil
         holdUntil = max(holdUntil, now + max(configuration.hold, retryAfter ?? 0))
         return target
     }
+
+    /// Whether it still doubles (slow start): its windows can be short.
+    var isDoubling: Bool { slowStart && target < cap }
 
     /// A new cap (the per-host cap changed): the target never exceeds it.
     mutating func setCap(_ newCap: Int) {

@@ -93,6 +93,10 @@ extension SegmentedDownload {
             switch SegmentAnswerCheck.segment(asked: link.asked, length: state.map.length, validator: state.map.validator, answer) {
             case .write:
                 state.links[id]?.accepted = true
+                let answered = state.links.values.filter(\.accepted).count
+                state.tally.peakConnections = max(state.tally.peakConnections, answered)
+                // The last wanted connection is answered: measure all of them from now.
+                if answered >= Self.target(state), !state.windowComplete { Self.restartWindow(&state, at: .now) }
                 return .write
             case .restart(let why):
                 return .end(.restart(why))
@@ -139,17 +143,17 @@ extension SegmentedDownload {
     private func rangeAdvanced(_ id: ConnectionID, _ advance: SegmentMap.Advance) {
         if let loser = advance.cancel { stopLink(loser) }
         if advance.completedRange {
-            // Its request asked no further (or was clipped by a steal): stop it and take more.
+            // Its range is done. Its request may go on past it (it was clipped by a steal): stop
+            // it. The connection takes more once that request has ended, so the server never sees
+            // it twice at once (linkEnded).
             let task = state.withLock { state -> (Int, URLSessionTask)? in
                 guard var link = state.links[id], let task = link.task else { return nil }
                 link.cancelled = true
-                link.task = nil
                 link.accepted = false
                 state.links[id] = link
                 return (link.lane, task)
             }
             if let task { cancel([task]) }
-            schedule(idle: id)
         }
     }
 

@@ -10,25 +10,33 @@ extension SegmentedDownload {
         min(state.fixedTarget ?? state.count.target, state.count.cap)
     }
 
-    /// Every window: measure, adjust the count, schedule, keep the record, mind the disk.
+    /// Every tick: measure, adjust the count, schedule, keep the record, mind the disk.
     func tick() {
         let now = ContinuousClock.now
         let due = state.withLock { state -> (record: SegmentMap?, written: Int64, pauseDisk: Bool)? in
             guard !state.stopped else { return nil }
+            // Each connection's speed, for the scheduler, over at least a rate window.
+            let rateSeconds = (now - state.rateWindowStart).seconds
+            if rateSeconds >= Self.rateWindow.seconds {
+                for (id, link) in state.links {
+                    state.rates[id] = Throughput(bytes: link.windowBytes, seconds: rateSeconds)
+                    state.links[id]?.windowBytes = 0
+                }
+                for id in state.rates.keys where state.links[id] == nil { state.rates[id] = nil }
+                state.rateWindowStart = now
+            }
+            // The total, for the automatic count: a window counts only when every wanted
+            // connection was answered before it began (the window restarts when the last one is).
             let seconds = (now - state.windowStart).seconds
-            for (id, link) in state.links {
-                state.rates[id] = Throughput(bytes: link.windowBytes, seconds: seconds)
-                state.links[id]?.windowBytes = 0
+            let window = state.count.isDoubling ? Self.slowStartWindow : Self.window
+            if seconds >= window.seconds {
+                if state.fixedTarget == nil, !state.pausedForDisk, state.windowComplete {
+                    let clock = (now - state.started).seconds
+                    state.count.observe(
+                        Throughput(bytes: state.windowBytes, seconds: seconds), connections: Self.target(state), now: clock)
+                }
+                Self.restartWindow(&state, at: now)
             }
-            for id in state.rates.keys where state.links[id] == nil { state.rates[id] = nil }
-            if state.fixedTarget == nil, !state.pausedForDisk {
-                let clock = (now - state.started).seconds
-                state.count.observe(
-                    Throughput(bytes: state.windowBytes, seconds: seconds), connections: state.windowLinks, now: clock)
-            }
-            state.windowBytes = 0
-            state.windowStart = now
-            state.windowLinks = state.links.values.filter(\.accepted).count
             var record: SegmentMap?
             if now - state.lastRecord >= setup.recordInterval {
                 state.lastRecord = now
@@ -42,6 +50,13 @@ extension SegmentedDownload {
         if let record = due.record { host?.segmentsRecord(record) }
         if due.pauseDisk { return pauseForDisk() }
         schedule(idle: nil, reporting: true)
+    }
+
+    /// Starts a measuring window; it counts only if every wanted connection is answered already.
+    static func restartWindow(_ state: inout State, at now: ContinuousClock.Instant) {
+        state.windowBytes = 0
+        state.windowStart = now
+        state.windowComplete = state.links.values.filter(\.accepted).count >= target(state)
     }
 
     /// The per-connection view for the event monitors (``TaskConnectionsEvent``).
@@ -74,8 +89,10 @@ extension SegmentedDownload {
     func backOff(retryAfter: Duration?) {
         state.withLock { state in
             let clock = (ContinuousClock.now - state.started).seconds
+            let before = state.count.target
             let target = state.count.backOff(now: clock, retryAfter: retryAfter?.seconds)
-            if let fixed = state.fixedTarget { state.fixedTarget = max(1, min(fixed / 2, target)) }
+            // A fixed split halves with the automatic count (once per burst of refusals).
+            if let fixed = state.fixedTarget, target < before { state.fixedTarget = max(1, min(fixed / 2, target)) }
         }
         // The scheduler stops the extra connections at once, not one per round trip.
         schedule(idle: nil)
@@ -139,8 +156,7 @@ extension SegmentedDownload {
             if let idle, state.links[idle]?.task == nil, state.map.position(of: idle) == nil {
                 state.links[idle] = nil
             }
-            state.tally.peakConnections = max(state.tally.peakConnections, state.links.count)
-            state.windowLinks = min(state.windowLinks, state.links.count)
+            if state.links.values.filter(\.accepted).count < Self.target(state) { state.windowComplete = false }
             return state.map.isComplete
         }
         cancel(cancels)

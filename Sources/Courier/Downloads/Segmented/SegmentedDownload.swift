@@ -86,8 +86,10 @@ final class SegmentedDownload: Sendable {
         let started = ContinuousClock.now
         var windowStart = ContinuousClock.now
         var windowBytes: Int64 = 0
-        /// The fewest connections that ran during the window (a window counts only when all wanted ran).
-        var windowLinks = 0
+        /// Every wanted connection was answered when the window began: it measures them all.
+        var windowComplete = true
+        /// Where each connection's speed is measured from.
+        var rateWindowStart = ContinuousClock.now
         var rates: [ConnectionID: Throughput] = [:]
         var lastRecord = ContinuousClock.now
         /// Bytes counted since the record was last brought up to date.
@@ -108,7 +110,13 @@ final class SegmentedDownload: Sendable {
     /// Bytes of one connection gathered before they are handed to the writer (and counted).
     static let batchBytes = 256 * 1024
     /// How often the crew measures and schedules.
+    static let tickInterval: Duration = .milliseconds(50)
+    /// The window the automatic count measures the total over; shorter while it doubles, when
+    /// each step is a large change and the download waits for the answer.
     static let window: Duration = .milliseconds(250)
+    static let slowStartWindow: Duration = .milliseconds(100)
+    /// The window each connection's speed is measured over, for the scheduler.
+    static let rateWindow: Duration = .milliseconds(250)
     /// A record is due once every connection wrote this much on average since the last one…
     static let recordBytesPerConnection: Int64 = 512 * 1024
     /// …but not more often than this (each record is written and synced).
@@ -133,7 +141,6 @@ final class SegmentedDownload: Sendable {
         var initial = State(map: setup.map, count: count, fixedTarget: fixed, nextID: setup.primaryID.rawValue + 1)
         initial.links[setup.primaryID] = Link(
             lane: 0, task: setup.primary, asked: setup.map.position(of: setup.primaryID) ?? 0..<0, accepted: true)
-        initial.windowLinks = 1
         self.state = Locked(initial)
     }
 
@@ -147,7 +154,7 @@ final class SegmentedDownload: Sendable {
     /// Starts measuring and scheduling; the first connection is already running.
     func start() {
         let timer = DispatchSource.makeTimerSource(queue: mainCore.callQueue)
-        let interval = Self.window.seconds
+        let interval = Self.tickInterval.seconds
         timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(20))
         timer.setEventHandler { [weak self] in self?.tick() }
         let armed = state.withLock { state -> Bool in

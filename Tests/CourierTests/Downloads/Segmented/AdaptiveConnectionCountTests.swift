@@ -56,9 +56,10 @@ final class AdaptiveConnectionCountTests: XCTestCase {
         let targets = run(&count, from: 7.5, windows: 7) { Double($0) * 10e6 }
         XCTAssertEqual(targets, [8, 8, 8, 8, 9, 10, 11])
         XCTAssertEqual(count.backOff(now: 20), 5)
-        XCTAssertEqual(count.backOff(now: 20), 2)
-        XCTAssertEqual(count.backOff(now: 20), 1)
-        XCTAssertEqual(count.backOff(now: 20), 1, "never below one")
+        XCTAssertEqual(count.backOff(now: 20.1), 5, "the rest of a burst of refusals does not halve again")
+        XCTAssertEqual(count.backOff(now: 20.3), 2)
+        XCTAssertEqual(count.backOff(now: 20.6), 1)
+        XCTAssertEqual(count.backOff(now: 21), 1, "never below one")
     }
 
     func testARetryAfterLongerThanTheHoldIsHonoured() {
