@@ -45,9 +45,12 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
     /// When the target was last halved.
     private var lastBackOff = -Double.infinity
 
-    init(cap: Int, configuration: Configuration = Configuration()) {
+    /// Starts at one connection under `cap`; a fixed split starts at its own count (`initial`)
+    /// and only ever backs off.
+    init(cap: Int, initial: Int = 1, configuration: Configuration = Configuration()) {
         self.cap = max(cap, 1)
         self.configuration = configuration
+        self.target = min(max(initial, 1), self.cap)
     }
 
     /// Takes one window's total `throughput`, measured while `connections` connections ran,
@@ -90,13 +93,16 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
     }
 
     /// A 429, a 503, a `Retry-After` (`retryAfter` seconds, when it said) or a connection reset
-    /// at `now`: halves the target and holds it. Returns the new target.
+    /// at `now`, while `working` connections run unrefused: halves the target and holds it, and
+    /// never wants more than those that work (a server that refuses the third connection gets
+    /// two, not a stream of refused attempts at four). Returns the new target.
     @discardableResult
-    mutating func backOff(now: Double, retryAfter: Double? = nil) -> Int {
+    mutating func backOff(now: Double, retryAfter: Double? = nil, working: Int? = nil) -> Int {
         if now - lastBackOff >= configuration.backOffSpacing {
             target = max(1, target / 2)
             lastBackOff = now
         }
+        if let working { target = max(1, min(target, working)) }
         slowStart = false
         baseline = nil
         settledWindows = nil

@@ -7,7 +7,7 @@ import FoundationNetworking
 extension SegmentedDownload {
     /// The connections wanted now: the fixed split's count, or the automatic count; never above the cap.
     static func target(_ state: State) -> Int {
-        min(state.fixedTarget ?? state.count.target, state.count.cap)
+        min(state.count.target, state.count.cap)
     }
 
     /// Every tick: measure, adjust the count, schedule, keep the record, mind the disk.
@@ -30,7 +30,7 @@ extension SegmentedDownload {
             let seconds = (now - state.windowStart).seconds
             let window = state.count.isDoubling ? Self.slowStartWindow : Self.window
             if seconds >= window.seconds {
-                if state.fixedTarget == nil, !state.pausedForDisk, state.windowComplete {
+                if !state.isFixed, !state.pausedForDisk, state.windowComplete {
                     let clock = (now - state.started).seconds
                     state.count.observe(
                         Throughput(bytes: state.windowBytes, seconds: seconds), connections: Self.target(state), now: clock)
@@ -89,10 +89,8 @@ extension SegmentedDownload {
     func backOff(retryAfter: Duration?) {
         state.withLock { state in
             let clock = (ContinuousClock.now - state.started).seconds
-            let before = state.count.target
-            let target = state.count.backOff(now: clock, retryAfter: retryAfter?.seconds)
-            // A fixed split halves with the automatic count (once per burst of refusals).
-            if let fixed = state.fixedTarget, target < before { state.fixedTarget = max(1, min(fixed / 2, target)) }
+            let working = state.links.values.filter(\.accepted).count
+            state.count.backOff(now: clock, retryAfter: retryAfter?.seconds, working: working)
         }
         // The scheduler stops the extra connections at once, not one per round trip.
         schedule(idle: nil)

@@ -79,8 +79,8 @@ final class SegmentedDownload: Sendable {
         var map: SegmentMap
         var scheduler = SegmentScheduler()
         var count: AdaptiveConnectionCount
-        /// A fixed split's count (halved on refusals like the automatic one).
-        var fixedTarget: Int?
+        /// A fixed split: the count starts at it, is never raised, and backs off like the automatic one.
+        let isFixed: Bool
         var links: [ConnectionID: Link] = [:]
         var nextID: Int
         let started = ContinuousClock.now
@@ -134,11 +134,10 @@ final class SegmentedDownload: Sendable {
         self.setup = setup
         self.writer = writer
         self.mainCore = core
-        var count = AdaptiveConnectionCount(cap: setup.cap)
         var fixed: Int?
-        if case .fixed(let wanted) = setup.split.mode { fixed = min(max(wanted, 1), setup.cap) }
-        if fixed != nil { count.setCap(setup.cap) }
-        var initial = State(map: setup.map, count: count, fixedTarget: fixed, nextID: setup.primaryID.rawValue + 1)
+        if case .fixed(let wanted) = setup.split.mode { fixed = wanted }
+        let count = AdaptiveConnectionCount(cap: setup.cap, initial: fixed ?? 1)
+        var initial = State(map: setup.map, count: count, isFixed: fixed != nil, nextID: setup.primaryID.rawValue + 1)
         initial.links[setup.primaryID] = Link(
             lane: 0, task: setup.primary, asked: setup.map.position(of: setup.primaryID) ?? 0..<0, accepted: true)
         self.state = Locked(initial)

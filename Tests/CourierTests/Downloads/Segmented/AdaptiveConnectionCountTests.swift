@@ -62,6 +62,17 @@ final class AdaptiveConnectionCountTests: XCTestCase {
         XCTAssertEqual(count.backOff(now: 21), 1, "never below one")
     }
 
+    func testARefusalNeverWantsMoreConnectionsThanWork() {
+        // Given a fixed split of eight, of which only two were answered when the refusals came
+        var count = AdaptiveConnectionCount(cap: 8, initial: 8)
+        XCTAssertEqual(count.target, 8, "a fixed split starts at its count")
+        // When the burst of 429s arrives
+        XCTAssertEqual(count.backOff(now: 1, working: 2), 2)
+        XCTAssertEqual(count.backOff(now: 1.1, working: 3), 2, "the rest of the burst changes nothing")
+        // Then a later refusal halves again
+        XCTAssertEqual(count.backOff(now: 2, working: 2), 1)
+    }
+
     func testARetryAfterLongerThanTheHoldIsHonoured() {
         var count = AdaptiveConnectionCount(cap: 16)
         _ = run(&count, windows: 3) { Double($0) * 10e6 }

@@ -292,3 +292,38 @@ final class SegmentedDownloadFaultTests: CourierTestCase {
         XCTAssertEqual(response?.report.connections, 1)
     }
 }
+
+/// Split downloads against a server that refuses connections above a count (`max_conns`, a 429
+/// with `Retry-After`): fewer connections at once, and the file still exact.
+final class SegmentedDownloadRefusalTests: CourierTestCase {
+    override func makeConfiguration() -> SessionManager.Configuration {
+        var configuration = super.makeConfiguration()
+        configuration.maximumRunningTasksPerHost = 8
+        return configuration
+    }
+
+    func testAServerThatRefusesAboveTwoConnectionsGetsFewerAndTheFileIsExact() throws {
+        // Given a server that answers 429 to a third connection at once, and paces each at 4 MiB/s
+        let size = 12 << 20
+        let content = TestServer.deterministicBytes(count: size, seed: 28)
+        server.addFile("banned.bin", data: content, etag: "\"v1\"")
+        let destination = directory.appendingPathComponent("banned.bin")
+        var policy = DownloadPolicy()
+        policy.split = .connections(8)
+        // When the download asks for eight
+        let response: DownloadResponse? = wait(timeout: 60) { finish in
+            manager.downloadTask(
+                with: request("/files/banned.bin?rate=4194304&max_conns=2"), to: .file(destination), policy: policy,
+                completion: finish
+            ).resume()
+        }
+        // Then the refusals halve the connections (once per burst) until they fit, and the file is exact
+        XCTAssertNil(response?.error)
+        XCTAssertEqual(try Data(contentsOf: destination), content)
+        let traffic = server.traffic(for: "/files/banned.bin")
+        XCTAssertLessThanOrEqual(traffic.peakInFlight, 2)
+        XCTAssertGreaterThan(traffic.tooManyRequests, 0, "the server did refuse")
+        XCTAssertLessThanOrEqual(traffic.tooManyRequests, 10, "refusals stop once the count fits: \(traffic.refusals)")
+        XCTAssertLessThanOrEqual(response?.report.connections ?? .max, 2, "connections are counted once answered")
+    }
+}
