@@ -1,11 +1,11 @@
 /// How many connections a segmented download wants, chosen by additive increase and
 /// multiplicative decrease (AIMD). Pure and deterministic: time and byte counts are passed in.
 ///
-/// - It starts at one connection, and doubles after each measured window (in which all wanted
-///   connections ran) while the total throughput rose by at least ``Configuration/margin`` over
-///   the window before: a server that caps each connection is found in a few windows, not one
-///   connection per window (slow start, as TCP's).
-/// - The first doubling that did not pay is taken back; from then on it adds one at a time while
+/// - It starts at one connection, and multiplies the count by ``Configuration/slowStartFactor``
+///   after each measured window (in which all wanted connections ran) while the total throughput
+///   rose by at least ``Configuration/margin`` over the window before: a server that caps each
+///   connection is found in a few windows, not one connection per window (slow start, as TCP's).
+/// - The first step that did not pay is taken back; from then on it adds one at a time while
 ///   the throughput rises. An addition that did not pay is taken back, and it holds that count;
 ///   it probes again (adds one) after ``Configuration/probeAfterWindows`` windows.
 /// - On 429, 503, a `Retry-After`, or a connection reset it halves (never below one) and holds,
@@ -24,6 +24,10 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
         /// Seconds during which further refusals do not halve again: the burst of 429s that
         /// answers one step up is one signal, as TCP halves once per window of losses.
         var backOffSpacing: Double = 0.25
+        /// How much slow start multiplies the count by at each step. Four finds a server's
+        /// per-connection cap of sixteen in two windows instead of four: each window at too few
+        /// connections is time lost.
+        var slowStartFactor: Int = 4
     }
 
     let configuration: Configuration
@@ -110,7 +114,7 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
         return target
     }
 
-    /// Whether it still doubles (slow start): its windows can be short.
+    /// Whether it is still in slow start: its windows can be short.
     var isDoubling: Bool { slowStart && target < cap }
 
     /// A new cap (the per-host cap changed): the target never exceeds it.
@@ -126,7 +130,7 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
             return
         }
         beforeAddition = target
-        target = slowStart ? min(cap, target * 2) : target + 1
+        target = slowStart ? min(cap, target * max(2, configuration.slowStartFactor)) : target + 1
         baseline = measured
     }
 }

@@ -110,11 +110,11 @@ final class SegmentedDownload: Sendable {
     /// Bytes of one connection gathered before they are handed to the writer (and counted).
     static let batchBytes = 256 * 1024
     /// How often the crew measures and schedules.
-    static let tickInterval: Duration = .milliseconds(50)
+    static let tickInterval: Duration = .milliseconds(10)
     /// The window the automatic count measures the total over; shorter while it doubles, when
     /// each step is a large change and the download waits for the answer.
     static let window: Duration = .milliseconds(250)
-    static let slowStartWindow: Duration = .milliseconds(100)
+    static let slowStartWindow: Duration = .milliseconds(30)
     /// The window each connection's speed is measured over, for the scheduler.
     static let rateWindow: Duration = .milliseconds(250)
     /// A record is due once every connection wrote this much on average since the last one…

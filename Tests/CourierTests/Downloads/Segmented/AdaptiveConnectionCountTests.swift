@@ -14,15 +14,15 @@ final class AdaptiveConnectionCountTests: XCTestCase {
         }
     }
 
-    func testItStartsWithOneDoublesWhileTheTotalRisesThenAddsOneAtATime() {
+    func testItStartsWithOneMultipliesWhileTheTotalRisesThenAddsOneAtATime() {
         // Given a server capping each connection at 10 MB/s, with loopback allowing 42
         var count = AdaptiveConnectionCount(cap: 16)
         XCTAssertEqual(count.target, 1)
         // When
         let targets = run(&count, windows: 6) { min(Double($0) * 10e6, 42e6) }
-        // Then it doubles to 8, finds 8 no better than 4 (42 vs 40 is under the 10 % margin) and goes
-        // back to 4; one at a time, it finds 5 no better either, and takes it back
-        XCTAssertEqual(targets, [2, 4, 8, 4, 5, 4])
+        // Then it goes to 4 and 16, finds 16 no better than 4 (42 vs 40 is under the 10 % margin) and
+        // goes back to 4; one at a time, it finds 5 no better either, and takes it back
+        XCTAssertEqual(targets, [4, 16, 4, 5, 4, 4])
     }
 
     func testItNeverExceedsTheCap() {
@@ -38,15 +38,15 @@ final class AdaptiveConnectionCountTests: XCTestCase {
         // Given a count settled at 2 (a third connection added nothing)
         var count = AdaptiveConnectionCount(cap: 8, configuration: .init(margin: 0.1, hold: 5, probeAfterWindows: 3))
         var targets = run(&count, windows: 5) { min(Double($0) * 10e6, 20e6) }
-        XCTAssertEqual(targets, [2, 4, 2, 3, 2], "the doubling to 4 goes back to 2, then 3 is tried once")
+        XCTAssertEqual(targets, [4, 8, 4, 5, 4], "the step to 8 goes back to 4, then 5 is tried once")
         // When the server then allows more
         targets = run(&count, from: 5, windows: 6) { Double($0) * 10e6 }
         // Then, after the settled windows, it adds again
-        XCTAssertEqual(targets, [2, 2, 3, 4, 5, 6])
+        XCTAssertEqual(targets, [4, 4, 5, 6, 7, 8])
     }
 
     func testA429HalvesTheCountAndHoldsIt() {
-        // Given sixteen connections (the cap), reached by doubling
+        // Given sixteen connections (the cap), reached in slow start
         var count = AdaptiveConnectionCount(cap: 16)
         _ = run(&count, windows: 7) { Double($0) * 10e6 }
         XCTAssertEqual(count.target, 16)
@@ -78,16 +78,16 @@ final class AdaptiveConnectionCountTests: XCTestCase {
         _ = run(&count, windows: 3) { Double($0) * 10e6 }
         count.backOff(now: 3, retryAfter: 30)
         let targets = run(&count, from: 3, windows: 30) { Double($0) * 10e6 }
-        XCTAssertEqual(targets.prefix(29).allSatisfy { $0 == 4 }, true)
-        XCTAssertEqual(targets.last, 5)
+        XCTAssertEqual(targets.prefix(29).allSatisfy { $0 == 8 }, true)
+        XCTAssertEqual(targets.last, 9)
     }
 
     func testWindowsWithFewerConnectionsThanWantedAreIgnored() {
         var count = AdaptiveConnectionCount(cap: 16)
         count.observe(window(10e6), connections: 1, now: 1)
-        XCTAssertEqual(count.target, 2)
-        XCTAssertEqual(count.observe(window(1e6), connections: 1, now: 2), 2, "the second connection had not started")
-        XCTAssertEqual(count.observe(window(20e6), connections: 2, now: 3), 4)
+        XCTAssertEqual(count.target, 4)
+        XCTAssertEqual(count.observe(window(1e6), connections: 2, now: 2), 4, "two of the four had not started")
+        XCTAssertEqual(count.observe(window(40e6), connections: 4, now: 3), 16)
     }
 
     func testTheSameInputsGiveTheSameTargets() {
