@@ -28,6 +28,8 @@ enum TransferAction {
     /// This attempt's 206 becomes the first connection of a split download over this map
     /// (TransferTask+Segments.swift), then the rest is done.
     indirect case split(URLSessionTask, SegmentMap, then: TransferAction)
+    /// A chunk of the first connection of a split download, for its crew.
+    case segmentData(SegmentedDownload, URLSessionTask, Data)
 }
 
 extension TransferTask: TaskDelegate {
@@ -56,9 +58,9 @@ extension TransferTask: TaskDelegate {
     }
 
     func urlTask(_ task: URLSessionTask, didReceive data: Data) {
-        // A split download's bytes are its crew's (SegmentedDownload+Connections.swift).
-        if let crew = locked({ $0.crew }), crew.linkData(crew.setup.primaryID, task, data) { return }
         let action = locked { state -> TransferAction in
+            // A split download's bytes are its crew's (SegmentedDownload+Connections.swift).
+            if let crew = state.crew { return .segmentData(crew, task, data) }
             guard state.phase.isRunning(task), state.failure == nil,
                 state.stream?.expiredWait == nil, !state.ignoresBody
             else { return .none }
@@ -91,6 +93,9 @@ extension TransferTask: TaskDelegate {
         case .split(let task, let map, let then):
             beginSegments(task, map)
             perform(then)
+        case .segmentData(let crew, let task, let data):
+            // Dropped when the crew has stopped: its file is written at offsets, never appended to.
+            _ = crew.linkData(crew.setup.primaryID, task, data)
         }
     }
 
