@@ -216,32 +216,9 @@ struct BenchOptions: Equatable, Sendable {
             throw BenchUsageError(message: "segmented takes its own options: SegmentedOptions.parse reads them")
         }
         let allowed = accepted(by: workload)
-        var values: [String: String] = [:]
-        var index = 1
-        while index < arguments.count {
-            var option = arguments[index]
-            var value: String?
-            index += 1
-            if option.hasPrefix("--"), let equals = option.firstIndex(of: "=") {
-                value = String(option[option.index(after: equals)...])
-                option = String(option[..<equals])
-            }
-            guard option.hasPrefix("-") else { throw BenchUsageError(message: "unexpected argument '\(option)'") }
-            if value == nil, helpWords.contains(option) { return nil }
-            guard allowed.contains(option) else {
-                throw BenchUsageError(message: "unknown option '\(option)' for \(workload.rawValue)")
-            }
-            if flags.contains(option) {
-                guard value == nil else { throw BenchUsageError(message: "\(option) takes no value") }
-                value = ""
-            } else if value == nil {
-                guard index < arguments.count else { throw BenchUsageError(message: "\(option) needs a value") }
-                value = arguments[index]
-                index += 1
-            }
-            guard values[option] == nil else { throw BenchUsageError(message: "\(option) is given more than once") }
-            values[option] = value
-        }
+        guard let values = try scanOptions(
+            arguments.dropFirst(), accepted: allowed, flags: flags, helpWords: ["-h", "--help"], command: workload.rawValue)
+        else { return nil }
 
         guard let urlText = values["--url"] else { throw BenchUsageError(message: "\(workload.rawValue) needs --url") }
         var options = BenchOptions(workload: workload, url: try url(urlText))
@@ -419,4 +396,38 @@ struct BenchOptions: Equatable, Sendable {
             ]
         }
     }
+}
+
+/// Reads `--name value`, `--name=value` and flags (`flags`, no value) from `arguments`: every
+/// option at most once, none outside `accepted`; `nil` when a help word stands alone. The one
+/// reader of the bench's option syntax, for every workload (`segmented` too).
+func scanOptions(
+    _ arguments: ArraySlice<String>, accepted: Set<String>, flags: Set<String>,
+    helpWords: Set<String> = ["-h", "--help", "help"], command: String
+) throws(BenchUsageError) -> [String: String]? {
+    var values: [String: String] = [:]
+    var index = arguments.startIndex
+    while index < arguments.endIndex {
+        var option = arguments[index]
+        var value: String?
+        index += 1
+        if option.hasPrefix("--"), let equals = option.firstIndex(of: "=") {
+            value = String(option[option.index(after: equals)...])
+            option = String(option[..<equals])
+        }
+        if value == nil, helpWords.contains(option) { return nil }
+        guard option.hasPrefix("-") else { throw BenchUsageError(message: "unexpected argument '\(option)'") }
+        guard accepted.contains(option) else { throw BenchUsageError(message: "unknown option '\(option)' for \(command)") }
+        if flags.contains(option) {
+            guard value == nil else { throw BenchUsageError(message: "\(option) takes no value") }
+            value = ""
+        } else if value == nil {
+            guard index < arguments.endIndex else { throw BenchUsageError(message: "\(option) needs a value") }
+            value = arguments[index]
+            index += 1
+        }
+        guard values[option] == nil else { throw BenchUsageError(message: "\(option) is given more than once") }
+        values[option] = value
+    }
+    return values
 }

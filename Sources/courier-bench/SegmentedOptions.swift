@@ -63,28 +63,8 @@ struct SegmentedOptions: Equatable, Sendable {
 
     /// The options after the word `segmented`; `nil` when help was asked for.
     static func parse(_ arguments: [String]) throws(BenchUsageError) -> SegmentedOptions? {
-        var values: [String: String] = [:]
-        var index = 0
-        while index < arguments.count {
-            var option = arguments[index]
-            var value: String?
-            index += 1
-            if ["-h", "--help", "help"].contains(option) { return nil }
-            if option.hasPrefix("--"), let equals = option.firstIndex(of: "=") {
-                value = String(option[option.index(after: equals)...])
-                option = String(option[..<equals])
-            }
-            guard accepted.contains(option) else { throw BenchUsageError(message: "unknown option '\(option)' for segmented") }
-            if flags.contains(option) {
-                guard value == nil else { throw BenchUsageError(message: "\(option) takes no value") }
-                value = ""
-            } else if value == nil {
-                guard index < arguments.count else { throw BenchUsageError(message: "\(option) needs a value") }
-                value = arguments[index]
-                index += 1
-            }
-            guard values[option] == nil else { throw BenchUsageError(message: "\(option) is given more than once") }
-            values[option] = value
+        guard let values = try scanOptions(arguments[...], accepted: accepted, flags: flags, command: "segmented") else {
+            return nil
         }
         var options = SegmentedOptions()
         if let text = values["--case"], text != "all" {
