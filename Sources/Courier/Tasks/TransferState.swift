@@ -125,7 +125,8 @@ extension TransferState {
         sent = 0
         guard canContinueByRange() else {
             resetBody()
-            return context.originalRequest
+            // A split download asks `bytes=0-` again, so that the answer can prove ranges anew.
+            return freshRequest()
         }
         return rangeRequest(context.originalRequest, from: received, validator: validator)
     }
