@@ -112,6 +112,20 @@ final class SegmentedDownloadTests: CourierTestCase {
         XCTAssertLessThanOrEqual(response?.report.connections ?? .max, 4)
     }
 
+    func testConnectionsThatResetAreContinuedAndTheFileIsExact() throws {
+        // Given a server that resets every connection after 1 MiB of its answer
+        server.addFile("resets.bin", data: content, etag: "\"v1\"")
+        let destination = directory.appendingPathComponent("resets.bin")
+        // When the file is split over four connections
+        let response = download("/files/resets.bin?reset_after=1048576&chunk=65536&chunk_delay_ms=2", to: destination,
+                                policy: policy(.connections(4)))
+        // Then each range is continued where its connection stopped, and the file is exact
+        XCTAssertNil(response?.error)
+        XCTAssertEqual(try Data(contentsOf: destination), content)
+        XCTAssertLessThanOrEqual(response?.report.bytesReceived ?? .max, Int64(size) + (1 << 20), "nothing fetched twice but clipped tails")
+        XCTAssertGreaterThan(server.requests.count, 8, "every connection was reset at least once")
+    }
+
     /// Starts a split download of `path` and cancels it, keeping its bytes, once `fraction` of it arrived.
     private func interruptedDownload(_ path: String, to destination: URL, at fraction: Double) throws -> ResumeData {
         let policy = policy(.connections(4))
