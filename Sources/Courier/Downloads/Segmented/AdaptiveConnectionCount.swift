@@ -115,7 +115,7 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
     }
 
     /// Whether it is still in slow start: its windows can be short.
-    var isDoubling: Bool { slowStart && target < cap }
+    var isInSlowStart: Bool { slowStart && target < cap }
 
     /// A new cap (the per-host cap changed): the target never exceeds it.
     mutating func setCap(_ newCap: Int) {

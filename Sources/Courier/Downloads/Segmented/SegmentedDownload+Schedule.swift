@@ -13,11 +13,12 @@ extension SegmentedDownload {
     /// Every tick: measure, adjust the count, schedule, keep the record, mind the disk.
     func tick() {
         let now = ContinuousClock.now
-        let due = state.withLock { state -> (record: SegmentMap?, written: Int64, pauseDisk: Bool)? in
+        let due = state.withLock { state -> (record: SegmentMap?, pauseDisk: Bool, report: Bool)? in
             guard !state.stopped else { return nil }
             // Each connection's speed, for the scheduler, over at least a rate window.
             let rateSeconds = (now - state.rateWindowStart).seconds
-            if rateSeconds >= Self.rateWindow.seconds {
+            let measured = rateSeconds >= Self.rateWindow.seconds
+            if measured {
                 for (id, link) in state.links {
                     state.rates[id] = Throughput(bytes: link.windowBytes, seconds: rateSeconds)
                     state.links[id]?.windowBytes = 0
@@ -28,7 +29,7 @@ extension SegmentedDownload {
             // The total, for the automatic count: a window counts only when every wanted
             // connection was answered before it began (the window restarts when the last one is).
             let seconds = (now - state.windowStart).seconds
-            let window = state.count.isDoubling ? Self.slowStartWindow : Self.window
+            let window = state.count.isInSlowStart ? Self.slowStartWindow : Self.window
             if seconds >= window.seconds {
                 if !state.isFixed, !state.pausedForDisk, state.windowComplete {
                     let clock = (now - state.started).seconds
@@ -44,12 +45,13 @@ extension SegmentedDownload {
                 record = state.map.withoutConnections
             }
             let pauseDisk = !state.pausedForDisk && writer.statistics.backlog > setup.bufferLimit
-            return (record, state.map.writtenBytes, pauseDisk)
+            return (record, pauseDisk, measured)
         }
         guard let due else { return }
         if let record = due.record { host?.segmentsRecord(record) }
         if due.pauseDisk { return pauseForDisk() }
-        schedule(idle: nil, reporting: true)
+        // The monitors hear of the connections when they change, and once per rate window.
+        schedule(idle: nil, reporting: due.report)
     }
 
     /// Starts a measuring window; it counts only if every wanted connection is answered already.
