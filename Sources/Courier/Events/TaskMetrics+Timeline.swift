@@ -31,6 +31,13 @@ extension TaskMetrics: CustomStringConvertible {
                 lines.append("   error: \(LoggingMonitor.Record.escapingControls(redaction.redactingURLs(in: error)))")
             }
         }
+        for request in segmentRequests ?? [] {
+            let lasted = request.end.map { Self.ms($0) } ?? "-"
+            lines.append(
+                "connection \(request.connection): bytes \(request.range.lowerBound)-\(request.range.upperBound - 1), "
+                    + "\(request.statusCode.map(String.init) ?? "no answer"), \(Self.ms(request.start)) → \(lasted) ms, "
+                    + "\(request.bytesWritten) B written, \(request.ending?.rawValue ?? "running")")
+        }
         for retry in retries {
             lines.append(
                 "retry after attempt \(retry.afterAttempt), at \(Self.ms(retry.at)) ms, waiting \(Self.ms(retry.delay)) ms: "

@@ -30,6 +30,46 @@ public struct TaskMetrics: Sendable, Equatable, Codable {
     public var pauses: [Pause] = []
     /// Redirects followed or refused, in order.
     public var redirects: [Redirect] = []
+    /// A split download's requests (``DownloadPolicy/split``), one per range a connection asked
+    /// for, in the order they started; `nil` for a download that was not split (and in timelines
+    /// encoded before splits existed).
+    public var segmentRequests: [SegmentRequest]?
+
+    /// One request of a split download's connection: the range it asked for, when, and how it ended.
+    public struct SegmentRequest: Sendable, Equatable, Codable {
+        /// How a segment request ended.
+        public enum Ending: String, Sendable, Codable, CaseIterable {
+            /// Its range was written (or taken over by a faster connection's steal).
+            case completed
+            /// It failed; another connection continued its range.
+            case failed
+            /// The scheduler stopped it (fewer connections wanted, an end-game race lost), or the
+            /// download stopped.
+            case stopped
+        }
+
+        /// The connection's number within the download (1 is the first request's).
+        public var connection: Int
+        /// The bytes asked for (start inclusive, end exclusive).
+        public var range: Range<Int64>
+        /// Since creation: when it was started.
+        public var start: Duration
+        /// Since creation: when it ended; `nil` if the download ended first.
+        public var end: Duration?
+        /// The status of its answer, once it came.
+        public var statusCode: Int?
+        /// Bytes of its answer written into the file.
+        public var bytesWritten: Int64 = 0
+        /// How it ended.
+        public var ending: Ending?
+
+        /// A record; Courier makes these for you.
+        public init(connection: Int, range: Range<Int64>, start: Duration) {
+            self.connection = connection
+            self.range = range
+            self.start = start
+        }
+    }
 
     /// Creates an empty timeline; Courier makes these for you.
     public init(createdAt: Date) {

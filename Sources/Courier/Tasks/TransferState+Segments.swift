@@ -78,6 +78,16 @@ extension TransferState {
         file?.peakConnections = peak
         file?.diskPauses += tally.diskPauses
         file?.bytesFromNetwork += tally.networkBytes
+        // The connections' requests, on the task's clock, for its timeline.
+        metrics.segmentRequests(tally.requests.map { mark in
+            var request = TaskMetrics.SegmentRequest(
+                connection: mark.connection, range: mark.range, start: metrics.offset(of: mark.start))
+            request.end = mark.end.map(metrics.offset(of:))
+            request.statusCode = mark.statusCode
+            request.bytesWritten = mark.bytesWritten
+            request.ending = mark.ending
+            return request
+        })
         if map.isComplete {
             file?.segments = nil
             received = map.length

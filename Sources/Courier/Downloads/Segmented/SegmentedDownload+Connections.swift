@@ -93,6 +93,7 @@ extension SegmentedDownload {
             switch SegmentAnswerCheck.segment(asked: link.asked, length: state.map.length, validator: state.map.validator, answer) {
             case .write:
                 state.links[id]?.accepted = true
+                state.links[id]?.mark?.statusCode = http.statusCode
                 let answered = state.links.values.filter(\.accepted).count
                 state.tally.peakConnections = max(state.tally.peakConnections, answered)
                 // The last wanted connection is answered: measure all of them from now.
@@ -103,6 +104,7 @@ extension SegmentedDownload {
             case .fail(let why):
                 return .end(.failed(.invalidResponse(why, http)))
             case .notBytes(let status):
+                state.links[id]?.mark?.statusCode = status
                 let error = CourierError(
                     code: .unacceptableStatusCode, message: "the server answered HTTP \(status) to a segment's request",
                     url: http.url, response: http)
@@ -147,6 +149,7 @@ extension SegmentedDownload {
             // it. The connection takes more once that request has ended, so the server never sees
             // it twice at once (linkEnded).
             let task = state.withLock { state -> (Int, URLSessionTask)? in
+                Self.recordEnd(id, .completed, &state)
                 guard var link = state.links[id], let task = link.task else { return nil }
                 link.cancelled = true
                 link.accepted = false
@@ -169,10 +172,12 @@ extension SegmentedDownload {
             guard let link = state.links[id], link.task === task else { return .done }
             let advance = flush(id, &state)
             if advance?.completedRange == true || state.map.position(of: id) == nil {
+                Self.recordEnd(id, .completed, &state)
                 state.links[id]?.task = nil
                 state.links[id]?.accepted = false
                 return .rangeComplete
             }
+            Self.recordEnd(id, link.cancelled ? .stopped : .failed, &state)
             return link.cancelled ? .done : .failed
         }
         switch outcome {
@@ -199,6 +204,7 @@ extension SegmentedDownload {
         let outcome = state.withLock { state -> (giveUp: Bool, cancel: [(Int, URLSessionTask)]) in
             guard !state.stopped else { return (false, []) }
             var cancels: [(Int, URLSessionTask)] = []
+            Self.recordEnd(id, .failed, &state)
             if let link = state.links.removeValue(forKey: id) {
                 if cancelling, let task = link.task ?? task { cancels.append((link.lane, task)) }
                 if let partner = state.map.release(id), let other = state.links.removeValue(forKey: partner),
@@ -220,6 +226,7 @@ extension SegmentedDownload {
     func stopLink(_ id: ConnectionID) {
         let task = state.withLock { state -> (Int, URLSessionTask)? in
             _ = state.map.release(id)
+            Self.recordEnd(id, .stopped, &state)
             guard let link = state.links.removeValue(forKey: id) else { return nil }
             return link.task.map { (link.lane, $0) }
         }

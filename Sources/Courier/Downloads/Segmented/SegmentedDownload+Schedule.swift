@@ -134,6 +134,7 @@ extension SegmentedDownload {
                 }
                 if case .duplicate(let id, _) = action { range = state.map.position(of: id) }
                 for id in stopping {
+                    Self.recordEnd(id, .stopped, &state)
                     if let link = state.links.removeValue(forKey: id), let task = link.task { cancels.append((link.lane, task)) }
                     if id == idle { idle = nil }
                 }
@@ -149,7 +150,10 @@ extension SegmentedDownload {
                 if worker == idle { idle = nil }
                 if worker == newID { state.nextID += 1 }
                 let lane = state.links[worker]?.lane ?? Self.freeLane(state)
-                state.links[worker] = Link(lane: lane, task: nil, asked: range, accepted: false)
+                Self.recordEnd(worker, .completed, &state)
+                state.links[worker] = Link(
+                    lane: lane, task: nil, asked: range, accepted: false,
+                    mark: RequestMark(connection: worker.rawValue, range: range, start: .now))
                 launches.append((worker, lane, range))
             }
             // A connection left with nothing to do stops.
@@ -178,7 +182,10 @@ extension SegmentedDownload {
     func pauseForDisk() {
         let cancels = state.withLock { state -> [(Int, URLSessionTask)] in
             guard !state.stopped else { return [] }
-            for id in Array(state.links.keys) { flush(id, &state) }
+            for id in Array(state.links.keys) {
+                flush(id, &state)
+                Self.recordEnd(id, .stopped, &state)
+            }
             state.pausedForDisk = true
             state.tally.diskPauses += 1
             var cancels: [(Int, URLSessionTask)] = []

@@ -56,6 +56,19 @@ final class SegmentedDownload: Sendable {
         var diskPauses = 0
         /// Body bytes received from the network by every connection (clipped bytes included).
         var networkBytes: Int64 = 0
+        /// The requests that ended, for the task's timeline (at most ``MetricsRecorder/segmentRequestLimit``).
+        var requests: [RequestMark] = []
+    }
+
+    /// One request of a connection, for the timeline; the transfer turns its instants into offsets.
+    struct RequestMark: Sendable {
+        let connection: Int
+        let range: Range<Int64>
+        let start: ContinuousClock.Instant
+        var end: ContinuousClock.Instant?
+        var statusCode: Int?
+        var bytesWritten: Int64 = 0
+        var ending: TaskMetrics.SegmentRequest.Ending?
     }
 
     /// One connection: the lane it runs in and its current request.
@@ -73,6 +86,8 @@ final class SegmentedDownload: Sendable {
         var windowBytes: Int64 = 0
         /// The crew cancelled the current request: its ending is not a failure.
         var cancelled = false
+        /// The current request, for the timeline; `nil` once it is recorded as ended.
+        var mark: RequestMark?
     }
 
     struct State {
@@ -138,8 +153,10 @@ final class SegmentedDownload: Sendable {
         if case .fixed(let wanted) = setup.split.mode { fixed = wanted }
         let count = AdaptiveConnectionCount(cap: setup.cap, initial: fixed ?? 1)
         var initial = State(map: setup.map, count: count, isFixed: fixed != nil, nextID: setup.primaryID.rawValue + 1)
+        let primaryRange = setup.map.position(of: setup.primaryID) ?? 0..<0
         initial.links[setup.primaryID] = Link(
-            lane: 0, task: setup.primary, asked: setup.map.position(of: setup.primaryID) ?? 0..<0, accepted: true)
+            lane: 0, task: setup.primary, asked: primaryRange, accepted: true,
+            mark: RequestMark(connection: setup.primaryID.rawValue, range: primaryRange, start: .now, statusCode: 206))
         self.state = Locked(initial)
     }
 
@@ -193,7 +210,10 @@ final class SegmentedDownload: Sendable {
     /// Marks the crew stopped, flushes what every accepted connection gathered, and returns the
     /// requests to cancel.
     private func stopAll(_ state: inout State) -> [(Int, URLSessionTask)] {
-        for id in Array(state.links.keys) { flush(id, &state) }
+        for id in Array(state.links.keys) {
+            flush(id, &state)
+            Self.recordEnd(id, .stopped, &state)
+        }
         state.stopped = true
         state.timer?.cancel()
         state.timer = nil
@@ -215,6 +235,15 @@ final class SegmentedDownload: Sendable {
         lane == 0 ? mainCore : mainCore.lanes.lane(lane)
     }
 
+    /// Records the end of connection `id`'s current request for the timeline, once.
+    static func recordEnd(_ id: ConnectionID, _ ending: TaskMetrics.SegmentRequest.Ending, _ state: inout State) {
+        guard var mark = state.links[id]?.mark else { return }
+        mark.end = .now
+        mark.ending = ending
+        state.links[id]?.mark = nil
+        if state.tally.requests.count < MetricsRecorder.segmentRequestLimit { state.tally.requests.append(mark) }
+    }
+
     // MARK: - Bytes
 
     /// Hands what connection `id` gathered to the writer at its position and counts it in the
@@ -228,6 +257,7 @@ final class SegmentedDownload: Sendable {
         guard let position = state.map.position(of: id) else { return nil }
         guard let advance = try? state.map.advance(id, by: Int64(data.count)) else { return nil }
         if advance.accepted > 0 {
+            link.mark?.bytesWritten += advance.accepted
             writer.write(advance.accepted == Int64(data.count) ? data : data.prefix(Int(advance.accepted)), at: position.lowerBound)
             link.windowBytes += advance.accepted
             state.windowBytes += advance.accepted

@@ -52,6 +52,16 @@ final class SegmentedDownloadTests: CourierTestCase {
             XCTAssertEqual(request.header("Accept-Encoding"), "identity")
         }
         XCTAssertEqual(stagingFiles(in: directory), [], "no side files once published")
+        // And the timeline shows each connection's requests: every byte written, each request ended
+        let requests = try XCTUnwrap(response?.metrics?.segmentRequests)
+        XCTAssertGreaterThanOrEqual(requests.count, 4)
+        XCTAssertEqual(Set(requests.map(\.connection)).count, 4)
+        XCTAssertTrue(requests.allSatisfy { $0.ending != nil && $0.range.lowerBound >= 0 && $0.range.upperBound <= Int64(size) })
+        let written = requests.reduce(Int64(0)) { $0 + $1.bytesWritten }
+        XCTAssertGreaterThanOrEqual(written, Int64(size))
+        XCTAssertLessThanOrEqual(written, Int64(size) + (4 << 20), "only an end game's race writes a byte twice")
+        let timeline = try XCTUnwrap(response?.metrics?.timeline())
+        XCTAssertTrue(timeline.contains("connection 1: bytes 0-"), timeline)
         // And the monitors saw each connection's range: never overlapping, always inside the file
         let events = seen.withLock { $0 }
         XCTAssertTrue(events.contains { $0.connections.count == 4 }, "\(events.map(\.connections.count))")
