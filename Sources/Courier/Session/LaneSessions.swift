@@ -23,12 +23,7 @@ final class LaneSessions: Sendable {
     private let callQueue: DispatchQueue
     private let tls: TLSEnforcer
 
-    /// The manager's per-host cap (``SessionManager/Configuration/maximumRunningTasksPerHost``):
-    /// a split download's connections never exceed it.
-    let perHostCap: Int?
-
-    init(configuration: URLSessionConfiguration, label: String, callQueue: DispatchQueue, tls: TLSEnforcer, perHostCap: Int?) {
-        self.perHostCap = perHostCap
+    init(configuration: URLSessionConfiguration, label: String, callQueue: DispatchQueue, tls: TLSEnforcer) {
         // A copy: the caller's configuration object may change later.
         self.configuration = configuration.copy() as? URLSessionConfiguration ?? configuration
         self.label = label

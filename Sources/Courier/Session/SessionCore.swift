@@ -54,8 +54,7 @@ final class SessionCore: Sendable {
         let delegateQueue = DelegateQueue(target: serial, name: "\(label).delegate")
         self.table = router.table
         self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
-        self.lanes = LaneSessions(
-            configuration: configuration, label: label, callQueue: callQueue, tls: tls, perHostCap: router.table.cap)
+        self.lanes = LaneSessions(configuration: configuration, label: label, callQueue: callQueue, tls: tls)
     }
 
     /// Whether the manager was invalidated (the URLSession follows on ``callQueue``).

@@ -197,9 +197,7 @@ extension CourierTask where Kind == DownloadTransfer {
     public func cancel(producingResumeData handler: @escaping @Sendable (ResumeData?) -> Void) {
         transfer.cancelProducingResumeData(handle: self, handler)
     }
-}
 
-extension CourierTask where Kind == DownloadTransfer {
     /// The connections the download uses now: 1 for one stream, more while a split download
     /// (``DownloadPolicy/split``) runs several, 0 before it starts and once it has ended.
     public var connectionCount: Int { transfer.connectionCount }

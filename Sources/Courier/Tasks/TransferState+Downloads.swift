@@ -40,14 +40,10 @@ extension TransferState {
             return failAttempt(.invalidResponse(why, http), task)
         case .restartWithoutRange(let why):
             // Never splice: fetch it all again, a bounded number of times.
-            restarts += 1
-            resetBody()
-            guard restarts <= FileBody.restartLimit else {
-                return failAttempt(
-                    .invalidResponse("\(why), \(restarts) times in a row", http), task)
+            switch startOver(because: why, answer: http, plan) {
+            case .success(let request): return .restart(task, request)
+            case .failure(let problem): return failAttempt(problem, task)
             }
-            phase.attemptReplaced()
-            return .restart(task, freshRequest())
         case .alreadyComplete:
             // 416 for exactly the length on disk, as every response said: the file is complete
             // (`decide` only runs for a request with an offset).
@@ -91,14 +87,10 @@ extension TransferState {
             case .none: break
             case .begin(let map): split = map
             case .restart(let why):
-                restarts += 1
-                resetBody()
-                if let record = plan.recordFile { file?.writer.remove([record]) }
-                guard restarts <= FileBody.restartLimit else {
-                    return failAttempt(.invalidResponse("\(why), \(restarts) times in a row", http), task)
+                switch startOver(because: why, answer: http, plan) {
+                case .success(let request): return .restart(task, request)
+                case .failure(let problem): return failAttempt(problem, task)
                 }
-                phase.attemptReplaced()
-                return .restart(task, freshRequest())
             }
             if let problem = openPartial(keeping: offset ?? 0, plan) { return fail(problem, task) }
         default:
@@ -138,6 +130,23 @@ extension TransferState {
     private func resolveDestinationIfDue(_ http: HTTPURLResponse, _ plan: DownloadPlan) -> TransferAction {
         guard let (destination, partial) = file?.destinationToResolve else { return .none }
         return .resolveDestination(destination, http, partial)
+    }
+
+    /// Drops every byte held, and the record that vouched for them, to fetch the file again from
+    /// its start: the request to do it with, or the failure once answers (`answer`, saying `why`)
+    /// made the download start over more than ``FileBody/restartLimit`` times in a row.
+    mutating func startOver(because why: String, answer: HTTPURLResponse?, _ plan: DownloadPlan)
+        -> Result<URLRequest, CourierError>
+    {
+        restarts += 1
+        resetBody()
+        // Queued behind the truncation: no record is left claiming the bytes it drops.
+        if let record = plan.recordFile { file?.writer.remove([record]) }
+        guard restarts <= FileBody.restartLimit else {
+            return .failure(.invalidResponse("\(why), \(restarts) times in a row", answer))
+        }
+        phase.attemptReplaced()
+        return .success(freshRequest())
     }
 
     /// Fails this attempt before any of its body is appended; the bytes held stay resumable.
@@ -206,8 +215,7 @@ extension TransferState {
             if let fixed = plan.partialFile ?? plan.resumeFrom?.partialFile {
                 try ensureDirectory(fixed.deletingLastPathComponent(), plan)
                 // A split download's segments hold bytes past the prefix: the file keeps them.
-                let segmentBytes = offset > 0 || file?.segments != nil ? file?.segments?.highestWrittenOffset ?? 0 : 0
-                target = .existing(fixed, keeping: max(offset, segmentBytes))
+                target = .existing(fixed, keeping: max(offset, file?.segments?.highestWrittenOffset ?? 0))
             } else {
                 target = .fresh(StagingFile.randomURL(in: try stagingDirectory(for: plan)))
             }

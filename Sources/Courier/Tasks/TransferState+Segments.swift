@@ -110,14 +110,10 @@ extension TransferState {
         case .restart(let why):
             // The server's ranges cannot be trusted: the file starts over as one stream.
             file?.splitRefused = true
-            restarts += 1
-            resetBody()
-            if let record = plan.recordFile { file?.writer.remove([record]) }
-            guard restarts <= FileBody.restartLimit else {
-                return .finish(complete(error: .invalidResponse("\(why), \(restarts) times in a row", response)))
+            switch startOver(because: why, answer: response, plan) {
+            case .success(let request): return .restart(request)
+            case .failure(let problem): return .finish(complete(error: problem))
             }
-            phase.attemptReplaced()
-            return .restart(freshRequest())
         }
     }
 }

@@ -20,7 +20,8 @@ extension TransferTask {
             guard let file = state.file else { return nil }
             return (state.currentRequest ?? originalRequest, file.plan, file.writer)
         }) else { return }
-        let perHost = core.lanes.perHostCap
+        // The manager's per-host cap (maximumRunningTasksPerHost): the connections never exceed it.
+        let perHost = core.table.cap
         let setup = SegmentedDownload.Setup(
             map: map, primary: task, primaryID: TransferState.primaryConnection, request: request,
             split: plan.policy.split, cap: plan.policy.split.cap(perHost: perHost),

@@ -94,8 +94,7 @@ extension TransferTask: TaskDelegate {
             beginSegments(task, map)
             perform(then)
         case .segmentData(let crew, let task, let data):
-            // Dropped when the crew has stopped: its file is written at offsets, never appended to.
-            _ = crew.linkData(crew.setup.primaryID, task, data)
+            crew.linkData(crew.setup.primaryID, task, data)
         }
     }
 

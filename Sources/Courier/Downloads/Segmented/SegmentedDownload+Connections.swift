@@ -20,7 +20,7 @@ extension SegmentedDownload {
             guard let http = response as? HTTPURLResponse, !(100..<200).contains(http.statusCode) else { return }
             crew.linkResponse(id, task, http)
         }
-        func urlTask(_ task: URLSessionTask, didReceive data: Data) { _ = crew.linkData(id, task, data) }
+        func urlTask(_ task: URLSessionTask, didReceive data: Data) { crew.linkData(id, task, data) }
         func urlTask(_ task: URLSessionTask, didSendBodyData bytesSent: Int64) {}
         func urlTaskNeedsNewBodyStream(_ task: URLSessionTask) -> InputStream? { nil }
         func urlTask(_ task: URLSessionTask, willRedirectTo request: URLRequest, response: HTTPURLResponse) -> URLRequest? {
@@ -122,23 +122,22 @@ extension SegmentedDownload {
         }
     }
 
-    /// A chunk of connection `id`'s current request; `false` when it is not the crew's to take.
-    func linkData(_ id: ConnectionID, _ task: URLSessionTask, _ data: Data) -> Bool {
-        let outcome = state.withLock { state -> (taken: Bool, advance: SegmentMap.Advance?, progress: Int64?, record: SegmentMap?) in
-            guard !state.stopped, let link = state.links[id], link.task === task else { return (!state.stopped, nil, nil, nil) }
-            guard link.accepted else { return (true, nil, nil, nil) }
+    /// A chunk of connection `id`'s current request. Dropped when the request is no longer the
+    /// connection's, or the crew has stopped: a file written at offsets is never appended to.
+    func linkData(_ id: ConnectionID, _ task: URLSessionTask, _ data: Data) {
+        let outcome = state.withLock { state -> (advance: SegmentMap.Advance?, progress: Int64?, record: SegmentMap?) in
+            guard !state.stopped, let link = state.links[id], link.task === task, link.accepted else { return (nil, nil, nil) }
             state.tally.networkBytes += Int64(data.count)
             state.links[id]?.pending.append(data)
             let pending = Int64(state.links[id]?.pending.count ?? 0)
             let remaining = state.map.position(of: id)?.count ?? 0
-            guard pending >= min(Int64(Self.batchBytes), Int64(remaining)) else { return (true, nil, nil, nil) }
+            guard pending >= min(Int64(Self.batchBytes), Int64(remaining)) else { return (nil, nil, nil) }
             let advance = flush(id, &state)
-            return (true, advance, state.map.writtenBytes, recordIfDue(&state))
+            return (advance, state.map.writtenBytes, recordIfDue(&state))
         }
         if let record = outcome.record { host?.segmentsRecord(record) }
         if let advance = outcome.advance { rangeAdvanced(id, advance) }
         if let written = outcome.progress { host?.segmentsProgressed(written: written) }
-        return outcome.taken
     }
 
     /// What a write decided: a completed range frees its connection for more, a won race cancels the loser.

@@ -187,24 +187,27 @@ final class SegmentedDownload: Sendable {
     /// transfer's own URLSession task already ended through the crew (its completion will not
     /// come again: the transfer ends that attempt itself).
     func stop() -> (map: SegmentMap, tally: Tally, primaryEnded: Bool) {
-        let (map, tally, primaryEnded, cancels) = state.withLock { state -> (SegmentMap, Tally, Bool, [(Int, URLSessionTask)]) in
-            let cancels = stopAll(&state)
-            return (state.map.withoutConnections, state.tally, state.primaryEnded, cancels)
-        }
-        cancel(cancels)
-        return (map, tally, primaryEnded)
+        // Never nil: `again` lets a crew that ended by itself hand its map over once more.
+        halt(again: true)!
     }
 
     /// Ends the crew by itself and tells the transfer.
     func end(_ ending: Ending) {
-        let stopped = state.withLock { state -> (SegmentMap, [(Int, URLSessionTask)], Tally)? in
-            guard !state.stopped else { return nil }
-            let cancels = stopAll(&state)
-            return (state.map.withoutConnections, cancels, state.tally)
-        }
-        guard let (map, cancels, tally) = stopped else { return }
-        cancel(cancels)
+        guard let (map, tally, _) = halt(again: false) else { return }
         host?.segmentsEnded(self, ending, map: map, tally: tally)
+    }
+
+    /// Stops every connection and returns what the transfer takes back; `nil` when the crew had
+    /// stopped already, unless `again`.
+    private func halt(again: Bool) -> (map: SegmentMap, tally: Tally, primaryEnded: Bool)? {
+        let halted = state.withLock { state -> (SegmentMap, Tally, Bool, [(Int, URLSessionTask)])? in
+            guard again || !state.stopped else { return nil }
+            let cancels = stopAll(&state)
+            return (state.map.withoutConnections, state.tally, state.primaryEnded, cancels)
+        }
+        guard let (map, tally, primaryEnded, cancels) = halted else { return nil }
+        cancel(cancels)
+        return (map, tally, primaryEnded)
     }
 
     /// Marks the crew stopped, flushes what every accepted connection gathered, and returns the
