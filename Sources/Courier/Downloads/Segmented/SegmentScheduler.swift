@@ -5,18 +5,21 @@
 /// - More connections than wanted: stop the slowest.
 /// - A connection with nothing to do takes, in order: the largest idle range; else the tail
 ///   of the range with the most time left, split so both finish together (a slow connection's
-///   untouched tail goes to a faster one); else, near the end, a duplicate of the slowest tail
-///   within ``Configuration/endGameBudget``; else it stops.
+///   untouched tail goes to a faster one); else, near the end, a duplicate of the tail with the
+///   most time left, whatever its size, when it would finish that tail sooner than its owner
+///   (the end game); else it stops.
 /// - Fewer connections than wanted: a new one takes the largest idle range, else the largest
-///   working range's untouched tail from its midpoint (another connection works just before it).
+///   working range's untouched tail from its midpoint (another connection works just before it),
+///   else the end game's duplicate, at the speed the download's connections reached.
+/// - A connection measured at no bytes in a window is stalled, not unknown: its tail is the first
+///   taken over.
 struct SegmentScheduler: Sendable, Equatable {
     struct Configuration: Sendable, Equatable {
         /// The smallest range split off for another connection: below it, a new request costs
         /// more than it saves.
         var minimumSplit: Int64 = 1 << 20
-        /// The most bytes one end-game duplicate fetches again.
-        var endGameBudget: Int64 = 4 << 20
-        /// How much faster a connection must be than the owner of the tail it duplicates.
+        /// How much sooner a duplicate must be expected to finish a tail than its owner: a race
+        /// costs a request and bytes fetched twice, so a small lead is not worth one.
         var endGameSpeedup: Double = 2
         /// Split offsets are rounded down to a multiple of this (page-aligned writes) when the
         /// rounded offset is still inside the tail.
@@ -28,16 +31,19 @@ struct SegmentScheduler: Sendable, Equatable {
     /// The next action.
     /// - Parameters:
     ///   - map: the download's map, with its connections.
-    ///   - rates: each connection's recent throughput; a connection missing here counts at the
-    ///     mean of those measured.
+    ///   - rates: each connection's recent throughput; a connection missing here counts at
+    ///     `fresh`, else at the mean of those measured.
+    ///   - fresh: the speed a new connection is expected to reach (the best one connection of
+    ///     this download reached), if known.
     ///   - target: the connections wanted now (``AdaptiveConnectionCount``, already capped).
     ///   - idle: a connection that finished its range and can take more, if any.
     ///   - newConnection: the identity a new connection gets, if one is started.
     func decide(
-        map: SegmentMap, rates: [ConnectionID: Throughput], target: Int, idle: ConnectionID?, newConnection: ConnectionID
+        map: SegmentMap, rates: [ConnectionID: Throughput], fresh: Double? = nil, target: Int, idle: ConnectionID?,
+        newConnection: ConnectionID
     ) -> SegmentAction {
         let working = map.connections
-        let speed = Speeds(rates)
+        let speed = Speeds(rates, fresh: fresh)
         if working.count > max(target, 1) {
             // The slowest first; among equals the newest, whose range is the least advanced.
             let slowest = working.min { (speed[$0], -$0.rawValue) < (speed[$1], -$1.rawValue) }
@@ -53,6 +59,7 @@ struct SegmentScheduler: Sendable, Equatable {
         guard working.count < target else { return .none }
         if let range = largestIdleRange(map) { return .start(newConnection, range: range) }
         if let range = midpointTail(map) { return .start(newConnection, range: range) }
+        if let duplicate = endGame(map, speed, by: newConnection) { return duplicate }
         return .none
     }
 
@@ -87,10 +94,12 @@ struct SegmentScheduler: Sendable, Equatable {
         return .steal(from: owner, at: offset, to: thief)
     }
 
-    /// The end game: `connection` duplicates the tail with the most time left, when that tail
-    /// is within the budget and `connection` is enough faster than its owner.
+    /// The end game: `connection` duplicates the tail with the most time left, whatever its
+    /// size, when it would finish it ``Configuration/endGameSpeedup`` times sooner than its owner
+    /// (a tail too small to split stays with a stalled owner otherwise, and the whole download
+    /// waits for it).
     private func endGame(_ map: SegmentMap, _ speed: Speeds, by connection: ConnectionID) -> SegmentAction? {
-        guard let (segment, owner) = slowestTail(map, speed), segment.remaining <= configuration.endGameBudget,
+        guard let (_, owner) = slowestTail(map, speed), owner != connection,
             speed[connection] >= configuration.endGameSpeedup * speed[owner]
         else { return nil }
         return .duplicate(connection, racing: owner)
@@ -113,15 +122,18 @@ struct SegmentScheduler: Sendable, Equatable {
         return rounded > segment.next && rounded < segment.end ? rounded : offset
     }
 
-    /// Observed speeds, with the mean of those measured for a connection not yet measured (and
-    /// 1 byte/s for all when none is), so a ratio is always defined.
+    /// Observed speeds. A connection not yet measured counts at `fresh`, else at the mean of
+    /// those measured (1 byte/s when none is); one measured at nothing counts as stalled (a tiny
+    /// positive speed, so a ratio is always defined and its tail has the most time left).
     private struct Speeds {
+        static let stalled = 1e-3
         let known: [ConnectionID: Double]
         let fallback: Double
 
-        init(_ rates: [ConnectionID: Throughput]) {
-            known = rates.compactMapValues { $0.bytesPerSecond.flatMap { $0 > 0 ? $0 : nil } }
-            fallback = known.isEmpty ? 1 : known.values.reduce(0, +) / Double(known.count)
+        init(_ rates: [ConnectionID: Throughput], fresh: Double?) {
+            known = rates.compactMapValues { $0.bytesPerSecond.map { max($0, Self.stalled) } }
+            let moving = known.values.filter { $0 > Self.stalled }
+            fallback = fresh.flatMap { $0 > 0 ? $0 : nil } ?? (moving.isEmpty ? 1 : moving.reduce(0, +) / Double(moving.count))
         }
 
         subscript(_ connection: ConnectionID) -> Double { known[connection] ?? fallback }

@@ -93,6 +93,7 @@ extension SegmentedDownload {
             switch SegmentAnswerCheck.segment(asked: link.asked, length: state.map.length, validator: state.map.validator, answer) {
             case .write:
                 state.links[id]?.accepted = true
+                state.links[id]?.rateStart = .now
                 state.links[id]?.mark?.statusCode = http.statusCode
                 let answered = state.links.values.filter(\.accepted).count
                 state.tally.peakConnections = max(state.tally.peakConnections, answered)
@@ -129,6 +130,8 @@ extension SegmentedDownload {
             guard !state.stopped, let link = state.links[id], link.task === task, link.accepted else { return (nil, nil, nil) }
             state.tally.networkBytes += Int64(data.count)
             state.links[id]?.pending.append(data)
+            state.links[id]?.windowBytes += Int64(data.count)
+            state.windowBytes += Int64(data.count)
             let pending = Int64(state.links[id]?.pending.count ?? 0)
             let remaining = state.map.position(of: id)?.count ?? 0
             guard pending >= min(Int64(Self.batchBytes), Int64(remaining)) else { return (nil, nil, nil) }

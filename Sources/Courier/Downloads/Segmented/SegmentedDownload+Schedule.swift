@@ -15,17 +15,11 @@ extension SegmentedDownload {
         let now = ContinuousClock.now
         let due = state.withLock { state -> (record: SegmentMap?, pauseDisk: Bool, report: Bool)? in
             guard !state.stopped else { return nil }
-            // Each connection's speed, for the scheduler, over at least a rate window.
-            let rateSeconds = (now - state.rateWindowStart).seconds
-            let measured = rateSeconds >= Self.rateWindow.seconds
-            if measured {
-                for (id, link) in state.links {
-                    state.rates[id] = Throughput(bytes: link.windowBytes, seconds: rateSeconds)
-                    state.links[id]?.windowBytes = 0
-                }
-                for id in state.rates.keys where state.links[id] == nil { state.rates[id] = nil }
-                state.rateWindowStart = now
-            }
+            // Each connection's speed, for the scheduler, over at least a rate window of its own
+            // since its answer was accepted (a connection just started is not measured as stalled).
+            Self.measureConnections(&state, at: now)
+            let measured = now - state.rateWindowStart >= Self.rateWindow
+            if measured { state.rateWindowStart = now }
             // The total, for the automatic count: a window counts only when every wanted
             // connection was answered before it began (the window restarts when the last one is).
             let seconds = (now - state.windowStart).seconds
@@ -52,6 +46,21 @@ extension SegmentedDownload {
         if due.pauseDisk { return pauseForDisk() }
         // The monitors hear of the connections when they change, and once per rate window.
         schedule(idle: nil, reporting: due.report)
+    }
+
+    /// Measures every answered connection whose rate window is over, and forgets those gone.
+    static func measureConnections(_ state: inout State, at now: ContinuousClock.Instant) {
+        for id in Array(state.links.keys) {
+            guard let link = state.links[id], link.accepted, let since = link.rateStart, now - since >= rateWindow else {
+                continue
+            }
+            let rate = Throughput(bytes: link.windowBytes, seconds: (now - since).seconds)
+            state.rates[id] = rate
+            if let speed = rate.bytesPerSecond { state.bestRate = max(state.bestRate ?? 0, speed) }
+            state.links[id]?.windowBytes = 0
+            state.links[id]?.rateStart = now
+        }
+        for id in state.rates.keys where state.links[id] == nil { state.rates[id] = nil }
     }
 
     /// Starts a measuring window; it counts only if every wanted connection is answered already.
@@ -116,7 +125,8 @@ extension SegmentedDownload {
             for _ in 0..<(2 * DownloadSplit.maximumConnections) {
                 let newID = ConnectionID(state.nextID)
                 let action = state.scheduler.decide(
-                    map: state.map, rates: state.rates, target: Self.target(state), idle: idle, newConnection: newID)
+                    map: state.map, rates: state.rates, fresh: state.bestRate, target: Self.target(state), idle: idle,
+                    newConnection: newID)
                 if action == .none { break }
                 var range: Range<Int64>?
                 var stopping: [ConnectionID] = []

@@ -82,8 +82,13 @@ final class SegmentedDownload: Sendable {
         var accepted: Bool
         /// Bytes received and not yet handed to the writer (written in batches).
         var pending = Data()
-        /// Bytes handed to the writer in the current window.
+        /// Bytes received in the current rate window. Counted as they arrive, not as batches are
+        /// handed to the writer: a slow connection gathers for seconds before its first batch,
+        /// and must not look idle (unmeasured) meanwhile.
         var windowBytes: Int64 = 0
+        /// Where the connection's current rate window began: when its answer was accepted, then
+        /// at each measurement (a request still waiting for its head is not measured).
+        var rateStart: ContinuousClock.Instant?
         /// The crew cancelled the current request: its ending is not a failure.
         var cancelled = false
         /// The current request, for the timeline; `nil` once it is recorded as ended.
@@ -103,9 +108,12 @@ final class SegmentedDownload: Sendable {
         var windowBytes: Int64 = 0
         /// Every wanted connection was answered when the window began: it measures them all.
         var windowComplete = true
-        /// Where each connection's speed is measured from.
+        /// When the monitors last heard of the connections (once per rate window).
         var rateWindowStart = ContinuousClock.now
+        /// Each connection's speed over its last rate window: kept across its requests.
         var rates: [ConnectionID: Throughput] = [:]
+        /// The best speed one connection reached: what a new connection is expected to reach.
+        var bestRate: Double?
         var lastRecord = ContinuousClock.now
         /// Bytes counted since the record was last brought up to date.
         var bytesSinceRecord: Int64 = 0
@@ -155,7 +163,7 @@ final class SegmentedDownload: Sendable {
         var initial = State(map: setup.map, count: count, isFixed: fixed != nil, nextID: setup.primaryID.rawValue + 1)
         let primaryRange = setup.map.position(of: setup.primaryID) ?? 0..<0
         initial.links[setup.primaryID] = Link(
-            lane: 0, task: setup.primary, asked: primaryRange, accepted: true,
+            lane: 0, task: setup.primary, asked: primaryRange, accepted: true, rateStart: .now,
             mark: RequestMark(connection: setup.primaryID.rawValue, range: primaryRange, start: .now, statusCode: 206))
         self.state = Locked(initial)
     }
@@ -262,8 +270,6 @@ final class SegmentedDownload: Sendable {
         if advance.accepted > 0 {
             link.mark?.bytesWritten += advance.accepted
             writer.write(advance.accepted == Int64(data.count) ? data : data.prefix(Int(advance.accepted)), at: position.lowerBound)
-            link.windowBytes += advance.accepted
-            state.windowBytes += advance.accepted
             state.bytesSinceRecord += advance.accepted
             state.failuresWithoutProgress = 0
         }

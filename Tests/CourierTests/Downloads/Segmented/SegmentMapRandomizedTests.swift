@@ -38,7 +38,7 @@ final class SegmentMapRandomizedTests: XCTestCase {
         var scheduler = SegmentScheduler()
         // Small thresholds so a small file is split, stolen and raced often.
         scheduler.configuration = .init(
-            minimumSplit: Int64(1 + random.next() % 4096), endGameBudget: Int64(random.next() % 20_000), endGameSpeedup: 1.5,
+            minimumSplit: Int64(1 + random.next() % 4096), endGameSpeedup: 1.5,
             alignment: [1, 512, 4096][Int(random.next() % 3)])
         var map = SegmentMap(url: url, validator: "\"v\"", length: length)
         var model = Model(length: Int(length))
@@ -114,7 +114,8 @@ final class SegmentMapRandomizedTests: XCTestCase {
                 let action = scheduler.decide(map: map, rates: rates, target: target, idle: free, newConnection: ConnectionID(nextID))
                 switch action {
                 case .none: break
-                case .start(let id, _) where id != free, .stop(let id) where id != free:
+                case .start(let id, _) where id != free, .stop(let id) where id != free,
+                    .duplicate(let id, _) where id != free:
                     if id.rawValue == nextID { nextID += 1 }
                 default: idle.removeFirst()
                 }
