@@ -11,7 +11,8 @@ import Foundation
 ///   the file over. Nothing is appended unless the 206 carries that same tag
 ///   (``RangeContinuation``), so a bare tag can cost a restart, never a mixed file.
 /// - A weak ETag (`W/…`) never: it does not promise the same bytes.
-/// - Otherwise `Last-Modified`.
+/// - Otherwise `Last-Modified`, for one stream only: never for a split download
+///   (``bindsSegments(_:)``).
 /// - Nothing for a content-encoded body: its bytes are the decoded ones, which no range addresses.
 enum StrongValidator {
     /// The validator to keep for `If-Range`, from a response's headers; `nil` when there is none.
@@ -27,6 +28,16 @@ enum StrongValidator {
     /// a space, and an entity tag (quoted or bare) never does.
     static func isEntityTag(_ validator: String) -> Bool {
         validator.utf8.first == UInt8(ascii: "\"") || !validator.utf8.contains(UInt8(ascii: " "))
+    }
+
+    /// Whether `validator` may bind the ranges of a split download to one version: only an
+    /// entity tag may. A date cannot: a file replaced by another of the same size and the same
+    /// modification time (a mirror updated with `rsync -t` or `cp -p`, a tar extraction) keeps its
+    /// `Last-Modified`, the server honours `If-Range` with it, and ranges fetched at once would be
+    /// published as a mix of two versions. One stream may still continue by a date, with the risk
+    /// Docs/ResumableDownloads.md names ("What a date can back").
+    static func bindsSegments(_ validator: String) -> Bool {
+        isEntityTag(validator)
     }
 
     /// The value an answer carries in the place of `validator`: its `ETag` when `validator` is

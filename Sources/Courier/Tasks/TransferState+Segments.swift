@@ -24,7 +24,8 @@ extension TransferState {
 
     /// Decides whether the 206 answering this attempt (bytes `offset` to `end`) starts a split
     /// download: the policy asks for one (or a map is being continued), it is a plain GET, the
-    /// answer carries the file's complete length and a strong validator, comes from the origin
+    /// answer carries the file's complete length and a strong entity tag (never a date alone:
+    /// ``StrongValidator/bindsSegments(_:)``), comes from the origin
     /// asked (a redirect elsewhere is one stream), and what is left is worth a second connection.
     func segmentsToBegin(_ http: HTTPURLResponse, offset: Int64, end: Int64, _ plan: DownloadPlan) -> SplitDecision {
         let continued = file?.segments
@@ -36,6 +37,9 @@ extension TransferState {
         else { return notSplit("a segment map for a request that is not a plain GET") }
         guard let total = expectedToReceive, end == total, let validator, !FileBody.isEncoded(http) else {
             return notSplit("the answer does not bind the segments to one complete, unencoded version")
+        }
+        guard StrongValidator.bindsSegments(validator) else {
+            return notSplit("only a date (Last-Modified) names the version, and a date cannot bind ranges to one version")
         }
         guard RedirectPolicy.origin(of: http.url) == RedirectPolicy.origin(of: currentRequest?.url ?? request.url) else {
             return notSplit("the answer came from another origin than the one asked")

@@ -7,28 +7,12 @@ import Foundation
 /// parses nothing again.
 ///
 /// The first request asks `Range: bytes=0-` with `Accept-Encoding: identity` and no `If-Range`
-/// (nothing is held yet); every later one asks one segment, `Range: bytes=a-b` with the map's
-/// validator as `If-Range`.
+/// (nothing is held yet); its answer is the transfer's, decided as one stream's, and whether it
+/// starts a split is `TransferState.segmentsToBegin`'s. Every later request asks one segment,
+/// `Range: bytes=a-b` with the map's entity tag as `If-Range`.
 enum SegmentAnswerCheck {
     /// The parts of a response the decisions read: the same as a single stream's.
     typealias Answer = RangeContinuation.Answer
-
-    /// What to do with the answer to the first request.
-    enum First: Sendable, Equatable {
-        /// A 206 from byte 0 with the complete length and a strong validator: write its bytes
-        /// `0..<end` as the first connection's range, and the rest of the file may be split
-        /// over a map of `length` bytes bound to `validator`.
-        case split(length: Int64, validator: String, end: Int64)
-        /// One sequential stream, as a download that never split: a 200 (the server ignores
-        /// `Range`), or a 206 that cannot bind ranges to one version (no complete length, no
-        /// strong validator). This body is the file from byte 0.
-        case sequential(String)
-        /// Not the file's bytes (an error status, a 416 for an empty file): the single-stream
-        /// rules and the retry model decide.
-        case notBytes(status: Int)
-        /// The answer contradicts the request or HTTP: fail, writing nothing.
-        case fail(String)
-    }
 
     /// What to do with the answer to a segment's request.
     enum Segment: Sendable, Equatable {
@@ -46,31 +30,6 @@ enum SegmentAnswerCheck {
         /// Not the file's bytes (429, 503, another error status): the retry model and the
         /// connection count (``AdaptiveConnectionCount``) decide.
         case notBytes(status: Int)
-    }
-
-    /// Decides about the answer to the first request (`Range: bytes=0-`, no `If-Range`).
-    static func first(_ answer: Answer) -> First {
-        switch answer.status {
-        case 200:
-            return .sequential("the server ignores Range (200)")
-        case 206:
-            if answer.isEncoded { return .fail("a 206 with Content-Encoding \(answer.contentEncoding ?? "")") }
-            switch RangeContinuation.decide(offset: 0, knownTotal: nil, validator: nil, answer: answer) {
-            case .append(let end):
-                guard let length = answer.contentRange.flatMap(ContentRange.init)?.completeLength else {
-                    return .sequential("a 206 without the complete length")
-                }
-                guard let validator = StrongValidator.of(etag: answer.etag, lastModified: answer.lastModified, contentEncoding: nil)
-                else { return .sequential("no strong validator binds ranges to one version") }
-                return .split(length: length, validator: validator, end: end)
-            case .invalid(let why), .restartWithoutRange(let why):
-                return .fail(why)
-            case .replace, .alreadyComplete:
-                return .fail("a 206 that is not a range")
-            }
-        default:
-            return .notBytes(status: answer.status)
-        }
     }
 
     /// Decides about the answer to a request for `asked` of a file of `length` bytes bound to

@@ -17,8 +17,9 @@ struct SegmentMap: Sendable, Equatable {
 
     /// The resource the bytes belong to, without user or password.
     let url: URL
-    /// The strong validator every ranged request carries (`If-Range`) and every answer must
-    /// carry back: without one there is no proof two ranges are of one version, so no map.
+    /// The strong entity tag every ranged request carries (`If-Range`) and every answer must
+    /// carry back: without one there is no proof two ranges are of one version, so no map (a
+    /// date is no proof: ``StrongValidator/bindsSegments(_:)``; a map kept with one is not continued).
     let validator: String
     /// The file's complete length, from the first answer's `Content-Range`.
     let length: Int64

@@ -198,32 +198,11 @@ final class SegmentedDownloadFaultTests: CourierTestCase {
     private let size = 4 << 20
     private var content: Data { TestServer.deterministicBytes(count: size, seed: 25) }
 
-    /// The asked range of a `Range: bytes=a-b` or `bytes=a-` header.
-    private static func asked(_ request: RecordedRequest, total: Int) -> Range<Int>? {
-        guard let value = request.header("Range"), value.hasPrefix("bytes=") else { return nil }
-        let parts = value.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 2, let start = Int(parts[0]) else { return nil }
-        let end = parts[1].isEmpty ? total : (Int(parts[1]) ?? total - 1) + 1
-        return start..<min(end, total)
-    }
-
     /// A correct 206 for `range` of `body`, sent in 64 KiB writes `pause` ms apart.
     private static func partial(_ body: Data, _ range: Range<Int>, etag: String, pause: Int = 0, extra: [(String, String)] = [])
         -> ScriptedServer.Reply
     {
-        let headers = [
-            ("Content-Range", "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(body.count)"),
-            ("Content-Length", "\(range.count)"), ("ETag", etag),
-        ] + extra
-        var steps: [ScriptedServer.Reply.Step] = [.send(ScriptedServer.Reply.head(status: 206, reason: "Partial Content", headers: headers))]
-        var offset = range.lowerBound
-        while offset < range.upperBound {
-            let next = min(offset + 65_536, range.upperBound)
-            steps.append(.send(body.subdata(in: offset..<next)))
-            if pause > 0 { steps.append(.pause(milliseconds: pause)) }
-            offset = next
-        }
-        return ScriptedServer.Reply(steps)
+        RangeReplies.answer(body, range, headers: [("ETag", etag)] + extra, pause: pause)
     }
 
     private func download(from server: ScriptedServer, to destination: URL, split: DownloadSplit = .connections(4))
@@ -243,7 +222,7 @@ final class SegmentedDownloadFaultTests: CourierTestCase {
         let body = content
         let total = size
         let server = try ScriptedServer { request, index in
-            guard let range = Self.asked(request, total: total) else { return .response(status: 200, headers: [], body: body) }
+            guard let range = RangeReplies.asked(request, total: total) else { return .response(status: 200, headers: [], body: body) }
             if index == 0 { return Self.partial(body, range, etag: "\"v1\"", pause: 10) }
             if range.lowerBound == 0 { return Self.partial(body, range, etag: "\"v1\"") }
             return Self.partial(body, (range.lowerBound - 1000)..<range.upperBound, etag: "\"v1\"")
@@ -264,7 +243,7 @@ final class SegmentedDownloadFaultTests: CourierTestCase {
         let body = content
         let total = size
         let server = try ScriptedServer { request, index in
-            guard let range = Self.asked(request, total: total) else { return .response(status: 200, headers: [], body: body) }
+            guard let range = RangeReplies.asked(request, total: total) else { return .response(status: 200, headers: [], body: body) }
             if index == 0 { return Self.partial(body, range, etag: "\"v1\"", pause: 10) }
             return Self.partial(body, range, etag: "\"v1\"", extra: [("Content-Encoding", "gzip")])
         }
@@ -285,7 +264,7 @@ final class SegmentedDownloadFaultTests: CourierTestCase {
         let new = TestServer.deterministicBytes(count: size, seed: 26)
         let total = size
         let server = try ScriptedServer { request, index in
-            let range = Self.asked(request, total: total)
+            let range = RangeReplies.asked(request, total: total)
             if index == 0, let range { return Self.partial(old, range, etag: "\"v1\"", pause: 10) }
             if let range, request.header("If-Range") == nil { return Self.partial(new, range, etag: "\"v2\"") }
             return .response(status: 200, headers: [("Content-Length", "\(total)"), ("ETag", "\"v2\"")], body: new)
