@@ -27,6 +27,17 @@ struct FaultOptions {
     var slowDown: ResponseFlow.SlowDown?
     /// `max_conns=N`: a response that would make more than N of this path's in flight is a 429.
     var maxConnections: Int?
+    /// `refuse=429|503|reset|302` (with `max_conns`): how a response above the limit is refused —
+    /// a 429 or a 503 with `Retry-After: 1`, a connection reset before any answer, or a redirect.
+    var refusal = Refusal.tooManyRequests
+
+    /// How `max_conns` refuses a response above its limit.
+    enum Refusal: String {
+        case tooManyRequests = "429"
+        case unavailable = "503"
+        case reset
+        case redirect = "302"
+    }
 
     /// The default write size when only `chunk_delay_ms` is given.
     static let defaultWriteSize = 1024
@@ -47,6 +58,11 @@ struct FaultOptions {
         let slowAt = try router.optionalIntParameter(request, "slow_at", in: anyCount)
         let slowFactor = try router.optionalIntParameter(request, "slow_factor", in: 1...1_000_000)
         maxConnections = try router.optionalIntParameter(request, "max_conns", in: 1...100_000)
+        if let value = request.query("refuse") {
+            guard let refusal = Refusal(rawValue: value) else { throw RouteError("refuse must be 429, 503, reset or 302") }
+            guard maxConnections != nil else { throw RouteError("refuse needs max_conns") }
+            self.refusal = refusal
+        }
         if rate != nil, writeDelayMilliseconds > 0 {
             throw RouteError("rate and chunk_delay_ms both pace the body: give one")
         }

@@ -93,13 +93,15 @@ struct ResponseDelivery {
     var resetAfter: Int?
     /// Declare this Content-Length instead of the real one, send the real body, then close.
     var declaredLength: Int?
+    /// Send nothing: abort the connection with an RST instead of answering.
+    var resetBeforeHead = false
     /// Close the connection after this response (sends `Connection: close`).
     var closeConnection = false
     /// Where the writer reports body bytes and the end, when the route tracks the path's traffic.
     var flow: ResponseFlow?
 
     /// Whether a fault that ends the connection abnormally is configured.
-    var isFaulty: Bool { closeAfter != nil || resetAfter != nil || declaredLength != nil }
+    var isFaulty: Bool { closeAfter != nil || resetAfter != nil || declaredLength != nil || resetBeforeHead }
 }
 
 /// A response produced by a route, written by ``HTTPResponseWriter``.

@@ -53,6 +53,7 @@ struct HTTPResponseWriter {
         if delivery.initialDelayMilliseconds > 0, !stopSignal.sleep(milliseconds: delivery.initialDelayMilliseconds) {
             return .abort
         }
+        if delivery.resetBeforeHead { return .reset }
 
         var head = "HTTP/1.1 \(response.status) \(HTTPStatus.reason(response.status))\r\n"
         for (name, value) in response.headers { head += "\(name): \(value)\r\n" }

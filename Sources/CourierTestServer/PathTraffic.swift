@@ -5,7 +5,7 @@
 /// Counted since the server started, or since the last ``TestServer/clearRequests()``, which
 /// starts every count afresh (responses still in flight stay counted as in flight).
 public struct PathTraffic: Sendable, Equatable {
-    /// One `429 Too Many Requests` given because of `max_conns`.
+    /// One refusal given because of `max_conns` (a 429, or what `refuse=` asks for).
     public struct Refusal: Sendable, Equatable {
         /// When it was given.
         public let at: ContinuousClock.Instant
@@ -25,7 +25,7 @@ public struct PathTraffic: Sendable, Equatable {
     public internal(set) var inFlight = 0
     /// The most responses in flight at once.
     public internal(set) var peakInFlight = 0
-    /// Every 429 given because of `max_conns`, in order.
+    /// Every refusal given because of `max_conns`, in order.
     public internal(set) var refusals: [Refusal] = []
     /// Body bytes written to sockets, summed over responses (bytes of writes that completed;
     /// framing and heads are not counted). Above the file's size, it is what was fetched again.

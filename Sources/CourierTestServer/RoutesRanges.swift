@@ -108,13 +108,21 @@ extension Router {
     }
 
     /// Counts `response` in its path's traffic (`PathTraffic`), or, when `max_conns` responses of
-    /// the path are already in flight, answers `429 Too Many Requests` with `Retry-After: 1` and
-    /// no body instead.
+    /// the path are already in flight, refuses it as `refuse=` says (by default `429 Too Many
+    /// Requests` with `Retry-After: 1` and no body).
     func admitted(_ response: HTTPResponse, for request: HTTPRequest, faults: FaultOptions) -> HTTPResponse {
         guard let flow = core.log.admit(
             path: request.path, connectionID: request.connectionID, limit: faults.maxConnections, slowDown: faults.slowDown)
         else {
-            return HTTPResponse(status: 429, headers: [("Retry-After", "1")])
+            switch faults.refusal {
+            case .tooManyRequests: return HTTPResponse(status: 429, headers: [("Retry-After", "1")])
+            case .unavailable: return HTTPResponse(status: 503, headers: [("Retry-After", "1")])
+            case .redirect: return HTTPResponse(status: 302, headers: [("Location", request.path + "?moved=1")])
+            case .reset:
+                var refusal = HTTPResponse(status: 503, headers: [])
+                refusal.delivery.resetBeforeHead = true
+                return refusal
+            }
         }
         var response = response
         response.delivery.flow = flow

@@ -94,6 +94,27 @@ extension SegmentMap {
         return nil
     }
 
+    /// Gives the untouched idle segments that follow `connection`'s range back to it, up to
+    /// `end` (where its current request's answer stops): a range refused to another connection
+    /// then costs no new request, because the bytes are already on their way. Not while an end
+    /// game races the range (the duplicate's request stops at the old end). Returns whether the
+    /// range grew.
+    @discardableResult
+    mutating func extend(_ connection: ConnectionID, through end: Int64) -> Bool {
+        guard let index = segments.firstIndex(where: { $0.owner == connection }), segments[index].duplicate == nil else {
+            return false
+        }
+        var grew = false
+        while index + 1 < segments.count, segments[index + 1].owner == nil, segments[index + 1].written == 0,
+            segments[index + 1].end <= end
+        {
+            segments[index].end = segments[index + 1].end
+            segments.remove(at: index + 1)
+            grew = true
+        }
+        return grew
+    }
+
     /// Takes every connection off the map, as a record stores it (and as a rerun reads it).
     var withoutConnections: SegmentMap {
         var copy = self

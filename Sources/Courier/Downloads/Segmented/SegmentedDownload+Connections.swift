@@ -116,9 +116,11 @@ extension SegmentedDownload {
         case .none, .write: break
         case .end(let ending): end(ending)
         case .refused(let error, let retryAfter):
-            // 429, 503 and their kind: fewer connections (AIMD), and this one stops.
-            let status = error.response?.statusCode ?? 0
-            if status == 429 || status == 503 || retryAfter != nil { backOff(retryAfter: retryAfter) }
+            // Any refusal (429, 503, a redirect, a 403…) is the server pushing back: fewer
+            // connections (AIMD), none asked before its Retry-After, and this one stops. Before,
+            // only 429 and 503 did, and a lane answered 302 was asked again at once until the
+            // download failed.
+            backOff(retryAfter: retryAfter)
             linkFailed(id, task, error, cancelling: true)
         }
     }
@@ -214,6 +216,7 @@ extension SegmentedDownload {
                 {
                     cancels.append((other.lane, otherTask))
                 }
+                Self.giveBack(&state)
             }
             state.failuresWithoutProgress += 1
             state.lastFailure = error
@@ -222,6 +225,16 @@ extension SegmentedDownload {
         cancel(outcome.cancel)
         if outcome.giveUp { return end(.failed(error)) }
         schedule(idle: nil)
+    }
+
+    /// Gives each idle, untouched range back to the connection working just before it when that
+    /// connection's request still streams those bytes (the first connection asked for the rest
+    /// of the file): a range refused to its own connection is fetched without another request,
+    /// and a server that allows one connection gets one that finishes the file.
+    static func giveBack(_ state: inout State) {
+        for (id, link) in state.links where link.accepted && link.task != nil && !link.cancelled {
+            state.map.extend(id, through: link.asked.upperBound)
+        }
     }
 
     /// Stops connection `id` (the scheduler wants fewer, or it lost an end-game race).

@@ -96,12 +96,15 @@ extension SegmentedDownload {
         return state.map.withoutConnections
     }
 
-    /// A 429, a 503, a `Retry-After` or a reset: halve the connections wanted (AIMD) and hold.
+    /// A refused request (an error status, a reset before the answer) or a reset: halve the
+    /// connections wanted (AIMD) and hold; with a `Retry-After`, start no request before it.
     func backOff(retryAfter: Duration?) {
         state.withLock { state in
-            let clock = (ContinuousClock.now - state.started).seconds
+            let now = ContinuousClock.now
+            let clock = (now - state.started).seconds
             let working = state.links.values.filter(\.accepted).count
             state.count.backOff(now: clock, retryAfter: retryAfter?.seconds, working: working)
+            if let retryAfter { state.quietUntil = max(state.quietUntil ?? now, now + retryAfter) }
         }
         // The scheduler stops the extra connections at once, not one per round trip.
         schedule(idle: nil)
@@ -122,11 +125,15 @@ extension SegmentedDownload {
                 if reports, reporting || !launches.isEmpty || !cancels.isEmpty { report = Self.connectionsEvent(state) }
             }
             var idle = idle
+            // While the server asked to wait, only stops: the connections streaming go on, an
+            // idle one leaves, and ticks start the rest once the wait is over.
+            let quiet = state.quietUntil.map { ContinuousClock.now < $0 } ?? false
             for _ in 0..<(2 * DownloadSplit.maximumConnections) {
                 let newID = ConnectionID(state.nextID)
                 let action = state.scheduler.decide(
-                    map: state.map, rates: state.rates, fresh: state.bestRate, target: Self.target(state), idle: idle,
-                    newConnection: newID)
+                    map: state.map, rates: state.rates, fresh: state.bestRate,
+                    target: quiet ? min(Self.target(state), state.map.connections.count) : Self.target(state),
+                    idle: quiet ? nil : idle, newConnection: newID)
                 if action == .none { break }
                 var range: Range<Int64>?
                 var stopping: [ConnectionID] = []
@@ -148,6 +155,7 @@ extension SegmentedDownload {
                     if let link = state.links.removeValue(forKey: id), let task = link.task { cancels.append((link.lane, task)) }
                     if id == idle { idle = nil }
                 }
+                if !stopping.isEmpty { Self.giveBack(&state) }
                 let worker: ConnectionID? = {
                     switch action {
                     case .start(let id, _): return id

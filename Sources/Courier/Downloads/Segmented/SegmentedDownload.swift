@@ -117,6 +117,8 @@ final class SegmentedDownload: Sendable {
         var lastRecord = ContinuousClock.now
         /// Bytes counted since the record was last brought up to date.
         var bytesSinceRecord: Int64 = 0
+        /// No request starts before this: a refusal's `Retry-After` (the server asked to wait).
+        var quietUntil: ContinuousClock.Instant?
         /// Failed requests since the last byte was written: bounded (``failureLimit``).
         var failuresWithoutProgress = 0
         var lastFailure: CourierError?

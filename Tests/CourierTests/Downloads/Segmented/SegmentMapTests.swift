@@ -33,6 +33,46 @@ final class SegmentMapTests: XCTestCase {
         XCTAssertEqual(map(length: 0).segments, [])
     }
 
+    func testUntouchedIdleRangesAfterAConnectionGoBackToItUpToWhereItsAnswerStops() throws {
+        // Given `a` streaming the whole file (asked 0-999) but clipped at 250 by `b` (250..<500)
+        // and `c` (500..<1000), both refused before writing anything
+        var map = map()
+        try map.assign(a, range: 0..<1000)
+        try map.assign(b, range: 500..<1000)
+        try map.assign(c, range: 250..<500)
+        _ = try map.advance(a, by: 100)
+        map.release(b)
+        map.release(c)
+        // When `a`'s answer stops at 750, then at the end of the file
+        map.extend(a, through: 750)
+        // Then only whole untouched ranges up to where its answer stops go back to it
+        XCTAssertEqual(ranges(map), [[0, 500, 100], [500, 1000, 0]])
+        XCTAssertTrue(map.extend(a, through: 1000))
+        XCTAssertEqual(ranges(map), [[0, 1000, 100]])
+        XCTAssertEqual(map.position(of: a), 100..<1000)
+        XCTAssertNil(map.violation())
+        XCTAssertFalse(map.extend(a, through: 1000), "nothing more to give back")
+    }
+
+    func testARangeWithBytesWrittenOrARaceIsNotGivenBack() throws {
+        // Given `a` clipped at 500 by `b`, which wrote 10 bytes and then failed
+        var map = map()
+        try map.assign(a, range: 0..<1000)
+        try map.assign(b, range: 500..<1000)
+        _ = try map.advance(b, by: 10)
+        map.release(b)
+        // Then `b`'s range keeps its bytes and is not given to `a`
+        XCTAssertFalse(map.extend(a, through: 1000))
+        XCTAssertEqual(ranges(map), [[0, 500, 0], [500, 1000, 10]])
+        // And a range an end game races is never extended (the duplicate's request stops at its end)
+        var raced = self.map()
+        try raced.assign(a, range: 0..<1000)
+        try raced.assign(b, range: 500..<1000)
+        raced.release(b)
+        try raced.duplicate(c, racing: a)
+        XCTAssertFalse(raced.extend(a, through: 1000))
+    }
+
     func testASecondConnectionStartingInsideATailSplitsItAndTheOwnerStopsThere() throws {
         // Given a connection that wrote 100 bytes of the whole file
         var map = map()
