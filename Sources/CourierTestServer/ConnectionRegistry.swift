@@ -1,9 +1,13 @@
-/// Tracks open connections so `stop()` can wake every thread blocked on one of them.
+/// Tracks open connections so `stop()` can wake every thread blocked on one of them, and
+/// counts them the way a server that limits connections does: from `accept` until the server
+/// closes its end, idle keep-alive connections included.
 final class ConnectionRegistry: Sendable {
     private struct State: Sendable {
         var stopped = false
         var accepted = 0
         var open: [Int: Socket] = [:]
+        /// The most connections open at once since start or the last ``resetPeak()``.
+        var peakOpen = 0
     }
 
     private let state = Locked(State())
@@ -15,6 +19,7 @@ final class ConnectionRegistry: Sendable {
             if state.stopped { return nil }
             state.accepted += 1
             state.open[state.accepted] = socket
+            state.peakOpen = max(state.peakOpen, state.open.count)
             return state.accepted
         }
     }
@@ -42,4 +47,15 @@ final class ConnectionRegistry: Sendable {
 
     /// Total connections accepted since start.
     var acceptedCount: Int { state.withLock { $0.accepted } }
+
+    /// Connections open now.
+    var openCount: Int { state.withLock { $0.open.count } }
+
+    /// The most connections open at once.
+    var peakOpenCount: Int { state.withLock { $0.peakOpen } }
+
+    /// Starts the peak afresh from the connections open now.
+    func resetPeak() {
+        state.withLock { $0.peakOpen = $0.open.count }
+    }
 }

@@ -100,6 +100,19 @@ public final class TestServer: Sendable {
     /// The number of TCP connections accepted since start.
     public var connectionCount: Int { core.registry.acceptedCount }
 
+    /// TCP connections open now, as a server limiting connections counts them: from `accept`
+    /// until the server closes its end, idle keep-alive connections included.
+    public var openConnectionCount: Int { core.registry.openCount }
+
+    /// The most TCP connections open at once (``openConnectionCount``) since start or the last
+    /// ``resetPeakOpenConnections()``.
+    public var peakOpenConnections: Int { core.registry.peakOpenCount }
+
+    /// Starts ``peakOpenConnections`` afresh from the connections open now.
+    public func resetPeakOpenConnections() {
+        core.registry.resetPeak()
+    }
+
     /// Serves `data` at `/files/<name>`, replacing a file of the same name.
     ///
     /// - Parameters:

@@ -29,10 +29,11 @@ extension DownloadQueue {
         /// A listed item that failed, was paused or cancelled: queued again (it continues from
         /// its bytes, if any).
         case resume(id: String)
-        /// A listed item whose SHA-256 changed and that is not completed: removed with its bytes
-        /// (they were fetched for another file). The decision that follows for the same id
-        /// (``add(id:)``, ``adopt(id:)``, ``replaceFile(id:)`` or ``refuse(id:destination:)``)
-        /// treats the line as new.
+        /// A listed item whose SHA-256 changed: removed with its bytes (they were fetched for
+        /// another file). The decision that follows for the same id (``add(id:)``,
+        /// ``adopt(id:)``, ``replaceFile(id:)`` or ``refuse(id:destination:)``) treats the line
+        /// as new, except that a completed item's own published file is checked against the new
+        /// SHA-256: adopted when it has it, replaced (fetched again) when not.
         case replace(id: String)
         /// A new item whose destination holds a file that is not proven to be it, removed and
         /// fetched again because the caller asked to replace existing files.
@@ -55,8 +56,9 @@ extension DownloadQueue {
     ///   is removed and the item fetched. A refusal changes nothing at all: the method throws.
     /// - An item that failed, was paused or cancelled is queued again; one queued, running or
     ///   completed is left as it is.
-    /// - An item whose SHA-256 in the list differs from the queue's, and that is not completed,
-    ///   is removed with its bytes and treated as new.
+    /// - An item whose SHA-256 in the list differs from the queue's is removed with its bytes
+    ///   and treated as new. A completed one keeps its published file when that file has the new
+    ///   SHA-256 (adopted), and is fetched again over it when not; a line with no SHA-256 keeps it.
     /// - Items the list does not name are paused or left, as `unlisted` says; never removed.
     ///
     /// Each item of `list` needs an ``NewItem/id``: it is how a line is matched with its item
@@ -130,10 +132,12 @@ extension DownloadQueue {
         for new in list {
             guard let id = new.id else { continue }
             listed.insert(id)
+            var ownFile = false
             if let item = journal[id] {
                 let completed: Bool
                 if case .completed = item.state { completed = true } else { completed = false }
-                if completed || item.sha256 == new.sha256?.lowercased() {
+                // A completed item with no SHA-256 in the line has nothing to be checked against.
+                if item.sha256 == new.sha256?.lowercased() || (completed && new.sha256 == nil) {
                     switch item.state {
                     case .failed, .paused, .cancelled: decisions.append(.resume(id: id))
                     case .queued, .running, .completed: decisions.append(.keep(id: id))
@@ -142,6 +146,9 @@ extension DownloadQueue {
                 }
                 // Its bytes were fetched for another file.
                 decisions.append(.replace(id: id))
+                // The file a completed item published is the queue's own: checked against the new
+                // SHA-256 below, and fetched again over it when it does not match (issue 30).
+                ownFile = completed && item.destination == new.destination.standardizedFileURL
             }
             let existing = onDisk(new)
             if existing == .absent {
@@ -150,7 +157,7 @@ extension DownloadQueue {
                 existing.check(expectedLength: new.expectedLength, sha256: new.sha256) == .proven
             {
                 decisions.append(.adopt(id: id))
-            } else if replacingExistingFiles {
+            } else if replacingExistingFiles || ownFile {
                 decisions.append(.replaceFile(id: id))
             } else {
                 decisions.append(.refuse(id: id, destination: new.destination.standardizedFileURL))

@@ -10,6 +10,8 @@ extension SessionManager {
         /// ``serverDefaults()`` for what the default changes and why. Whatever you pass, the
         /// manager sets `urlCache = nil`: nothing is ever cached on Linux, and with a cache a
         /// `cancel()` racing completion crashes FoundationNetworking (Docs/Platform.md §4.1).
+        /// While ``maximumRunningTasksPerHost`` is set, its value replaces
+        /// `httpMaximumConnectionsPerHost` here (see there).
         public var urlSessionConfiguration: URLSessionConfiguration = Configuration.serverDefaults()
         /// Where completions and progress run; `nil` means a serial queue owned by the manager
         /// (never the main queue, which a Linux service usually never runs).
@@ -64,8 +66,15 @@ extension SessionManager {
         /// the manager, in the order they were started, and begin as running ones finish. Default
         /// 4: libcurl inside URLSession closes and reopens connections once five or more transfers
         /// are in flight (Docs/Platform.md §6), so at 16 in flight a run of 5,200 requests opened 32–474
-        /// connections; with at most 4 running it reuses 4. `nil` for no limit (URLSession's own
-        /// `httpMaximumConnectionsPerHost` then applies).
+        /// connections; with at most 4 running it reuses 4.
+        ///
+        /// It is also the URLSession's `httpMaximumConnectionsPerHost`, whatever
+        /// ``urlSessionConfiguration`` says: one number. A lower URLSession limit (its default is 6)
+        /// kept tasks the manager had started waiting inside URLSession with their headers already
+        /// adapted, so a bearer token could expire before the request was sent (issue 30); a
+        /// higher one would never be reached. `nil` for no limit: every task starts at once and
+        /// URLSession's own `httpMaximumConnectionsPerHost` applies, so tasks above it wait inside
+        /// URLSession, adapted (Docs/Configuration.md).
         public var maximumRunningTasksPerHost: Int? = 4
         /// How servers' TLS certificates are checked and which client certificate is shown: a
         /// ``TLSPolicy`` for every https host and/or for particular hosts (``TLSPolicies``).
@@ -133,6 +142,9 @@ extension SessionManager {
             let copy = urlSessionConfiguration.copy() as! URLSessionConfiguration
             copy.urlCache = nil
             copy.timeoutIntervalForRequest = Self.wholeSeconds(copy.timeoutIntervalForRequest)
+            // The manager's cap and URLSession's are one number: a task the manager starts never
+            // waits inside URLSession with headers adapted long before it is sent.
+            if let cap = maximumRunningTasksPerHost { copy.httpMaximumConnectionsPerHost = max(1, cap) }
             return copy
         }
 

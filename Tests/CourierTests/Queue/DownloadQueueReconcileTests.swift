@@ -98,6 +98,42 @@ final class DownloadQueueReconcileTests: CourierTestCase {
         XCTAssertNil(server.requests.last?.header("Range"))
     }
 
+    func testACompletedItemWhoseChecksumChangedIsFetchedAgainOverItsFile() throws {
+        // Given an item completed with the first version of a file
+        let queue = try makeQueue()
+        try queue.reconcile([.init(url: server.url("/files/small.bin"), to: file("x"), id: "x", sha256: sha256(small))])
+        waitForAll(queue)
+        XCTAssertEqual(try Data(contentsOf: file("x")), small)
+
+        // When the server has a new version and the list names its SHA-256
+        server.addFile("small.bin", data: other, etag: "\"s2\"")
+        let decisions = try queue.reconcile([.init(url: server.url("/files/small.bin"), to: file("x"), id: "x", sha256: sha256(other))])
+
+        // Then the published file is replaced by the new version, completed under the new SHA-256
+        XCTAssertEqual(decisions, [.replace(id: "x"), .replaceFile(id: "x")])
+        waitForAll(queue)
+        XCTAssertEqual(queue.item("x")?.state, .completed(file("x").standardizedFileURL))
+        XCTAssertEqual(queue.item("x")?.sha256, sha256(other))
+        XCTAssertEqual(try Data(contentsOf: file("x")), other)
+    }
+
+    func testACompletedItemWhoseFileHasTheNewChecksumIsKeptWithoutARequest() throws {
+        // Given an item completed with no SHA-256 named
+        let queue = try makeQueue()
+        try queue.reconcile([.init(url: server.url("/files/small.bin"), to: file("x"), id: "x")])
+        waitForAll(queue)
+        let requests = server.requests.count
+
+        // When the list now names the SHA-256 its file has
+        let decisions = try queue.reconcile([.init(url: server.url("/files/small.bin"), to: file("x"), id: "x", sha256: sha256(small))])
+
+        // Then the file is checked and adopted: completed under that SHA-256, nothing fetched
+        XCTAssertEqual(decisions, [.replace(id: "x"), .adopt(id: "x")])
+        XCTAssertEqual(queue.item("x")?.state, .completed(file("x").standardizedFileURL))
+        XCTAssertEqual(queue.item("x")?.sha256, sha256(small))
+        XCTAssertEqual(server.requests.count, requests)
+    }
+
     func testADestinationThatAlreadyMatchesItsChecksumIsAdoptedWithoutARequest() throws {
         // Given the right file already at the destination (a lost journal record, another tool)
         try small.write(to: file("a"))

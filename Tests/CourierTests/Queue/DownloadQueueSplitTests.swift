@@ -132,4 +132,96 @@ final class DownloadQueueSplitTests: CourierTestCase {
         }
         wait(for: [stopped], timeout: 10)
     }
+
+    /// Runs `queue` until every item finished, then stops it.
+    private func finish(_ queue: DownloadQueue, timeout: TimeInterval = 60) {
+        waitUntil("every item finished", timeout: timeout) { queue.items.allSatisfy { $0.state.isFinished } }
+        let stopped = expectation(description: "stopped")
+        Task {
+            await queue.stop()
+            stopped.fulfill()
+        }
+        wait(for: [stopped], timeout: 10)
+    }
+
+    func testTwentySplitItemsOnTwoHostsNeverHaveMoreConnectionsOpenThanTheCap() throws {
+        // Given two hosts serving 2 MiB files in paced writes (so connections overlap), a manager
+        // and a queue allowing 6 connections per host
+        let other = try TestServer()
+        defer { other.stop() }
+        let size = 2 << 20
+        let hosts = [server!, other]
+        for (hostIndex, host) in hosts.enumerated() {
+            for index in 0..<10 {
+                host.addFile("f\(index).bin", data: TestServer.deterministicBytes(count: size, seed: UInt64(hostIndex * 10 + index)))
+            }
+        }
+        var managerConfiguration = makeConfiguration()
+        managerConfiguration.maximumRunningTasksPerHost = 6
+        let manager = SessionManager(configuration: managerConfiguration)
+        defer { manager.invalidate(cancelingTasks: true) }
+        var configuration = DownloadQueue.Configuration()
+        configuration.maximumRunning = 12
+        configuration.maximumRunningPerHost = 6
+        let queue = try DownloadQueue(directory: queueDirectory, manager: manager, configuration: configuration)
+
+        // When 20 split items are added, 10 per host, asking for 1 to 6 connections (so the
+        // grants change from one item to the next)
+        let splits = [6, 2, 4, 1, 3, 6, 1, 5, 2, 4]
+        try queue.add(contentsOf: hosts.enumerated().flatMap { hostIndex, host in
+            (0..<10).map { index in
+                DownloadQueue.NewItem(
+                    url: host.url("/files/f\(index).bin?chunk=65536&chunk_delay_ms=4"), to: file("h\(hostIndex)-\(index).bin"),
+                    id: "h\(hostIndex)-\(index)", split: splits[index] == 1 ? .off : .connections(splits[index]))
+            }
+        })
+        finish(queue)
+
+        // Then every file is exact, and neither server ever had more than 6 TCP connections open
+        // from the client (idle keep-alive ones counted, as a server limiting connections counts)
+        for (hostIndex, _) in hosts.enumerated() {
+            for index in 0..<10 {
+                let id = "h\(hostIndex)-\(index)"
+                XCTAssertEqual(queue.item(id)?.state, .completed(file("\(id).bin")), id)
+                XCTAssertEqual(
+                    try? Data(contentsOf: file("\(id).bin")),
+                    TestServer.deterministicBytes(count: size, seed: UInt64(hostIndex * 10 + index)), id)
+            }
+        }
+        for (hostIndex, host) in hosts.enumerated() {
+            XCTAssertLessThanOrEqual(host.peakOpenConnections, 6, "host \(hostIndex): \(host.connectionCount) accepted in all")
+        }
+    }
+
+    func testASplitItemsConnectionsCloseWhenItEndsSoTheNextItemsStayUnderTheCap() throws {
+        // Given a queue allowing 4 connections per host, and an item split 4 that has completed
+        let size = 4 << 20
+        server.addFile("split.bin", data: TestServer.deterministicBytes(count: size, seed: 7))
+        for index in 0..<4 {
+            server.addFile("single\(index).bin", data: TestServer.deterministicBytes(count: 1 << 20, seed: UInt64(index)))
+        }
+        var configuration = DownloadQueue.Configuration()
+        configuration.maximumRunning = 4
+        configuration.maximumRunningPerHost = 4
+        let queue = try DownloadQueue(directory: queueDirectory, manager: manager, configuration: configuration)
+        try queue.add(DownloadQueue.NewItem(
+            url: server.url("/files/split.bin?chunk=65536&chunk_delay_ms=5"), to: file("split.bin"), id: "split",
+            split: .connections(4)))
+        waitUntil("the split item finished", timeout: 30) { queue.item("split")?.state.isFinished == true }
+        XCTAssertEqual(mostConnections.withLock { $0["/files/split.bin"] }, 4, "the item used its 4 connections")
+
+        // When four single items then run side by side
+        try queue.add(contentsOf: (0..<4).map { index in
+            DownloadQueue.NewItem(
+                url: server.url("/files/single\(index).bin?chunk=65536&chunk_delay_ms=10"), to: file("single\(index).bin"),
+                id: "single\(index)")
+        })
+        finish(queue)
+
+        // Then the server never had more than 4 connections open: the split item's further
+        // connections did not stay open, idle, beside the four new ones
+        XCTAssertEqual(queue.item("split")?.state, .completed(file("split.bin")))
+        for index in 0..<4 { XCTAssertEqual(queue.item("single\(index)")?.state, .completed(file("single\(index).bin"))) }
+        XCTAssertLessThanOrEqual(server.peakOpenConnections, 4, "\(server.connectionCount) accepted in all")
+    }
 }

@@ -62,11 +62,33 @@ final class QueueReconcilePlanTests: XCTestCase {
         XCTAssertEqual(plan([item("a", .queued, sha256: shaA)], [new("a", sha256: shaA.uppercased())]), [.keep(id: "a")])
     }
 
-    func testACompletedItemIsKeptEvenWhenItsChecksumChanged() {
-        // A published file is never replaced by a reconcile: the destination exists, and only
-        // replacing existing files may touch it, which is a new item's rule.
+    func testACompletedItemWhoseChecksumChangedIsCheckedAgainstTheNewOne() {
+        // Given an item completed for the SHA-256 a, listed now with b
         let done = item("a", .completed(URL(fileURLWithPath: "/d/a")), sha256: shaA)
-        XCTAssertEqual(plan([done], [new("a", sha256: shaB)]), [.keep(id: "a")])
+        // Then its published file is fetched again over when it does not have b (even without
+        // replacing existing files: it is the queue's own), and adopted when it does
+        XCTAssertEqual(
+            plan([done], [new("a", sha256: shaB)], disk: ["a": .file(size: 1, sha256: shaA)]),
+            [.replace(id: "a"), .replaceFile(id: "a")])
+        XCTAssertEqual(
+            plan([done], [new("a", sha256: shaB)], disk: ["a": .file(size: 1, sha256: shaB)]),
+            [.replace(id: "a"), .adopt(id: "a")])
+        // and fetched when its file is gone
+        XCTAssertEqual(plan([done], [new("a", sha256: shaB)]), [.replace(id: "a"), .add(id: "a")])
+    }
+
+    func testACompletedItemListedWithoutAChecksumIsKept() {
+        let done = item("a", .completed(URL(fileURLWithPath: "/d/a")), sha256: shaA)
+        XCTAssertEqual(plan([done], [new("a")], disk: ["a": .file(size: 1, sha256: nil)]), [.keep(id: "a")])
+    }
+
+    func testACompletedItemsChecksumAtAnotherDestinationFollowsTheNewItemRules() {
+        // The line now names another destination: what is there is not the queue's file.
+        let done = item("a", .completed(URL(fileURLWithPath: "/d/a")), sha256: shaA)
+        let moved = DownloadQueue.NewItem(url: URL(string: "http://h/a")!, to: URL(fileURLWithPath: "/d/elsewhere"), id: "a", sha256: shaB)
+        XCTAssertEqual(
+            plan([done], [moved], disk: ["a": .file(size: 1, sha256: shaA)]),
+            [.replace(id: "a"), .refuse(id: "a", destination: URL(fileURLWithPath: "/d/elsewhere"))])
     }
 
     // MARK: - Listed items the queue does not have

@@ -30,6 +30,21 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertFalse(resolved.httpCookieStorage === HTTPCookieStorage.shared)
     }
 
+    func testTheRunningTaskCapIsURLSessionsConnectionLimitWhateverTheCallerSet() {
+        // A cap above URLSession's limit and one below it both become that limit…
+        for (own, cap) in [(2, 8), (6, 16), (32, 4)] {
+            var configuration = SessionManager.Configuration()
+            configuration.urlSessionConfiguration.httpMaximumConnectionsPerHost = own
+            configuration.maximumRunningTasksPerHost = cap
+            XCTAssertEqual(configuration.resolvedURLSessionConfiguration().httpMaximumConnectionsPerHost, cap, "\(own), \(cap)")
+        }
+        // …and with no cap the caller's limit stays.
+        var uncapped = SessionManager.Configuration()
+        uncapped.urlSessionConfiguration.httpMaximumConnectionsPerHost = 3
+        uncapped.maximumRunningTasksPerHost = nil
+        XCTAssertEqual(uncapped.resolvedURLSessionConfiguration().httpMaximumConnectionsPerHost, 3)
+    }
+
     func testTimeoutsAreRoundedUpToWholeSeconds() {
         XCTAssertEqual(SessionManager.Configuration.wholeSeconds(0.5), 1)
         XCTAssertEqual(SessionManager.Configuration.wholeSeconds(1.2), 2)

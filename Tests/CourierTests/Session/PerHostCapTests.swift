@@ -105,6 +105,29 @@ final class PerHostCapTests: CourierTestCase {
         serial.invalidate(cancelingTasks: true)
     }
 
+    func testACapAboveURLSessionsDefaultHasEveryTaskAtTheServerAtOnce() {
+        // Given a cap of 16, above URLSession's own default of 6 connections per host
+        var configuration = makeConfiguration()
+        configuration.maximumRunningTasksPerHost = 16
+        let wide = SessionManager(configuration: configuration)
+        defer { wide.invalidate(cancelingTasks: true) }
+
+        // When 16 slow requests (1.2 s each, in paced writes) start together
+        let results = Box<CourierError.Code?>()
+        for index in 0..<16 {
+            wide.dataTask(with: request("/bytes/24576?seed=\(index)&chunk=1024&chunk_delay_ms=50")) {
+                results.append($0.error?.code)
+            }.resume()
+        }
+        waitUntil("every request completes", timeout: 20) { results.count == 16 }
+
+        // Then all 16 were at the server at once: none waited inside URLSession, where its headers
+        // (a bearer token an interceptor added) would have aged before it was sent
+        XCTAssertEqual(results.all.compactMap { $0 }, [])
+        XCTAssertEqual(server.traffic(for: "/bytes/24576").peakInFlight, 16)
+        XCTAssertEqual(wide.session.configuration.httpMaximumConnectionsPerHost, 16)
+    }
+
     func testNoCapLetsEveryTaskRun() {
         var configuration = makeConfiguration()
         configuration.maximumRunningTasksPerHost = nil

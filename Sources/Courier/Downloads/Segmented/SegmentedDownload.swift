@@ -152,6 +152,8 @@ final class SegmentedDownload: Sendable {
     let setup: Setup
     let writer: DiskWriter
     let mainCore: SessionCore
+    /// The crew's own lane sessions, released when it ends (LaneSessions.swift).
+    let lanes: LaneSessions.Lease
     let state: Locked<State>
 
     init(host: TransferTask, setup: Setup, writer: DiskWriter, core: SessionCore) {
@@ -159,6 +161,7 @@ final class SegmentedDownload: Sendable {
         self.setup = setup
         self.writer = writer
         self.mainCore = core
+        self.lanes = core.lanes.lease()
         var fixed: Int?
         if case .fixed(let wanted) = setup.split.mode { fixed = wanted }
         let count = AdaptiveConnectionCount(cap: setup.cap, initial: fixed ?? 1)
@@ -217,6 +220,8 @@ final class SegmentedDownload: Sendable {
         }
         guard let (map, tally, primaryEnded, cancels) = halted else { return nil }
         cancel(cancels)
+        // After the cancels (both go through the call queue, in order): closes the lanes' idle connections.
+        lanes.release()
         return (map, tally, primaryEnded)
     }
 
@@ -245,7 +250,7 @@ final class SegmentedDownload: Sendable {
 
     /// The session a lane's requests run in: the manager's own for lane 0, a lane session otherwise.
     func core(for lane: Int) -> SessionCore? {
-        lane == 0 ? mainCore : mainCore.lanes.lane(lane)
+        lane == 0 ? mainCore : lanes.lane(lane)
     }
 
     /// Records the end of connection `id`'s current request for the timeline, once.
