@@ -138,7 +138,13 @@ extension TransferTask: TaskDelegate {
     }
 
     func urlTask(_ task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        if let crew = locked({ $0.crew }), crew.linkEnded(crew.setup.primaryID, task, error) { return }
+        // While a crew is installed, its first connection's ending is the crew's to decide. A crew
+        // that ended by itself (complete, failed, restart) cancelled that request and is about to
+        // tell the transfer (segmentsEnded): the cancellation arriving first is not the caller's
+        // cancel. A crew stopped from outside is taken off the transfer before it stops.
+        if let crew = locked({ $0.crew }), crew.linkEnded(crew.setup.primaryID, task, error) || task === crew.setup.primary {
+            return
+        }
         let followUp = locked { state -> FollowUp? in
             guard state.phase.isCurrent(task) else { return nil }  // a stopped attempt
             return state.attemptEnded(error, invalidated: core.isInvalidated)
