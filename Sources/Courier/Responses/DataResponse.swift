@@ -84,8 +84,10 @@ public struct DownloadReport: Sendable, Equatable {
     public var resumedBytes: Int64 = 0
     /// Body bytes received over the network, across all attempts.
     public var bytesReceived: Int64 = 0
-    /// Requests that continued a body the server ended short of the length it announced (a
-    /// partial 206 is legal, RFC 9110 §14.2); these are not retries.
+    /// Requests that asked for the rest of the body with `Range`, not retries: after the server
+    /// ended a body short of the length it announced (a partial 206 is legal, RFC 9110 §14.2), a
+    /// pause for the disk or a slow consumer, `suspend()`/`resume()`, or a wait for the network.
+    /// The same requests the timeline labels `continuation` (``TaskMetrics/Attempt/Kind/continuation``).
     public var continuations: Int = 0
     /// Whether the file is proven complete: its length equals the total a response announced
     /// (`Content-Length`, or a 206's complete length), its chunked framing ended it, or it matched

@@ -38,7 +38,6 @@ struct FileBody {
     private(set) var continuationMark: Int64 = 0
     /// Continuations in a row that added no byte.
     private(set) var stalls = 0
-    var continuations = 0
     /// The body was published under ``DownloadPolicy/publishesUnverifiedBodies``.
     var unverified = false
     /// The destination decided when the headers arrived (``DownloadDestination/Timing/atResponse``).
@@ -77,7 +76,9 @@ struct FileBody {
         return stalls
     }
 
-    var report: DownloadReport {
+    /// The download's report; `continuations` is the timeline's count of requests of that kind,
+    /// so the report and the timeline say one thing.
+    func report(continuations: Int) -> DownloadReport {
         var report = DownloadReport()
         report.attempts = attempts
         report.retries = retries

@@ -295,7 +295,6 @@ extension TransferState {
         guard stalls < FileBody.stallLimit, canContinueByRange(), !invalidated else {
             return .finish(finishFailedDownload(problem, plan))
         }
-        file?.continuations += 1
         metrics.endAttempt(.endedShort)
         metrics.nextKind = .continuation
         writeRecord(plan, force: true)

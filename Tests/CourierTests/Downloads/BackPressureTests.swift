@@ -85,6 +85,10 @@ final class BackPressureTests: CourierTestCase {
         }
         XCTAssertEqual(offsets, offsets.sorted(), "each attempt continues after the bytes accepted")
         XCTAssertLessThan(offsets.last ?? .max, size)
+        // The report and the timeline count the same continuations: one per Range request
+        let timeline = try XCTUnwrap(response?.metrics)
+        XCTAssertEqual(timeline.attempts.filter { $0.kind == .continuation }.count, requests.count - 1)
+        XCTAssertEqual(response?.report.continuations, requests.count - 1)
 
         let started = try XCTUnwrap(task)
         let stats = try statistics(started)

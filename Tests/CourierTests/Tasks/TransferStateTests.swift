@@ -323,7 +323,6 @@ final class TransferStateTests: XCTestCase {
         XCTAssertEqual(request.value(forHTTPHeaderField: "If-Range"), "\"v1\"")
         XCTAssertEqual(delay, .zero)
         XCTAssertNil(event)
-        XCTAssertEqual(state.file?.continuations, 1)
         XCTAssertEqual(state.file?.retries, 0)
     }
 

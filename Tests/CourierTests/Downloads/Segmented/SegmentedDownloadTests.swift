@@ -327,6 +327,9 @@ final class SegmentedDownloadRefusalTests: CourierTestCase {
         XCTAssertLessThanOrEqual(traffic.peakInFlight, 2)
         XCTAssertGreaterThan(traffic.tooManyRequests, 0, "the server did refuse")
         XCTAssertLessThanOrEqual(traffic.tooManyRequests, 10, "refusals stop once the count fits: \(traffic.refusals)")
-        XCTAssertLessThanOrEqual(response?.report.connections ?? .max, 2, "connections are counted once answered")
+        // The client's own count may pass the server's by one: it counts a connection until its
+        // last bytes are read, and the server, done writing them, admits the next one sooner (seen
+        // as 3 under ThreadSanitizer on a loaded machine). The server's count above is the promise.
+        XCTAssertLessThanOrEqual(response?.report.connections ?? .max, 3, "connections are counted once answered")
     }
 }
