@@ -65,7 +65,11 @@ struct GetCommand {
                         bytesReceived: report.bytesReceived, resumedBytes: report.resumedBytes, retries: report.retries)
                         + "\n")
             }
-            if !options.writesToStandardOutput { FileHandle.standardOutput.write(Data((file.path + "\n").utf8)) }
+            // The path the file got goes to stdout (`f=$(courier get -q "$url")`), except where
+            // the caller named it and asked for quiet: curl's `-s -o FILE` prints nothing.
+            if !options.writesToStandardOutput, !(options.quiet && options.output != nil) {
+                FileHandle.standardOutput.write(Data((file.path + "\n").utf8))
+            }
             return ExitCode.success
         case .failure(let error):
             if error.isCancellation, let signal = stops.signal {

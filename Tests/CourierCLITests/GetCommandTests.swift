@@ -202,6 +202,17 @@ final class GetCommandTests: CommandLineTestCase {
         XCTAssertEqual(result.out, directory.appendingPathComponent("data.bin").path + "\n")
     }
 
+    func testQuietWithANamedOutputPrintsNothingAtAll() throws {
+        // Given a file saved to a name the caller chose, quietly (curl's -s -o FILE)
+        server.addFile("data.bin", data: TestServer.deterministicBytes(count: 200_000, seed: 7))
+        let result = try run(["get", "-q", "-o", "named.bin", server.url("/files/data.bin").absoluteString])
+        // Then nothing is printed, and the file is there
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertEqual(result.err, "")
+        XCTAssertEqual(result.out, "")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: directory.appendingPathComponent("named.bin").path))
+    }
+
     func testProgressIsPlainLinesWhenStderrIsNotATerminal() throws {
         let contents = TestServer.deterministicBytes(count: 512 * 1024, seed: 8)
         server.addFile("data.bin", data: contents)
