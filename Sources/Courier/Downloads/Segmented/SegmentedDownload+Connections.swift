@@ -35,10 +35,12 @@ extension SegmentedDownload {
         func urlTaskLeftHostQueue(_ task: URLSessionTask) {}
     }
 
-    /// The request for `range`: the first answer's request with `Range` for exactly that range,
-    /// the map's validator as `If-Range`, and no content coding.
-    func request(for range: Range<Int64>) -> URLRequest {
+    /// The request for `range` on `lane`: the first answer's request with `Range` for exactly that
+    /// range, the map's validator as `If-Range`, no content coding, and `Connection: close` on a
+    /// lane of its own (see ``launch(_:lane:range:)``).
+    func request(for range: Range<Int64>, lane: Int) -> URLRequest {
         var request = setup.request
+        if lane > 0 { request.setValue("close", forHTTPHeaderField: "Connection") }
         request.setValue("bytes=\(range.lowerBound)-\(range.upperBound - 1)", forHTTPHeaderField: "Range")
         request.setValue(setup.map.validator, forHTTPHeaderField: "If-Range")
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
@@ -46,8 +48,12 @@ extension SegmentedDownload {
     }
 
     /// Makes and starts connection `id`'s request for `range` on its lane, on the call queue.
+    /// A lane's request asks the server to close the connection after its answer: a lane
+    /// connection left idle would stay open, unseen by any cap, until its URLSession is torn down
+    /// (after the download ends, on its own queue), and a server that counts connections would see
+    /// it beside the next download's (issue 30). A range costs a connection; ranges are large.
     func launch(_ id: ConnectionID, lane: Int, range: Range<Int64>) {
-        let request = request(for: range)
+        let request = request(for: range, lane: lane)
         guard let core = core(for: lane) else {
             return linkFailed(id, nil, .sessionInvalidated(url: request.url))
         }
