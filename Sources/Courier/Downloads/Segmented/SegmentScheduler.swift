@@ -18,6 +18,12 @@ struct SegmentScheduler: Sendable, Equatable {
         /// The smallest range split off for another connection: below it, a new request costs
         /// more than it saves.
         var minimumSplit: Int64 = 1 << 20
+        /// A tail taken over by a thief at least as fast as its owner may be smaller, down to this,
+        /// when the thief moves less than ``minimumSplit`` in ``stealSeconds``: a request costs a
+        /// round trip, small beside what a slow link takes to move a megabyte.
+        var minimumSteal: Int64 = 256 << 10
+        /// How long a stolen part must take at the thief's speed, at least (between the two floors).
+        var stealSeconds: Double = 0.25
         /// How much sooner a duplicate must be expected to finish a tail than its owner: a race
         /// costs a request and bytes fetched twice, so a small lead is not worth one.
         var endGameSpeedup: Double = 2
@@ -82,7 +88,9 @@ struct SegmentScheduler: Sendable, Equatable {
     }
 
     /// The tail of the range with the most time left, split so its owner and `thief` finish
-    /// together at their observed speeds, when the stolen part is at least the minimum split.
+    /// together at their observed speeds, when the stolen part is at least the minimum split, or
+    /// takes the thief at least ``Configuration/stealSeconds`` (never under
+    /// ``Configuration/minimumSteal``).
     private func steal(_ map: SegmentMap, _ speed: Speeds, to thief: ConnectionID) -> SegmentAction? {
         guard let (segment, owner) = slowestTail(map, speed) else { return nil }
         let ownerSpeed = speed[owner]
@@ -90,7 +98,12 @@ struct SegmentScheduler: Sendable, Equatable {
         // Keep `kept` bytes for the owner: kept / ownerSpeed == (remaining - kept) / thiefSpeed.
         let kept = Int64((Double(segment.remaining) * ownerSpeed / (ownerSpeed + thiefSpeed)).rounded(.down))
         let offset = aligned(segment.next + max(kept, 1), within: segment)
-        guard segment.end - offset >= configuration.minimumSplit else { return nil }
+        // A thief slower than the owner takes only a large part: a small one would end the
+        // download on the slower connection.
+        let floor = thiefSpeed < ownerSpeed
+            ? configuration.minimumSplit
+            : min(configuration.minimumSplit, max(configuration.minimumSteal, Int64(thiefSpeed * configuration.stealSeconds)))
+        guard segment.end - offset >= floor else { return nil }
         return .steal(from: owner, at: offset, to: thief)
     }
 

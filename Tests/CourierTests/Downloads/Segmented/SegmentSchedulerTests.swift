@@ -71,9 +71,26 @@ final class SegmentSchedulerTests: XCTestCase {
         XCTAssertEqual(action, .steal(from: a, at: 26 * mib, to: b))
     }
 
-    func testTheEndGameDuplicatesTheSlowestTailWithinTheBudget() throws {
-        // Given `a`, slow, with 512 KiB left (too little to split), and a fast idle `b`
+    func testAConnectionAtLeastAsFastTakesOverATailUnderAMegabyteThatTakesItAQuarterSecond() throws {
+        // Given `a` with 512 KiB left, and an idle `b` at 1 MiB/s (it moves 256 KiB in 0.25 s)
         let map = try working(length: 64 * mib, written: 64 * mib - 512 * 1024)
+        // When / Then: as fast as `a`, `b` takes half; faster, it takes more
+        XCTAssertEqual(
+            scheduler.decide(map: map, rates: [a: rate(mib), b: rate(mib)], target: 2, idle: b, newConnection: fresh),
+            .steal(from: a, at: 64 * mib - 256 * 1024, to: b))
+        // At 16 MiB/s the floor is the megabyte again: a request would save too little
+        XCTAssertEqual(
+            scheduler.decide(map: map, rates: [a: rate(16 * mib), b: rate(16 * mib)], target: 2, idle: b, newConnection: fresh),
+            .stop(b))
+        // A slower thief never takes a small part (the download would end on it)
+        XCTAssertEqual(
+            scheduler.decide(map: map, rates: [a: rate(2 * mib), b: rate(mib)], target: 2, idle: b, newConnection: fresh),
+            .stop(b))
+    }
+
+    func testTheEndGameDuplicatesASlowTailTooSmallToTakeOver() throws {
+        // Given `a`, slow, with 200 KiB left (too little to split), and a fast idle `b`
+        let map = try working(length: 64 * mib, written: 64 * mib - 200 * 1024)
         // When / Then
         XCTAssertEqual(
             scheduler.decide(map: map, rates: [a: rate(mib / 20), b: rate(mib)], target: 2, idle: b, newConnection: fresh),
@@ -161,7 +178,8 @@ private struct Simulation {
                     map: map, rates: rates, target: connections, idle: free, newConnection: ConnectionID(nextID))
                 switch action {
                 case .none: break
-                case .start(let id, _) where id != free, .stop(let id) where id != free: if id.rawValue == nextID { nextID += 1 }
+                case .start(let id, _) where id != free, .stop(let id) where id != free, .duplicate(let id, _) where id != free:
+                    if id.rawValue == nextID { nextID += 1 }
                 default: idle.removeFirst()
                 }
                 if action == .none { break }
