@@ -102,6 +102,15 @@ enum ContentLength: Equatable, Sendable {
     case absent
     case length(Int64)
     case malformed(String)
+    /// A length no file has, from ``firstImpossible`` up: the answer is treated as a connection
+    /// that broke (``CourierError/impossibleLength(_:_:)``), retried and continued like one.
+    case impossible(String)
+
+    /// The smallest length that is no file's: libcurl hands a length over as a `Double`, from
+    /// here `Int64(_:)` traps in FoundationNetworking, and the platform kit reports it as unknown
+    /// (Docs/PlatformFixes.md). Without the kit such an answer killed the process and
+    /// `courier get` restarted it; with it, the answer is one more broken connection.
+    static let firstImpossible: Int64 = Int64.max - 511
 
     /// Parses the header's value as the response carried it. A list of identical values (what a
     /// repeated header becomes once joined) is that value, as RFC 9110 §8.6 allows.
@@ -109,13 +118,13 @@ enum ContentLength: Equatable, Sendable {
         guard let value else { return .absent }
         // The common case, without splitting: one plain number.
         if value.utf8.count <= 19, !value.isEmpty, value.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let length = Int64(value) {
-            return .length(length)
+            return length < firstImpossible ? .length(length) : .impossible(value)
         }
         let parts = value.split(separator: ",", omittingEmptySubsequences: false)
             .map { $0.trimmingCharacters(in: .whitespaces) }
         guard let first = parts.first, parts.allSatisfy({ $0 == first }), !first.isEmpty, first.count <= 19,
             first.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let length = Int64(first)
         else { return .malformed(value) }
-        return .length(length)
+        return length < firstImpossible ? .length(length) : .impossible(value)
     }
 }

@@ -180,6 +180,15 @@ extension CourierError {
     }
     private static func tlsMessage(_ text: String) -> String { "the TLS connection could not be set up (\(text))" }
 
+    /// An answer whose `Content-Length` no file has (``ContentLength/firstImpossible``): not a
+    /// usable response, so it counts as one that never came (``Code-swift.struct/noResponse``,
+    /// transient) and the retry model continues the body as after a lost connection.
+    static func impossibleLength(_ value: String, _ response: HTTPURLResponse?) -> CourierError {
+        CourierError(
+            code: .noResponse, message: "the server's answer claimed an impossible Content-Length (\(value)), so it was not used",
+            url: response?.url, response: response)
+    }
+
     /// A transfer that ended, without an error from URLSession, but with no HTTP response.
     static func noResponse(url: URL?) -> CourierError {
         CourierError(code: .noResponse, message: "no HTTP response was received", url: url)

@@ -16,6 +16,9 @@ extension TransferState {
         case .malformed(let value):
             failure = .invalidResponse("a malformed Content-Length (\(value.debugDescription))", http)
             return .cancel(task)
+        case .impossible(let value):
+            brokenAnswer = .impossibleLength(value, http)
+            return .cancel(task)
         case .length(let length): contentLength = length
         case .absent: contentLength = nil
         }
@@ -134,6 +137,8 @@ extension TransferState {
             // The stream's own head or idle limit ended the attempt, as URLSession's timeout
             // would have: the retriers are asked about it like any timeout.
             ended = expired
+        } else if let broken = brokenAnswer {
+            ended = broken
         } else if let error {
             ended = classify(error, invalidated: invalidated)
         } else if continuedByRange, !ignoresBody, let total = expectedToReceive, received != total {

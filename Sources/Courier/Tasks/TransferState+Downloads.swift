@@ -23,6 +23,9 @@ extension TransferState {
         switch ContentLength.parse(http.value(forHTTPHeaderField: "Content-Length")) {
         case .malformed(let value):
             return failAttempt(.invalidResponse("a malformed Content-Length (\(value.debugDescription))", http), task)
+        case .impossible(let value):
+            brokenAnswer = .impossibleLength(value, http)
+            return .cancel(task)
         case .length(let length): contentLength = length
         case .absent: contentLength = nil
         }
@@ -270,6 +273,8 @@ extension TransferState {
         var ended: CourierError?
         if let rejected = file?.rejected {
             ended = FileBody.statusError(rejected, body: file?.rejectedBody ?? Data(), plan, request: currentRequest)
+        } else if let broken = brokenAnswer {
+            ended = broken
         } else if let error {
             ended = classify(error, invalidated: invalidated)
         } else if !ignoresBody, let goal = expectedToReceive ?? spanEnd, received < goal {

@@ -5,8 +5,10 @@ import FoundationNetworking
 
 /// The timeline and the events of a transfer, marked on its state (events go to ``TransferState/outbox``).
 extension TransferState {
-    /// Opens the timeline's attempt for `request`, which is about to go to URLSession.
+    /// Opens the timeline's attempt for `request`, which is about to go to URLSession; what the
+    /// last attempt's answer was is forgotten.
     mutating func noteAttempt(_ request: URLRequest) {
+        brokenAnswer = nil
         let offset = rangeOffset
         let attempt = metrics.beginAttempt(request, continuesFrom: offset)
         emit(.attemptStarted(TaskAttemptEvent(number: attempt.number, kind: attempt.kind, request: request)))

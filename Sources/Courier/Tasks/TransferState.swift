@@ -65,6 +65,11 @@ struct TransferState {
     var validator: String?
     var ignoresBody = false
     var failure: CourierError?
+    /// The current attempt's answer could not be used as HTTP (an impossible `Content-Length`,
+    /// ``ContentLength/impossible(_:)``): the attempt ends as if its connection broke, and the
+    /// retry model retries or continues it. Unlike ``failure``, which is final. Cleared when an
+    /// attempt begins.
+    var brokenAnswer: CourierError?
     var observers: [ProgressObserver] = []
     var lastProgressDelivery: [ProgressDirection: ContinuousClock.Instant] = [:]
     /// A download's body: its plan, writer and bookkeeping (FileBody.swift); `nil` for other kinds.

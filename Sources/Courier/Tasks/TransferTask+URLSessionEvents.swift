@@ -43,7 +43,8 @@ extension TransferTask: TaskDelegate {
         let refusal = headRefusal(http, task)
         let action = locked { state -> TransferAction in
             // A failure already recorded (a write error, the deadline) stands: the attempt is ending.
-            guard state.phase.isRunning(task), state.failure == nil, state.stream?.expiredWait == nil else { return .none }
+            guard state.phase.isRunning(task), state.failure == nil, state.brokenAnswer == nil, state.stream?.expiredWait == nil
+            else { return .none }
             state.metrics.responseHead(http.statusCode)
             state.restartWaitClock(awaitingHead: false)
             state.emit(.response(http))
@@ -61,7 +62,7 @@ extension TransferTask: TaskDelegate {
         let action = locked { state -> TransferAction in
             // A split download's bytes are its crew's (SegmentedDownload+Connections.swift).
             if let crew = state.crew { return .segmentData(crew, task, data) }
-            guard state.phase.isRunning(task), state.failure == nil,
+            guard state.phase.isRunning(task), state.failure == nil, state.brokenAnswer == nil,
                 state.stream?.expiredWait == nil, !state.ignoresBody
             else { return .none }
             return state.bodyArrived(data, task)

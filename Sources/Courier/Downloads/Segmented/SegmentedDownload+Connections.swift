@@ -92,6 +92,9 @@ extension SegmentedDownload {
             switch ContentLength.parse(http.value(forHTTPHeaderField: "Content-Length")) {
             case .malformed(let value):
                 return .end(.failed(.invalidResponse("a malformed Content-Length (\(value.debugDescription))", http)))
+            case .impossible(let value):
+                // An answer no file has: this connection broke; another continues its range.
+                return .refused(.impossibleLength(value, http), retryAfter: nil)
             case .length(let value): length = value
             case .absent: length = nil
             }
