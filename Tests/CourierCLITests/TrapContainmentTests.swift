@@ -143,39 +143,44 @@ final class TrapContainmentTests: CommandLineTestCase {
     }
 
     func testWithTheKitATrapOnAContinuationToStandardOutputIsContinuedLikeALostConnection() throws {
-        // Given a body (text, so stdout compares as a string) cut half way, a continuation the
-        // server answers with a status line alone (a trap without the kit, an error with it), and
-        // then the rest
-        let contents = Data((0..<200_000).map { UInt8(ascii: "a") + UInt8($0 % 26) })
-        let half = contents.count / 2
-        let etag = "\"v1\""
-        let hostile = try ScriptedServer { request, index in
-            switch index {
-            case 0:
-                return .response(status: 200, headers: [("Content-Length", "\(contents.count)"), ("ETag", etag)],
-                                 body: contents, sendingOnly: half)
-            case 1:
-                return .response(status: 200, headers: [("Content-Length", Self.hugeLength)], body: Data("abc".utf8))
-            default:
-                guard let range = request.header("Range"), range == "bytes=\(half)-" else {
-                    return .response(status: 200, headers: [("Content-Length", "\(contents.count)"), ("ETag", etag)], body: contents)
+        let traps: [(String, ScriptedServer.Reply)] = [
+            ("a status line alone", Self.statusLineOnly),
+            ("a Content-Length of 2^63 - 1", .response(status: 200, headers: [("Content-Length", Self.hugeLength)], body: Data("abc".utf8))),
+        ]
+        for (name, trap) in traps {
+            // Given a body (text, so stdout compares as a string) cut half way, a continuation the
+            // server answers with a trap (an error with the kit), and then the rest
+            let contents = Data((0..<200_000).map { UInt8(ascii: "a") + UInt8($0 % 26) })
+            let half = contents.count / 2
+            let etag = "\"v1\""
+            let hostile = try ScriptedServer { request, index in
+                switch index {
+                case 0:
+                    return .response(status: 200, headers: [("Content-Length", "\(contents.count)"), ("ETag", etag)],
+                                     body: contents, sendingOnly: half)
+                case 1:
+                    return trap
+                default:
+                    guard let range = request.header("Range"), range == "bytes=\(half)-" else {
+                        return .response(status: 200, headers: [("Content-Length", "\(contents.count)"), ("ETag", etag)], body: contents)
+                    }
+                    return .response(
+                        status: 206, reason: "Partial Content",
+                        headers: [("Content-Range", "bytes \(half)-\(contents.count - 1)/\(contents.count)"),
+                                  ("Content-Length", "\(contents.count - half)"), ("ETag", etag)],
+                        body: contents.suffix(from: half))
                 }
-                return .response(
-                    status: 206, reason: "Partial Content",
-                    headers: [("Content-Range", "bytes \(half)-\(contents.count - 1)/\(contents.count)"),
-                              ("Content-Length", "\(contents.count - half)"), ("ETag", etag)],
-                    body: contents.suffix(from: half))
             }
+            defer { hostile.stop() }
+            // When the body streams to stdout with the kit
+            let result = try run(["get", hostile.url("/file.bin").absoluteString, "-o", "-"])
+            // Then the answer the kit turned into an error is continued like a lost connection: the
+            // output is the whole body, once, and the last request asked only for the rest
+            XCTAssertEqual(result.reason, .exit, "\(name): \(result.err)")
+            XCTAssertEqual(result.status, 0, "\(name): \(result.err)")
+            XCTAssertTrue(result.out == String(decoding: contents, as: UTF8.self), "\(name): the output is the body, once")
+            XCTAssertEqual(hostile.requests.last?.header("Range"), "bytes=\(half)-", "\(name): \(result.err)")
         }
-        defer { hostile.stop() }
-        // When the body streams to stdout with the kit
-        let result = try run(["get", hostile.url("/file.bin").absoluteString, "-o", "-"])
-        // Then the answer the kit turned into an error is continued like a lost connection: the
-        // output is the whole body, once, and the last request asked only for the rest
-        XCTAssertEqual(result.reason, .exit, result.err)
-        XCTAssertEqual(result.status, 0, result.err)
-        XCTAssertEqual(result.out, String(decoding: contents, as: UTF8.self))
-        XCTAssertEqual(hostile.requests.last?.header("Range"), "bytes=\(half)-", result.err)
     }
 
     /// The supervisor cannot ask a crashed child what it kept: it reads the resume record, and
