@@ -51,6 +51,8 @@ extension TransferTask: TaskDelegate {
             if let refusal {
                 state.failure = refusal
                 state.ignoresBody = true
+                // The head the rule saw is the response the caller gets (as a status refusal keeps it).
+                state.response = http
                 return .cancel(task)
             }
             return state.headArrived(http, task)

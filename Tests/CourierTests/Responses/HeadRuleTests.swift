@@ -50,6 +50,9 @@ final class HeadRuleTests: CourierTestCase {
             XCTAssertEqual(response?.error?.statusCode, 200)
             XCTAssertNil(response?.error?.body)
             XCTAssertNil(response?.value)
+            // And the head the rule saw is the response, as for a status code refused
+            XCTAssertEqual(response?.response?.statusCode, 200)
+            XCTAssertEqual(response?.response?.expectedContentLength, 2_147_483_648)
             XCTAssertEqual(received.all.filter { $0 > 0 }, [], "body bytes were counted after the refusal")
             XCTAssertTrue(response?.error?.message.contains("head rule refused") == true, "\(String(describing: response?.error))")
         }
