@@ -20,15 +20,27 @@ extension NetworkMonitor {
         return stream
     }
 
-    /// Calls `handler` with every change of path (AFNetworking's status block), on `queue` —
-    /// or, when `queue` is `nil`, on the monitor's own serial queue (keep it short there, and do
-    /// not call ``start()`` from it). Starts the monitor if needed. Returns a token for
-    /// ``removeObserver(_:)``.
+    /// Calls `handler` with the current path, then with every change of path (AFNetworking's
+    /// status block, which reports the current status first), on `queue` — or, when `queue` is
+    /// `nil`, on the monitor's own serial queue (keep it short there, and do not call ``start()``
+    /// from it). Starts the monitor if needed. Returns a token for ``removeObserver(_:)``.
     @discardableResult
     public func addObserver(queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (NetworkPath) -> Void) -> UUID {
         let id = UUID()
-        state.withLock { $0.observers[id] = Observer(queue: queue, handler: handler) }
+        let observer = Observer(queue: queue, handler: handler)
+        let seen = state.withLock { state -> Int in
+            state.observers[id] = observer
+            return state.publications
+        }
         start()
+        // On the monitor's queue, in order with the changes it publishes; skipped when a change
+        // published since the observer was added told it already.
+        self.queue.async { [weak self] in
+            guard let path = self?.state.withLock({ $0.observers[id] != nil && $0.publications == seen ? $0.path : nil }) else {
+                return
+            }
+            if let queue = observer.queue { queue.async { observer.handler(path) } } else { observer.handler(path) }
+        }
         return id
     }
 

@@ -35,7 +35,12 @@ public final class NetworkMonitor: Sendable {
 
     struct State {
         var started = false
+        /// Not monitoring since ``cancel()``, until ``start()`` again.
         var cancelled = false
+        /// Counts ``cancel()``s: a start whose sockets open across one does not install them.
+        var generation = 0
+        /// Counts the paths published: an observer added meanwhile was told already.
+        var publications = 0
         var path = NetworkPath.unknown("the monitor has not started")
         var sockets: (events: NetlinkSocket, dumps: NetlinkSocket)?
         var source: (any DispatchSourceRead)?
@@ -85,16 +90,17 @@ public final class NetworkMonitor: Sendable {
     /// Whether the monitor is listening to the kernel (started, not cancelled, netlink available).
     public var isMonitoring: Bool { state.withLock { $0.source != nil } }
 
-    /// Starts watching (idempotent) and reads the tables once before returning, so
-    /// ``currentPath`` is meaningful at once. Without netlink permission the path stays
-    /// ``NetworkPath/Status/unknown`` and says why.
+    /// Starts watching (idempotent; again after ``cancel()``) and reads the tables once before
+    /// returning, so ``currentPath`` is meaningful at once. Without netlink permission the path
+    /// stays ``NetworkPath/Status/unknown`` and says why.
     public func start() {
-        let opening = state.withLock { state -> Bool in
-            guard !state.started, !state.cancelled else { return false }
+        let opening = state.withLock { state -> Int? in
+            guard !state.started else { return nil }
             state.started = true
-            return true
+            state.cancelled = false
+            return state.generation
         }
-        guard opening else { return }
+        guard let generation = opening else { return }
         let sockets: (events: NetlinkSocket, dumps: NetlinkSocket)
         do {
             sockets = try openSockets()
@@ -107,7 +113,7 @@ public final class NetworkMonitor: Sendable {
         // The sockets live until the source is cancelled: its handler reads the descriptor.
         source.setCancelHandler { withExtendedLifetime(sockets) {} }
         let kept = state.withLock { state -> Bool in
-            guard !state.cancelled else { return false }
+            guard state.generation == generation, state.source == nil else { return false }
             state.sockets = sockets
             state.source = source
             return true
@@ -118,10 +124,14 @@ public final class NetworkMonitor: Sendable {
     }
 
     /// Stops watching: the streams finish, waiting requests are let go (they run and fail or
-    /// succeed on their own), and the sockets are closed.
+    /// succeed on their own), and the sockets are closed. Observers stay registered: a later
+    /// ``start()`` (AFNetworking's `startMonitoring` after `stopMonitoring`) watches again and
+    /// tells them of changes, so cancelling ``shared`` does not silence it for the process's life.
     public func cancel() {
         let (source, timer, continuations, waiters) = state.withLock { state in
             state.cancelled = true
+            state.started = false
+            state.generation += 1
             defer {
                 state.source = nil
                 state.debounceTimer = nil
@@ -234,6 +244,7 @@ public final class NetworkMonitor: Sendable {
         let listeners = state.withLock { state -> ([Observer], [AsyncStream<NetworkPath>.Continuation])? in
             guard state.path != path, !state.cancelled else { return nil }
             state.path = path
+            state.publications += 1
             return (Array(state.observers.values), Array(state.continuations.values))
         }
         guard let (observers, continuations) = listeners else { return }

@@ -30,6 +30,48 @@ final class NetworkMonitorTests: XCTestCase {
         monitor.cancel()
     }
 
+    func testACancelledMonitorStartsAgainAndItsObserversHearFromItAgain() throws {
+        // Given a monitor started, observed, then cancelled (AFNetworking's stopMonitoring)
+        let monitor = NetworkMonitor(debounce: .milliseconds(10))
+        monitor.start()
+        guard monitor.isMonitoring else { throw XCTSkip("netlink is not available here: \(monitor.currentPath)") }
+        monitor.cancel()
+        XCTAssertFalse(monitor.isMonitoring)
+        // When it is started again
+        monitor.start()
+        defer { monitor.cancel() }
+        // Then it watches again, and an observer added now is told the current path
+        XCTAssertTrue(monitor.isMonitoring, "start() after cancel() did nothing")
+        XCTAssertNotEqual(monitor.currentPath.status, .unknown)
+        let told = expectation(description: "the current path")
+        let paths = Box<NetworkPath>()
+        monitor.addObserver(queue: DispatchQueue(label: "observer")) { path in
+            paths.append(path)
+            told.fulfill()
+        }
+        wait(for: [told], timeout: 5)
+        XCTAssertEqual(paths.first, monitor.currentPath)
+    }
+
+    func testAnObserverAddedToARunningMonitorIsToldTheCurrentPathFirstAndOnlyOnce() throws {
+        // Given a running monitor
+        let monitor = NetworkMonitor(debounce: .milliseconds(10))
+        monitor.start()
+        defer { monitor.cancel() }
+        guard monitor.isMonitoring else { throw XCTSkip("netlink is not available here: \(monitor.currentPath)") }
+        // When an observer is added (nothing changes meanwhile)
+        let paths = Box<NetworkPath>()
+        let told = expectation(description: "the current path")
+        monitor.addObserver { path in
+            paths.append(path)
+            told.fulfill()
+        }
+        wait(for: [told], timeout: 5)
+        // Then it was told the current path once, as Alamofire reports the current status first
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(paths.all, [monitor.currentPath])
+    }
+
     func testTheLoopbackInterfaceIsListedAndLocalhostIsReachableThroughIt() throws {
         // Given a started monitor in the machine's own namespace
         let monitor = NetworkMonitor()
