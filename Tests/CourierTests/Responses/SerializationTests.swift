@@ -13,6 +13,54 @@ final class SerializationTests: CourierTestCase {
             .replacingOccurrences(of: "=", with: "")
     }
 
+    private struct Item: Decodable, Equatable, Sendable {
+        let id: Int
+    }
+
+    /// Refuses every body, for the failure path.
+    private struct Refusing: DataPreprocessor {
+        struct Refused: Error {}
+        func preprocess(_ data: Data) throws -> Data { throw Refused() }
+    }
+
+    func testAPreprocessorStripsTheXSSIPrefixBeforeTheDecoderReadsTheBody() {
+        // Given a JSON body behind the anti-XSSI prefix, as some APIs send it
+        let body = base64URL(Data(")]}',\n{\"id\": 7}".utf8))
+        // When it is decoded through the XSSI preprocessor, and without it
+        let serializer = DecodableResponseSerializer(Item.self)
+        let stripped = wait { finish in
+            manager.dataTask(
+                with: request("/base64/\(body)?content_type=application/json"),
+                serializer: serializer.preprocessed(by: XSSIPrefixPreprocessor()), completion: finish
+            ).resume()
+        }
+        let raw = wait { finish in
+            manager.dataTask(with: request("/base64/\(body)?content_type=application/json"), serializer: serializer, completion: finish)
+                .resume()
+        }
+        // Then the preprocessed one decodes, and the plain one fails as before
+        XCTAssertEqual(stripped?.value, Item(id: 7))
+        XCTAssertEqual(raw?.error?.code, .decodingFailed)
+    }
+
+    func testAPreprocessorThatThrowsFailsTheResponseAsTheSerializerWould() {
+        let response = wait { finish in
+            manager.dataTask(with: request("/bytes/16"), serializer: DataResponseSerializer().preprocessed(by: Refusing()), completion: finish)
+                .resume()
+        }
+        XCTAssertEqual(response?.error?.code, .decodingFailed)
+        XCTAssertTrue(response?.error?.underlyingError is Refusing.Refused)
+        XCTAssertEqual(response?.error?.statusCode, 200)
+    }
+
+    func testTheXSSIPreprocessorLeavesOtherBodiesAlone() throws {
+        let preprocessor = XSSIPrefixPreprocessor()
+        XCTAssertEqual(try preprocessor.preprocess(Data("{}".utf8)), Data("{}".utf8))
+        XCTAssertEqual(try preprocessor.preprocess(Data(")]}',\r\n[1]".utf8)), Data("[1]".utf8))
+        XCTAssertEqual(try preprocessor.preprocess(Data(")]}',[1]".utf8)), Data("[1]".utf8))
+        XCTAssertEqual(try preprocessor.preprocess(Data(")]}".utf8)), Data(")]}".utf8))
+    }
+
     func testStringSerializerUsesTheResponseCharset() {
         let latin1 = base64URL(Data([0x63, 0x61, 0x66, 0xE9]))
         let response = wait { finish in
