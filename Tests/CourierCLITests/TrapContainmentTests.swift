@@ -110,24 +110,9 @@ final class TrapContainmentTests: CommandLineTestCase {
         let contents = TestServer.deterministicBytes(count: 200_000, seed: 41)
         let half = contents.count / 2
         let etag = "\"v1\""
-        let hostile = try ScriptedServer { request, index in
-            switch index {
-            case 0:  // half of the body, then the connection ends: the library keeps it and retries
-                return .response(status: 200, headers: [("Content-Length", "\(contents.count)"), ("ETag", etag)],
-                                 body: contents, sendingOnly: half)
-            case 1:  // that retry traps, killing the first child
-                return Self.statusLineOnly
-            default:  // the second child asks for the rest
-                guard request.header("Range") == "bytes=\(half)-" else {
-                    return .response(status: 200, headers: [("Content-Length", "\(contents.count)"), ("ETag", etag)], body: contents)
-                }
-                return .response(
-                    status: 206, reason: "Partial Content",
-                    headers: [("Content-Range", "bytes \(half)-\(contents.count - 1)/\(contents.count)"),
-                              ("Content-Length", "\(contents.count - half)"), ("ETag", etag)],
-                    body: contents.suffix(from: half))
-            }
-        }
+        // Half of the body, then the connection ends (the library keeps it and retries); that
+        // retry traps, killing the first child; the second child asks for the rest.
+        let hostile = try Self.cutThenTrapped(contents, trap: Self.statusLineOnly)
         defer { hostile.stop() }
 
         let result = try run(["get", hostile.url("/file.bin").absoluteString, "-o", "out.bin", "--retries", "3"], environment: Self.withoutKit)
@@ -152,25 +137,7 @@ final class TrapContainmentTests: CommandLineTestCase {
             // server answers with a trap (an error with the kit), and then the rest
             let contents = Data((0..<200_000).map { UInt8(ascii: "a") + UInt8($0 % 26) })
             let half = contents.count / 2
-            let etag = "\"v1\""
-            let hostile = try ScriptedServer { request, index in
-                switch index {
-                case 0:
-                    return .response(status: 200, headers: [("Content-Length", "\(contents.count)"), ("ETag", etag)],
-                                     body: contents, sendingOnly: half)
-                case 1:
-                    return trap
-                default:
-                    guard let range = request.header("Range"), range == "bytes=\(half)-" else {
-                        return .response(status: 200, headers: [("Content-Length", "\(contents.count)"), ("ETag", etag)], body: contents)
-                    }
-                    return .response(
-                        status: 206, reason: "Partial Content",
-                        headers: [("Content-Range", "bytes \(half)-\(contents.count - 1)/\(contents.count)"),
-                                  ("Content-Length", "\(contents.count - half)"), ("ETag", etag)],
-                        body: contents.suffix(from: half))
-                }
-            }
+            let hostile = try Self.cutThenTrapped(contents, trap: trap)
             defer { hostile.stop() }
             // When the body streams to stdout with the kit
             let result = try run(["get", hostile.url("/file.bin").absoluteString, "-o", "-"])
@@ -180,6 +147,31 @@ final class TrapContainmentTests: CommandLineTestCase {
             XCTAssertEqual(result.status, 0, "\(name): \(result.err)")
             XCTAssertTrue(result.out == String(decoding: contents, as: UTF8.self), "\(name): the output is the body, once")
             XCTAssertEqual(hostile.requests.last?.header("Range"), "bytes=\(half)-", "\(name): \(result.err)")
+        }
+    }
+
+    /// A server that sends half of `contents` (strong ETag `"v1"`) and ends the connection,
+    /// answers the next request with `trap`, and then a `Range` for the rest with a 206.
+    private static func cutThenTrapped(_ contents: Data, trap: ScriptedServer.Reply) throws -> ScriptedServer {
+        let half = contents.count / 2
+        let etag = "\"v1\""
+        return try ScriptedServer { request, index in
+            switch index {
+            case 0:
+                return .response(status: 200, headers: [("Content-Length", "\(contents.count)"), ("ETag", etag)],
+                                 body: contents, sendingOnly: half)
+            case 1:
+                return trap
+            default:
+                guard request.header("Range") == "bytes=\(half)-" else {
+                    return .response(status: 200, headers: [("Content-Length", "\(contents.count)"), ("ETag", etag)], body: contents)
+                }
+                return .response(
+                    status: 206, reason: "Partial Content",
+                    headers: [("Content-Range", "bytes \(half)-\(contents.count - 1)/\(contents.count)"),
+                              ("Content-Length", "\(contents.count - half)"), ("ETag", etag)],
+                    body: contents.suffix(from: half))
+            }
         }
     }
 

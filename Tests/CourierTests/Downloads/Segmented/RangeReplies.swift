@@ -35,4 +35,20 @@ enum RangeReplies {
         }
         return ScriptedServer.Reply(steps, ending: cutAfter == nil ? .close : .reset)
     }
+
+    /// `range` of `body` as a 206 whose first `fast` bytes go in 64 KiB writes `pause` ms apart,
+    /// and the rest 512 bytes every `trickle` ms: a connection that slows to a crawl.
+    static func trickling(
+        _ body: Data, _ range: Range<Int>, headers: [(String, String)], fast: Int, pause: Int = 0, trickle: Int
+    ) -> ScriptedServer.Reply {
+        var reply = answer(body, range, headers: headers, pause: pause, cutAfter: fast)
+        var offset = range.lowerBound + fast
+        while offset < range.upperBound {
+            reply.steps.append(.send(body.subdata(in: offset..<min(offset + 512, range.upperBound))))
+            reply.steps.append(.pause(milliseconds: trickle))
+            offset += 512
+        }
+        reply.ending = .close
+        return reply
+    }
 }

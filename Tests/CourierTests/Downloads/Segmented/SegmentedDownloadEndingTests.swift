@@ -20,15 +20,7 @@ final class SegmentedDownloadEndingTests: CourierTestCase {
                 let headers = [("ETag", "\"v1\"")]
                 let range = RangeReplies.asked(request, total: size)
                 guard index == 0, let range else { return RangeReplies.answer(body, range, headers: headers, pause: 10) }
-                var reply = RangeReplies.answer(body, range, headers: headers, cutAfter: 256 * 1024)
-                var offset = range.lowerBound + 256 * 1024
-                while offset < range.upperBound {
-                    reply.steps.append(.send(body.subdata(in: offset..<min(offset + 512, range.upperBound))))
-                    reply.steps.append(.pause(milliseconds: 100))
-                    offset += 512
-                }
-                reply.ending = .close
-                return reply
+                return RangeReplies.trickling(body, range, headers: headers, fast: 256 * 1024, trickle: 100)
             }
             defer { scripted.stop() }
             var policy = DownloadPolicy()

@@ -27,15 +27,7 @@ final class SegmentedDownloadSlowTailTests: CourierTestCase {
                 return true
             }
             guard isSlow else { return RangeReplies.answer(body, range, headers: headers, pause: 10) }
-            var reply = RangeReplies.answer(body, range, headers: headers, pause: 10, cutAfter: 256 * 1024)
-            var offset = range.lowerBound + 256 * 1024
-            while offset < range.upperBound {
-                reply.steps.append(.send(body.subdata(in: offset..<min(offset + 512, range.upperBound))))
-                reply.steps.append(.pause(milliseconds: 250))
-                offset += 512
-            }
-            reply.ending = .close
-            return reply
+            return RangeReplies.trickling(body, range, headers: headers, fast: 256 * 1024, pause: 10, trickle: 250)
         }
         defer { server.stop() }
         let destination = directory.appendingPathComponent("tail.bin")
