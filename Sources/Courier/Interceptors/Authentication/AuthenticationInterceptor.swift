@@ -93,6 +93,10 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
 
     // MARK: - RequestRetrier
 
+    /// `true`: it retries only a request whose credential the server refused, unprocessed, so
+    /// an event stream's connection asks it too (a `POST` stream included).
+    public var retriesOnlyRefusals: Bool { true }
+
     public func retry(
         _ request: URLRequest, failedWith error: CourierError, attempt: Int,
         completion: @escaping @Sendable (RetryDecision) -> Void
