@@ -24,6 +24,7 @@ struct ServerTokenAuthenticator: Authenticator {
     var delay: Duration = .milliseconds(100)
     var serverAccepts = true
     let refreshes = Counter()
+    let obtained = Counter()
 
     func apply(_ credential: ServerToken, to request: inout URLRequest) {
         request.setValue("Bearer \(credential.token)", forHTTPHeaderField: "Authorization")
@@ -32,6 +33,11 @@ struct ServerTokenAuthenticator: Authenticator {
     func refresh(_ credential: ServerToken) async throws -> ServerToken {
         let number = refreshes.increment()
         return try await issue(orMakeUp: "refused-\(number)")
+    }
+
+    func obtainCredential() async throws -> ServerToken {
+        obtained.increment()
+        return try await issue(orMakeUp: "refused-first")
     }
 
     private func issue(orMakeUp madeUp: String) async throws -> ServerToken {
@@ -43,7 +49,8 @@ struct ServerTokenAuthenticator: Authenticator {
 
 /// `AuthenticationInterceptor` against a server that revokes tokens on its side
 /// (`/authorized/…`, Docs/TestServer.md), over real sockets: event streams refresh like every
-/// other task (issue 31, item 1).
+/// other task (issue 31, item 1), the refresh window counts only refusals, and an interceptor may
+/// start without a credential (item 2).
 final class ServerTokenAuthenticationTests: CourierTestCase {
     private let retries = Box<TaskRetryEvent>()
 
@@ -146,5 +153,55 @@ final class ServerTokenAuthenticationTests: CourierTestCase {
             server.requests.map { $0.header("Authorization") },
             ["Bearer refused-0", "Bearer refused-1", "Bearer refused-2"])
         XCTAssertEqual(retries.all.count, 3)
+    }
+
+    func testTokensThatExpireOftenRefreshMoreOftenThanTheRefreshWindowAllowsWithoutExcessiveRefresh() throws {
+        // Given tokens that last 150 ms, and a window of 2 refreshes in 60 s
+        var authenticator = ServerTokenAuthenticator(server: server)
+        authenticator.lifetime = .milliseconds(150)
+        authenticator.delay = .milliseconds(10)
+        let auth = AuthenticationInterceptor(
+            authenticator: authenticator,
+            credential: ServerToken(token: server.issueToken(), expires: .now + .milliseconds(150)),
+            refreshWindow: RefreshWindow(interval: .seconds(60), maximumAttempts: 2))
+        let manager = makeManager(with: auth)
+        defer { manager.invalidate(cancelingTasks: true) }
+        // When eight requests go one after another, each after its token expired
+        var statuses: [Int?] = []
+        for _ in 1...8 {
+            Thread.sleep(forTimeInterval: 0.2)
+            let response: DataResponse<Data>? = wait { finish in
+                manager.dataTask(with: request("/authorized/get"), completion: finish).resume()
+            }
+            XCTAssertNil(response?.error, "\(String(describing: response?.error))")
+            statuses.append(response?.response?.statusCode)
+        }
+        // Then every request refreshed and succeeded: scheduled refreshes are no loop
+        XCTAssertEqual(statuses, Array(repeating: 200, count: 8))
+        XCTAssertEqual(authenticator.refreshes.count, 8)
+        XCTAssertEqual(server.requests.count, 8, "no request was refused")
+    }
+
+    func testConcurrentFirstRequestsOfAnInterceptorWithoutACredentialObtainOneOnce() {
+        // Given an interceptor made without a credential
+        let authenticator = ServerTokenAuthenticator(server: server)
+        let auth = AuthenticationInterceptor(authenticator: authenticator)
+        let manager = makeManager(with: auth)
+        defer { manager.invalidate(cancelingTasks: true) }
+        // When five requests go at once
+        let responses = Box<DataResponse<Data>>()
+        let done = expectation(description: "every task completed")
+        done.expectedFulfillmentCount = 5
+        for _ in 1...5 {
+            manager.dataTask(with: request("/authorized/get")) { responses.append($0); done.fulfill() }.resume()
+        }
+        wait(for: [done], timeout: 15)
+        // Then one of them obtained the first credential, the others waited for it, and each
+        // went once with it
+        XCTAssertEqual(authenticator.obtained.count, 1)
+        XCTAssertEqual(authenticator.refreshes.count, 0)
+        XCTAssertEqual(responses.all.map { $0.response?.statusCode }, Array(repeating: 200, count: 5))
+        XCTAssertEqual(server.requests.map { $0.header("Authorization") }, Array(repeating: "Bearer token-1", count: 5))
+        XCTAssertEqual(auth.credential?.token, "token-1")
     }
 }
