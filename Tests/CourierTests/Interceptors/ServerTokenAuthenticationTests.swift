@@ -155,6 +155,27 @@ final class ServerTokenAuthenticationTests: CourierTestCase {
         XCTAssertEqual(retries.all.count, 3)
     }
 
+    func testAnEventStreamConnectionIsNotRetriedByTheManagersRetryPolicy() async throws {
+        // Given a manager whose retry policy retries a 503, and a valid token
+        let authenticator = ServerTokenAuthenticator(server: server)
+        let auth = AuthenticationInterceptor(authenticator: authenticator, credential: ServerToken(token: server.issueToken()))
+        var configuration = makeConfiguration()
+        configuration.interceptor = Interceptor(adapters: [auth], retriers: [auth])
+        configuration.retryPolicy = RetryPolicy()
+        let manager = SessionManager(configuration: configuration)
+        defer { manager.invalidate(cancelingTasks: true) }
+        // When an event stream is answered 503
+        do {
+            let events = try await Self.events(manager, request("/authorized/status/503"))
+            XCTFail("a 503 delivered \(events)")
+        } catch {
+            // Then it fails with the 503 after one request: only the refusal retrier was asked
+            XCTAssertEqual(error.code, .unacceptableStatusCode, "\(error)")
+        }
+        XCTAssertEqual(server.requests.count, 1)
+        XCTAssertEqual(authenticator.refreshes.count, 0)
+    }
+
     func testTokensThatExpireOftenRefreshMoreOftenThanTheRefreshWindowAllowsWithoutExcessiveRefresh() throws {
         // Given tokens that last 150 ms, and a window of 2 refreshes in 60 s
         var authenticator = ServerTokenAuthenticator(server: server)
