@@ -46,7 +46,7 @@ struct HTTPRequest {
     let bodyLength: Int
     let connectionID: Int
     /// The target without the query, still percent-encoded.
-    let path: String
+    private(set) var path: String
     /// Decoded query items in order.
     let queryItems: [(name: String, value: String)]
 
@@ -58,6 +58,13 @@ struct HTTPRequest {
         let (path, query) = RequestTarget.split(head.target)
         self.path = path
         self.queryItems = QueryString.parse(query ?? "")
+    }
+
+    /// The same request for another path (a route that serves another route's answer).
+    func routed(to path: String) -> HTTPRequest {
+        var copy = self
+        copy.path = path
+        return copy
     }
 
     var method: String { head.method }

@@ -39,7 +39,7 @@ struct Router {
         }
     }
 
-    private func dispatch(_ request: HTTPRequest) throws(RouteError) -> RouteAction {
+    func dispatch(_ request: HTTPRequest) throws(RouteError) -> RouteAction {
         let parts = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         let name = parts.first ?? ""
         switch (name, parts.count) {
@@ -53,6 +53,7 @@ struct Router {
         case ("cookies", 2) where parts[1] == "delete": return .respond(deleteCookies(request))
         case ("basic-auth", 3): return .respond(basicAuth(request, user: parts[1], password: parts[2]))
         case ("bearer", 2): return .respond(try bearer(request, token: parts[1]))
+        case ("authorized", 2...): return try authorized(request, rest: parts.dropFirst().joined(separator: "/"))
         case ("digest-auth", 4): return .respond(digestAuth(request, qop: parts[1], user: parts[2], password: parts[3]))
         case ("status", 2): return .respond(try status(request, code: parts[1]))
         case ("redirect", 2): return .respond(try redirect(request, count: parts[1]))

@@ -130,4 +130,16 @@ extension Router {
         response.delivery.initialDelayMilliseconds = try intParameter(request, "delay_ms", default: 0, in: 0...60_000)
         return response
     }
+
+    /// `/authorized/{route…}`: the answer of `/{route…}` (same method, query and body) when
+    /// `Authorization: Bearer` carries the token the server issued last (``TestServer/issueToken()``),
+    /// else 401 with `WWW-Authenticate: Bearer` — an API that revokes tokens on its side.
+    func authorized(_ request: HTTPRequest, rest: String) throws(RouteError) -> RouteAction {
+        guard let token = core.tokens.current, request.header("Authorization") == "Bearer " + token else {
+            var response = HTTPResponse.json(.object([("authenticated", .bool(false))]), status: 401)
+            response.setHeader("WWW-Authenticate", "Bearer realm=\"Fake Realm\", error=\"invalid_token\"")
+            return .respond(response)
+        }
+        return try dispatch(request.routed(to: "/" + rest))
+    }
 }

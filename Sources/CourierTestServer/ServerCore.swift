@@ -17,6 +17,8 @@ final class ServerCore: Sendable {
     let registry = ConnectionRegistry()
     let log = RequestLog()
     let files = FileStore()
+    /// The bearer token `/authorized/…` accepts (TestServer.issueToken()).
+    let tokens = TokenStore()
     /// The key `/signed` URLs are signed with: random per server, so a URL signed by one server
     /// means nothing to another.
     let signingKey = UUID().uuidString

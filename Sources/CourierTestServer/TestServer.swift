@@ -79,6 +79,17 @@ public final class TestServer: Sendable {
         return url("\(path)?expires=\(expires)&sig=\(signature)\(extra)")
     }
 
+    /// Issues a new bearer token, `token-1`, `token-2`…: from now on `/authorized/…` accepts it
+    /// and no other (the previous one is revoked), as a token endpoint does.
+    public func issueToken() -> String {
+        core.tokens.issue()
+    }
+
+    /// Revokes the current token: `/authorized/…` refuses every request until ``issueToken()``.
+    public func revokeToken() {
+        core.tokens.revoke()
+    }
+
     /// Every request received so far, in arrival order (a snapshot).
     ///
     /// A request is recorded once its body has been read and before its response is written.

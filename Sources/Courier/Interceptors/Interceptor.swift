@@ -28,12 +28,28 @@ public enum RetryDecision: Sendable, Equatable {
 /// error the attempt ended with (a transport error, or an HTTP status the validation refused).
 /// Never asked about an adapter's refusal, nor about a serializer's error (`decodingFailed`,
 /// `emptyResponse`): those happen before anything is sent or after the exchange is over.
+///
+/// An event stream's connection asks only the retriers whose ``retriesOnlyRefusals`` is `true`:
+/// its other retries are the stream's reconnections (Docs/Retries.md).
 public protocol RequestRetrier: Sendable {
     /// Calls `completion` once with the decision. `attempt` is the number of the attempt that
     /// failed (0 for the first).
     func retry(
         _ request: URLRequest, failedWith error: CourierError, attempt: Int,
         completion: @escaping @Sendable (RetryDecision) -> Void)
+
+    /// Whether this retrier retries only requests the server refused without processing them:
+    /// an authentication challenge answered with a new credential, as ``AuthenticationInterceptor``
+    /// does. Such a retrier is asked for every task, an event stream's connection included (a
+    /// `POST` stream too: a refused request was not processed, so sending it again repeats
+    /// nothing). `false` by default: a retrier that retries anything else must not multiply a
+    /// stream's reconnections.
+    var retriesOnlyRefusals: Bool { get }
+}
+
+extension RequestRetrier {
+    /// `false`: a retrier may retry any failure unless it says otherwise.
+    public var retriesOnlyRefusals: Bool { false }
 }
 
 /// Adapters and retriers composed: adapters run in order, each on the previous one's output;
@@ -53,6 +69,24 @@ public struct Interceptor: RequestAdapter, RequestRetrier {
     /// This interceptor's adapters and retriers followed by `other`'s.
     public func then(_ other: Interceptor) -> Interceptor {
         Interceptor(adapters: adapters + other.adapters, retriers: retriers + other.retriers)
+    }
+
+    /// `true` when it has retriers and each retries only refusals.
+    public var retriesOnlyRefusals: Bool {
+        !retriers.isEmpty && retriers.allSatisfy(\.retriesOnlyRefusals)
+    }
+
+    /// The same adapters, and of the retriers only those that retry only refusals (looking
+    /// inside nested interceptors): what an event stream's connection keeps.
+    var keepingOnlyRefusalRetriers: Interceptor {
+        Interceptor(adapters: adapters, retriers: Self.refusalRetriers(in: retriers))
+    }
+
+    private static func refusalRetriers(in retriers: [any RequestRetrier]) -> [any RequestRetrier] {
+        retriers.flatMap { retrier -> [any RequestRetrier] in
+            if let nested = retrier as? Interceptor { return refusalRetriers(in: nested.retriers) }
+            return retrier.retriesOnlyRefusals ? [retrier] : []
+        }
     }
 
     public func adapt(

@@ -9,7 +9,10 @@ import FoundationNetworking
 /// never sent again automatically: an LLM's `POST /v1/chat/completions` sent twice is two
 /// answers paid for, and an event stream that sent it again after every normal end paid forever
 /// (issue 20). Retries are the other kind of re-send, and the caller configures them
-/// (``RetryPolicy/retryableMethods``, or a retrier of its own), so they are decided there.
+/// (``RetryPolicy/retryableMethods``, or a retrier of its own), so they are decided there. A
+/// request the server refused unprocessed — a 401 an ``AuthenticationInterceptor`` answers with a
+/// new credential — is sent again whatever its method and task kind, a `POST` stream included:
+/// nothing was processed, so nothing is repeated (``RequestRetrier/retriesOnlyRefusals``).
 enum AutomaticResend: Sendable, Equatable {
     /// The whole request again: an event stream reconnecting after its response ended or dropped.
     case reconnection

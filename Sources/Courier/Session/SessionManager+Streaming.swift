@@ -46,8 +46,9 @@ extension SessionManager {
         try await bytes(for: request, policy: policy, validation: validation, retried: true)
     }
 
-    /// ``bytes(for:policy:validation:)``; with `retried` false, no retrier is asked about a
-    /// failed attempt (the adapters still run): an event stream's connection, whose one retry is
+    /// ``bytes(for:policy:validation:)``; with `retried` false, only the retriers that retry
+    /// only refusals (an ``AuthenticationInterceptor`` answering a 401) are asked about a failed
+    /// attempt, and the adapters still run: an event stream's connection, whose other retry is
     /// the stream's reconnection (Docs/Retries.md). `control` learns the task as soon as it
     /// exists, so a sequence's `cancel()` reaches it while the head is awaited.
     func bytes(
@@ -128,7 +129,7 @@ extension SessionManager {
         request.timeoutInterval = policy.urlSessionTimeout
         let transfer = TransferTask(
             core: core, request: request, kind: .stream(buffer, policy), validation: validation,
-            options: retried ? taskOptions : taskOptions.withoutRetriers, settings: settings(for: queue), events: events,
+            options: retried ? taskOptions : taskOptions.keepingOnlyRefusalRetriers, settings: settings(for: queue), events: events,
             finisher: finisher)
         let task = StreamTask(transfer: transfer)
         // Weak: the task keeps the buffer, and a started task keeps itself until it completes.

@@ -12,9 +12,12 @@ import FoundationNetworking
 /// the server's `retry:` (or ``ReconnectPolicy/delay``), within the policy's bounds, and
 /// reconnects with `Last-Event-ID`, so a server that honours it continues where the consumer is.
 /// Each reconnection is announced to the manager's monitors first
-/// (``EventMonitor/eventStreamWillReconnect(_:)``). Reconnecting is the stream's one retry: the
+/// (``EventMonitor/eventStreamWillReconnect(_:)``). Reconnecting is the stream's retry: the
 /// manager's ``SessionManager/Configuration/retryPolicy`` and its interceptor's retriers are not
-/// asked about its connections (its adapters still run).
+/// asked about its connections (its adapters still run), except a retrier that retries only
+/// refusals (``RequestRetrier/retriesOnlyRefusals``): an ``AuthenticationInterceptor`` answers a
+/// 401 for its credential by refreshing it and sending the connection again — a `POST` too, since
+/// the server refused it unprocessed — before the stream sees the answer.
 /// It ends when the server answers 204 No Content; it fails on any other refused response (a
 /// non-2xx status or a type other than `text/event-stream`, as the WHATWG rules say), on
 /// cancellation, or after ``ReconnectPolicy/maximumAttempts`` failed reconnections. With
@@ -177,7 +180,8 @@ public struct EventStream: AsyncSequence, Sendable {
             let validation = Validation(statusCodes: 200..<300, contentTypes: ["text/event-stream"])
             do {
                 // Not retried by the manager's retry policy or retriers: reconnecting is this
-                // stream's one retry, and both would multiply each other's attempts.
+                // stream's retry, and both would multiply each other's attempts. A refusal (a 401
+                // an AuthenticationInterceptor answers) still goes through the one retry path.
                 let (bytes, response) = try await stream.manager.bytes(
                     for: request, policy: policy, validation: validation, retried: false, control: stream.control)
                 stream.progress.connected(bytes.source.buffer)

@@ -12,11 +12,14 @@ struct TaskOptions: Sendable {
     /// The whole-task deadline, counted from the first `resume()`.
     var deadline: Duration?
 
-    /// The same options with the interceptor's adapters only: for a task whose retries are
-    /// someone else's (an event stream's connection: the stream reconnects).
-    var withoutRetriers: TaskOptions {
+    /// The same options with the interceptor's adapters, and of its retriers only those that
+    /// retry only refusals (``RequestRetrier/retriesOnlyRefusals``: an authentication challenge
+    /// answered): for a task whose other retries are someone else's (an event stream's
+    /// connection: the stream reconnects). A refused request goes through the one retry path
+    /// whatever the task's kind; anything else is the stream's to retry.
+    var keepingOnlyRefusalRetriers: TaskOptions {
         var options = self
-        options.interceptor = interceptor.map { Interceptor(adapters: $0.adapters) }
+        options.interceptor = interceptor?.keepingOnlyRefusalRetriers
         return options
     }
 }

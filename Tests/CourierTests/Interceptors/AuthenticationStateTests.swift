@@ -74,28 +74,102 @@ final class AuthenticationStateTests: XCTestCase {
         else { return XCTFail("the old answer was used") }
     }
 
-    func testNoCredentialFailsTheRequest() {
-        var state = State(credential: nil, window: nil)
-        guard case .fail(let error) = state.requestArrived(1, now: at(0)) else { return XCTFail("did not fail") }
-        XCTAssertEqual(error.code, .missingCredential)
+    func testNoCredentialMakesTheFirstRequestObtainOneWhileTheOthersWait() {
+        // Given no credential
+        var state = State(credential: nil, window: RefreshWindow(interval: .seconds(10), maximumAttempts: 1))
+        // When three requests arrive
+        guard case .startRefresh(nil, let id) = state.requestArrived(1, now: at(0)) else { return XCTFail("nothing obtained") }
+        guard case .wait = state.requestArrived(2, now: at(0)), case .wait = state.requestArrived(3, now: at(0))
+        else { return XCTFail("a second request did not wait") }
+        // Then the first obtains one credential for all three
+        let release = state.refreshEnded(id: id, with: .success("first"))
+        XCTAssertEqual(release?.waiters, [1, 2, 3])
+        XCTAssertEqual(state.credential, "first")
+        // And obtaining it counted toward no window: a refusal may still refresh once
+        state.credentialRejected(generation: state.generation)
+        guard case .startRefresh("first", _) = state.requestArrived(4, now: at(1)) else { return XCTFail("refusal refused") }
     }
 
-    func testTheRefreshWindowRefusesOneRefreshTooManyAndAllowsItOnceTheWindowHasPassed() {
-        // Given a window of 2 refreshes in 10 s
+    func testTheRefreshWindowRefusesOneRefusalTooManyAndAllowsItOnceTheWindowHasPassed() {
+        // Given a window of 2 refreshes in 10 s, and two credentials refused in a row, each refreshed
         var state = State(credential: "a", window: RefreshWindow(interval: .seconds(10), maximumAttempts: 2))
         for (second, token) in [(0, "b"), (1, "c")] {
-            guard case .startRefresh(_, let id) = state.credentialChecked(1, generation: state.generation, expired: true, now: at(second))
+            state.credentialRejected(generation: state.generation)
+            guard case .startRefresh(_, let id) = state.requestArrived(1, now: at(second))
             else { return XCTFail("refresh at \(second) s refused") }
             _ = state.refreshEnded(id: id, with: .success(token))
         }
-        // When a third is needed within the window
-        let refused = state.credentialChecked(1, generation: state.generation, expired: true, now: at(2))
-        // Then it fails with excessiveRefresh; ten seconds after the first, it may start again
+        // When the third credential is refused within the window
+        state.credentialRejected(generation: state.generation)
+        let refused = state.requestArrived(1, now: at(2))
+        // Then its refresh fails with excessiveRefresh; ten seconds after the first, it may start again
         guard case .fail(let error) = refused else { return XCTFail("\(refused)") }
         XCTAssertEqual(error.code, .excessiveRefresh)
         XCTAssertNil(state.refresh)
-        guard case .startRefresh = state.credentialChecked(1, generation: state.generation, expired: true, now: at(10))
+        guard case .startRefresh = state.requestArrived(1, now: at(10))
         else { return XCTFail("still refused after the window") }
+    }
+
+    /// What makes a request need a refresh, in the table below.
+    private enum Need {
+        /// The credential says it requires a refresh.
+        case expired
+        /// The server refused the current credential.
+        case refused
+        /// There is no credential.
+        case none
+    }
+
+    /// Runs `needs` (second, why) through a state with `window`, each refresh succeeding at once;
+    /// returns, per row, whether the refresh started (`true`) or failed with excessiveRefresh.
+    private func refreshes(_ needs: [(Int, Need)], window: RefreshWindow) -> [Bool] {
+        var state = State(credential: "token-0", window: window)
+        var started: [Bool] = []
+        var token = 0
+        for (second, need) in needs {
+            switch need {
+            case .refused: state.credentialRejected(generation: state.generation)
+            case .none: state.credentialReplaced(by: nil)
+            case .expired: break
+            }
+            var action = state.requestArrived(1, now: at(second))
+            if case .check(_, let generation) = action {
+                action = state.credentialChecked(1, generation: generation, expired: need == .expired, now: at(second))
+            }
+            switch action {
+            case .startRefresh(_, let id):
+                token += 1
+                _ = state.refreshEnded(id: id, with: .success("token-\(token)"))
+                started.append(true)
+            case .fail(let error):
+                XCTAssertEqual(error.code, .excessiveRefresh, "at \(second) s")
+                started.append(false)
+            default:
+                XCTFail("no refresh at \(second) s: \(action)")
+            }
+        }
+        return started
+    }
+
+    func testTheRefreshWindowCountsOnlyRefreshesThatAnswerARefusal() {
+        let window = RefreshWindow(interval: .seconds(10), maximumAttempts: 2)
+        // (why each refresh is needed, at which second) -> which ones start
+        let table: [(needs: [(Int, Need)], started: [Bool], why: String)] = [
+            ((0...9).map { ($0, .expired) }, Array(repeating: true, count: 10),
+             "expiries never count: 10 in 10 s all start"),
+            ((0...9).map { ($0, .none) }, Array(repeating: true, count: 10),
+             "obtaining a missing credential never counts"),
+            ([(0, .refused), (1, .refused), (2, .refused), (3, .refused)], [true, true, false, false],
+             "a refusal after each refresh: the third and fourth in the window fail"),
+            ([(0, .refused), (1, .expired), (2, .expired), (3, .refused), (4, .expired), (5, .refused)],
+             [true, true, true, true, true, false],
+             "expiries between refusals neither count nor reset the count"),
+            ([(0, .refused), (5, .refused), (10, .refused), (15, .refused)], [true, true, true, true],
+             "refusals spread wider than the window all start"),
+        ]
+        for row in table {
+            XCTAssertEqual(refreshes(row.needs, window: window), row.started, row.why)
+        }
     }
 
     func testRefreshWindowCountsOnlyRefreshesInsideTheInterval() {

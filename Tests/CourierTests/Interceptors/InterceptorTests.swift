@@ -23,6 +23,24 @@ final class InterceptorTests: CourierTestCase {
         return configuration
     }
 
+    func testAnEventStreamConnectionKeepsTheAdaptersAndOnlyTheRetriersThatRetryOnlyRefusalsNestedOrNot() {
+        // Given a manager-like interceptor: an adapter, a retry policy, and a nested interceptor
+        // holding an authentication interceptor and a retrier of its own
+        let auth = AuthenticationInterceptor(
+            authenticator: TestAuthenticator { _ in TestCredential(token: "t") }, credential: TestCredential(token: "t"))
+        let interceptor = Interceptor(adapters: [Adapter { $0 }], retriers: [RetryPolicy()])
+            .then(Interceptor(retriers: [Retrier { _, _, _ in .retry }, Interceptor(retriers: [auth])]))
+        // When an event stream's connection takes what it keeps
+        let kept = interceptor.keepingOnlyRefusalRetriers
+        // Then the adapter stays, and of the retriers only the authentication interceptor
+        XCTAssertEqual(kept.adapters.count, 1)
+        XCTAssertEqual(kept.retriers.count, 1)
+        XCTAssertTrue(kept.retriers.first is AuthenticationInterceptor<TestAuthenticator>)
+        XCTAssertTrue(kept.retriesOnlyRefusals)
+        XCTAssertFalse(interceptor.retriesOnlyRefusals)
+        XCTAssertFalse(Interceptor().retriesOnlyRefusals, "no retriers retry nothing, refusals included")
+    }
+
     func testAdapterRunsForDataUploadAndDownloadTasks() {
         _ = data(request("/get"))
         _ = wait { finish in

@@ -15,13 +15,15 @@ public struct AuthenticationError: Error, Sendable, CustomStringConvertible {
         private let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
 
-        /// The interceptor holds no credential (none was given, and there is nothing to refresh).
+        /// The interceptor holds no credential, and its authenticator cannot obtain one (its
+        /// ``Authenticator/obtainCredential()`` is the default).
         public static let missingCredential = Code(.missingCredential)
         /// ``Authenticator/refresh(_:)`` threw; ``AuthenticationError/underlyingError`` is what it threw.
         public static let refreshFailed = Code(.refreshFailed)
         /// The refresh did not finish within ``AuthenticationInterceptor``'s `refreshTimeout`.
         public static let refreshTimedOut = Code(.refreshTimedOut)
-        /// Starting another refresh would exceed the ``RefreshWindow``.
+        /// The server refused the credential again, and the refresh that would answer it would
+        /// exceed the ``RefreshWindow``: a refresh loop.
         public static let excessiveRefresh = Code(.excessiveRefresh)
 
         /// The code's name, e.g. `refreshFailed`.
@@ -45,7 +47,8 @@ public struct AuthenticationError: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(code): \(message)" }
 
     static let missingCredential = AuthenticationError(
-        code: .missingCredential, message: "the authentication interceptor has no credential to send")
+        code: .missingCredential,
+        message: "the authentication interceptor has no credential to send, and its authenticator cannot obtain one")
 
     static func refreshFailed(_ error: any Error) -> AuthenticationError {
         // Only a CourierError's text is known to be safe (it is redacted); another error's text
@@ -62,7 +65,7 @@ public struct AuthenticationError: Error, Sendable, CustomStringConvertible {
     static func excessiveRefresh(_ window: RefreshWindow) -> AuthenticationError {
         AuthenticationError(
             code: .excessiveRefresh,
-            message: "the credential was refreshed \(window.maximumAttempts) times within \(window.interval); "
-                + "no further refresh is started (RefreshWindow)")
+            message: "the server refused the credential \(window.maximumAttempts) times within \(window.interval), "
+                + "each time refreshed; no further refresh is started (RefreshWindow)")
     }
 }

@@ -19,9 +19,12 @@ import FoundationNetworking
 ///   calls an authentication failure with ``RetryDecision/retry``: when the request carried the
 ///   current credential, that credential is marked refused first, so the retry's adaptation
 ///   refreshes it (once); when it carried an older one, the retry simply gets the current one.
-/// - A refresh that throws, times out, or would exceed the ``RefreshWindow`` fails every waiting
-///   request with the same ``AuthenticationError`` (the task's error is
-///   ``CourierError/Code-swift.struct/adaptationFailed`` with it as `underlyingError`).
+/// - Without a credential (none given, none set), the first request obtains one
+///   (``Authenticator/obtainCredential()``) the way a refresh does: once, while the others wait.
+/// - A refresh that throws, times out, or — answering a refusal — would exceed the
+///   ``RefreshWindow`` fails every waiting request with the same ``AuthenticationError`` (the
+///   task's error is ``CourierError/Code-swift.struct/adaptationFailed`` with it as
+///   `underlyingError`). Refreshes of an expired credential never count toward the window.
 ///
 /// Every waiting request is released exactly once: when the refresh succeeds, fails, or passes
 /// `refreshTimeout`. A task cancelled while it waits completes at once as cancelled; the others
@@ -43,9 +46,9 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
     public let refreshTimeout: Duration?
     private let state: Locked<AuthenticationState<Credential, Waiter>>
 
-    /// Authenticates with `credential` (`nil` fails requests with
-    /// ``AuthenticationError/Code-swift.struct/missingCredential`` until one is set), allows at
-    /// most `refreshWindow`'s refreshes (`nil`: no limit), and gives each refresh `refreshTimeout`.
+    /// Authenticates with `credential` (`nil`: the first request obtains one with
+    /// ``Authenticator/obtainCredential()``), allows at most `refreshWindow`'s refreshes answering
+    /// refusals (`nil`: no limit), and gives each refresh `refreshTimeout`.
     public init(
         authenticator: AuthenticatorType, credential: Credential? = nil,
         refreshWindow: RefreshWindow? = RefreshWindow(), refreshTimeout: Duration? = .seconds(60)
@@ -56,7 +59,7 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
     }
 
     /// The credential requests get now. Setting it replaces it for later requests (a refresh that
-    /// is running still ends and installs its own).
+    /// is running still ends and installs its own); `nil` makes the next request obtain one.
     public var credential: Credential? {
         get { state.withLock { $0.credential } }
         set { state.withLock { $0.credentialReplaced(by: newValue) } }
@@ -93,6 +96,10 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
 
     // MARK: - RequestRetrier
 
+    /// `true`: it retries only a request whose credential the server refused, unprocessed, so
+    /// an event stream's connection asks it too (a `POST` stream included).
+    public var retriesOnlyRefusals: Bool { true }
+
     public func retry(
         _ request: URLRequest, failedWith error: CourierError, attempt: Int,
         completion: @escaping @Sendable (RetryDecision) -> Void
@@ -111,15 +118,20 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
 
     // MARK: - Refreshing
 
-    /// Runs the refresh `id` and, when it or its timeout ends first, releases its waiters.
-    private func startRefresh(from credential: Credential, id: Int) {
+    /// Runs the refresh `id` (from `credential`, or obtaining a first one) and, when it or its
+    /// timeout ends first, releases its waiters.
+    private func startRefresh(from credential: Credential?, id: Int) {
         let authenticator = authenticator
         let timeout = refreshTimeout
         Task {
             await withTaskGroup(of: Result<Credential, AuthenticationError>.self) { group in
                 group.addTask {
                     do {
+                        guard let credential else { return .success(try await authenticator.obtainCredential()) }
                         return .success(try await authenticator.refresh(credential))
+                    } catch let error as AuthenticationError where credential == nil {
+                        // The default `obtainCredential()`'s missingCredential, said as itself.
+                        return .failure(error)
                     } catch {
                         return .failure(.refreshFailed(error))
                     }

@@ -7,12 +7,32 @@
 /// - One refresh at a time. A request that needs a credential while a refresh runs waits for it,
 ///   whatever its own credential looked like.
 /// - A refresh starts when a request finds the credential expired (``AuthenticationCredential/requiresRefresh``)
-///   or refused by the server (a 401 for a request that carried the current credential).
+///   or refused by the server (a 401 for a request that carried the current credential), or
+///   finds no credential at all (the refresh then obtains the first one).
 /// - A 401 for a request that carried an older credential refreshes nothing: the retry gets the
 ///   current one.
 /// - A refresh that ends releases every waiter exactly once, with the new credential or the one
-///   error. A refresh that would exceed the ``RefreshWindow`` fails its request instead of starting.
+///   error.
+/// - Only a refresh caused by a refusal counts toward the ``RefreshWindow``: the window stops
+///   refresh after refresh being refused (a server that refuses every new credential), not a
+///   credential's normal lifetime. A refresh because the credential expired, or because there
+///   was none, never counts, however short-lived the credentials are. A refused refresh that
+///   would exceed the window fails its request instead of starting.
 struct AuthenticationState<Credential: Sendable, Waiter> {
+    /// Why a refresh starts; only ``refused`` counts toward the ``RefreshWindow``.
+    enum RefreshCause: Equatable {
+        /// There is no credential: the refresh obtains the first one.
+        case missing
+        /// The credential said it requires a refresh (its scheduled end).
+        case expired
+        /// The server refused the current credential (a 401 for a request that carried it).
+        case refused
+
+        /// Whether a refresh for this cause is one the window limits: only a refusal can loop
+        /// (a new credential refused again), while an expiry comes at the pace the credentials set.
+        var countsTowardWindow: Bool { self == .refused }
+    }
+
     /// The refresh in flight.
     struct Refresh {
         /// Tells this refresh's end from a later one's (a refresh that timed out may still end).
@@ -31,8 +51,9 @@ struct AuthenticationState<Credential: Sendable, Waiter> {
         case apply(Credential)
         /// The request waits for the refresh in flight; it is released when that ends.
         case wait
-        /// The request waits for a refresh the interceptor must start now, from this credential.
-        case startRefresh(Credential, id: Int)
+        /// The request waits for a refresh the interceptor must start now, from this credential
+        /// (`nil`: there is none; the refresh obtains the first one).
+        case startRefresh(Credential?, id: Int)
         /// Fail the request with this error.
         case fail(AuthenticationError)
     }
@@ -45,7 +66,7 @@ struct AuthenticationState<Credential: Sendable, Waiter> {
         let result: Result<Credential, AuthenticationError>
     }
 
-    /// The credential requests get; `nil` until one is given.
+    /// The credential requests get; `nil` until one is given or obtained.
     private(set) var credential: Credential?
     /// Counts credentials: changes whenever ``credential`` does, so that a decision taken on an
     /// older one can be told apart.
@@ -54,7 +75,7 @@ struct AuthenticationState<Credential: Sendable, Waiter> {
     private(set) var rejected = false
     /// The refresh in flight, if any.
     private(set) var refresh: Refresh?
-    /// When the refreshes still inside the window started.
+    /// When the refreshes caused by refusals still inside the window started.
     private var refreshStarts: [ContinuousClock.Instant] = []
     private var lastRefreshID = 0
     /// The refresh window in force; `nil` for none.
@@ -71,8 +92,8 @@ struct AuthenticationState<Credential: Sendable, Waiter> {
     /// A request needs a credential.
     mutating func requestArrived(_ waiter: Waiter, now: ContinuousClock.Instant) -> AdaptAction {
         if refresh != nil { return join(waiter) }
-        guard let credential else { return .fail(.missingCredential) }
-        if rejected { return startRefresh(credential, for: waiter, now: now) }
+        guard let credential else { return startRefresh(nil, for: waiter, cause: .missing, now: now) }
+        if rejected { return startRefresh(credential, for: waiter, cause: .refused, now: now) }
         return .check(credential, generation: generation)
     }
 
@@ -81,10 +102,12 @@ struct AuthenticationState<Credential: Sendable, Waiter> {
         _ waiter: Waiter, generation checked: Int, expired: Bool, now: ContinuousClock.Instant
     ) -> AdaptAction {
         if refresh != nil { return join(waiter) }
-        guard let credential else { return .fail(.missingCredential) }
+        guard let credential else { return startRefresh(nil, for: waiter, cause: .missing, now: now) }
         // The credential changed while it was being checked: check the new one.
         if checked != generation { return .check(credential, generation: generation) }
-        if expired || rejected { return startRefresh(credential, for: waiter, now: now) }
+        // A refused credential is a refusal's refresh even when it has expired too.
+        if rejected { return startRefresh(credential, for: waiter, cause: .refused, now: now) }
+        if expired { return startRefresh(credential, for: waiter, cause: .expired, now: now) }
         return .apply(credential)
     }
 
@@ -94,7 +117,8 @@ struct AuthenticationState<Credential: Sendable, Waiter> {
         if rejectedGeneration == generation { rejected = true }
     }
 
-    /// The caller set a credential of its own: later requests use it, a running refresh still ends.
+    /// The caller set a credential of its own (`nil`: the next request obtains one): later
+    /// requests use it, a running refresh still ends.
     mutating func credentialReplaced(by newCredential: Credential?) {
         credential = newCredential
         generation += 1
@@ -116,9 +140,9 @@ struct AuthenticationState<Credential: Sendable, Waiter> {
     }
 
     private mutating func startRefresh(
-        _ credential: Credential, for waiter: Waiter, now: ContinuousClock.Instant
+        _ credential: Credential?, for waiter: Waiter, cause: RefreshCause, now: ContinuousClock.Instant
     ) -> AdaptAction {
-        if let window {
+        if let window, cause.countsTowardWindow {
             refreshStarts = window.recent(refreshStarts, at: now)
             guard window.allowsRefresh(at: now, after: refreshStarts) else { return .fail(.excessiveRefresh(window)) }
             refreshStarts.append(now)

@@ -30,6 +30,13 @@ public protocol Authenticator: Sendable {
     /// (``AuthenticationError/Code-swift.struct/refreshFailed``).
     func refresh(_ credential: Credential) async throws -> Credential
 
+    /// Gets a first credential when the interceptor holds none (it was made without one, or its
+    /// `credential` was set to `nil`): a login, a client-credentials grant. It runs as a refresh
+    /// does — once, however many requests wait for it, within the same timeout — and counts
+    /// toward no ``RefreshWindow``. The default throws
+    /// ``AuthenticationError/Code-swift.struct/missingCredential`` to every waiting request.
+    func obtainCredential() async throws -> Credential
+
     /// Whether `request` failed because its credential was refused. The default is a 401. When
     /// `apply` leaves some hosts alone, check the host here too: another host's 401 must not
     /// refresh the credential.
@@ -44,6 +51,12 @@ public protocol Authenticator: Sendable {
 }
 
 extension Authenticator {
+    /// Throws ``AuthenticationError/Code-swift.struct/missingCredential``: this authenticator
+    /// only refreshes a credential it was given.
+    public func obtainCredential() async throws -> Credential {
+        throw AuthenticationError.missingCredential
+    }
+
     /// A 401: the server refused the credential.
     public func didRequest(
         _ request: URLRequest, with response: HTTPURLResponse, failDueToAuthenticationError error: CourierError

@@ -1,11 +1,16 @@
-/// How many refreshes ``AuthenticationInterceptor`` allows within a time: a server that refuses
-/// every new credential would otherwise make it refresh after every request. One refresh more
-/// than ``maximumAttempts`` within ``interval`` fails with
+/// How many refreshes answering a refusal ``AuthenticationInterceptor`` allows within a time: a
+/// server that refuses every new credential would otherwise make it refresh after every request.
+/// One such refresh more than ``maximumAttempts`` within ``interval`` fails with
 /// ``AuthenticationError/Code-swift.struct/excessiveRefresh`` instead of starting.
+///
+/// Only a refresh caused by a refusal (a 401 for a request that carried the current credential)
+/// counts. A refresh because the credential said it expired (``AuthenticationCredential/requiresRefresh``),
+/// or because there was none, never counts: two-second tokens refresh every two seconds for as
+/// long as the service runs, and that is no loop.
 public struct RefreshWindow: Sendable, Equatable, Hashable {
     /// The time the window looks back over.
     public var interval: Duration
-    /// The most refreshes started within ``interval``.
+    /// The most refreshes answering refusals started within ``interval``.
     public var maximumAttempts: Int
 
     /// At most `maximumAttempts` refreshes in `interval`; the defaults are Alamofire's (5 in 30 s).
@@ -14,7 +19,7 @@ public struct RefreshWindow: Sendable, Equatable, Hashable {
         self.maximumAttempts = maximumAttempts
     }
 
-    /// Whether a refresh may start at `now`, after refreshes started at `previous`.
+    /// Whether a refresh answering a refusal may start at `now`, after such refreshes started at `previous`.
     public func allowsRefresh(at now: ContinuousClock.Instant, after previous: [ContinuousClock.Instant]) -> Bool {
         recent(previous, at: now).count < maximumAttempts
     }
