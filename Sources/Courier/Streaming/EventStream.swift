@@ -8,7 +8,8 @@ import FoundationNetworking
 ///
 /// The first connection is made by the first `next()`. When a connection drops (a transient
 /// failure — ``CourierError/Code-swift.struct/isTransient``: refused, reset, no response, a timeout
-/// of the ``StreamPolicy``; not DNS or TLS — or a normal end of the response), the stream waits
+/// of the ``StreamPolicy``; not DNS or TLS — a lost route, `networkUnreachable`, after which the
+/// wait ends early when the manager's network monitor sees the route back, or a normal end of the response), the stream waits
 /// the server's `retry:` (or ``ReconnectPolicy/delay``), within the policy's bounds, and
 /// reconnects with `Last-Event-ID`, so a server that honours it continues where the consumer is.
 /// Each reconnection is announced to the manager's monitors first
