@@ -117,6 +117,15 @@ final class EventsCommandTests: CommandLineTestCase {
         }
     }
 
+    /// An event stream never retries a status, so a long Retry-After is not given as the reason it stopped.
+    func testARefusedStatusWithALongRetryAfterIsTheStatusAlone() throws {
+        let busy = server.url("/status/503?retry_after=999999")
+        let result = try events([busy.absoluteString])
+        XCTAssertEqual(result.status, ExitCode.http, result.err)
+        XCTAssertEqual(errorLines(result.err), ["courier: HTTP 503 Service Unavailable from \(busy)"])
+        XCTAssertEqual(server.requests.count, 1)
+    }
+
     func testGivingUpAfterTheReconnectionsIsANetworkError() throws {
         let gone = try TestServer()
         let url = gone.url("/sse").absoluteString
