@@ -96,6 +96,45 @@ enum NetworkCommands {
         return 0
     }
 
+    /// `network-events WAIT_SECONDS|none`: serves on all addresses, prints `server <port>`, then
+    /// follows `/sse?count=30&interval_ms=100` with `events(for:)` (idle timeout 1 s, so a lost
+    /// link shows within a second) and waitsForConnectivity, printing `event <id>`, `reconnect
+    /// <number> <reason code> last-id=<id>`, pause events, then `completed ids=<id,…>
+    /// last-event-ids=<header of each request, - for none>` or `failed <code> <message>`.
+    static func events(wait: Double?) throws -> Int32 {
+        exitWhenInputCloses()
+        let server = try TestServer(host: "0.0.0.0")
+        let port = server.baseURL.port ?? 0
+        say("server \(port)")
+        var configuration = SessionManager.Configuration()
+        configuration.waitsForConnectivity = wait.map { .milliseconds(Int($0 * 1000)) }
+        configuration.eventMonitors = [LineMonitor()]
+        let manager = SessionManager(configuration: configuration)
+        var policy = StreamPolicy.default
+        policy.idleTimeout = .seconds(1)
+        let request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/sse?count=30&interval_ms=100")!)
+        let stream = manager.events(for: request, policy: policy)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            var ids: [String] = []
+            do {
+                for try await event in stream {
+                    ids.append(event.id ?? "-")
+                    say("event \(event.id ?? "-")")
+                }
+                let sent = server.requests.map { $0.header("Last-Event-ID") ?? "-" }
+                say("completed ids=\(ids.joined(separator: ",")) last-event-ids=\(sent.joined(separator: ","))")
+            } catch let error as CourierError {
+                say("failed \(error.code) \(error.message)")
+            } catch {
+                say("failed \(error)")
+            }
+            done.signal()
+        }
+        done.wait()
+        return 0
+    }
+
     /// `network-queue DIRECTORY BYTES [slow]`: serves on all addresses, opens a download queue in
     /// DIRECTORY with one item of BYTES bytes from `http://127.0.0.1:<port>`, prints `server
     /// <port>`, every state change (`item queued|completed|failed …`, `item running` once bytes
@@ -150,8 +189,11 @@ final class HostAnswers: @unchecked Sendable {  // safe: `answers` is only touch
     }
 }
 
-/// Prints pause events as lines.
+/// Prints pause and reconnection events as lines.
 struct LineMonitor: EventMonitor {
+    func eventStreamWillReconnect(_ event: EventStreamReconnectEvent) {
+        NetworkCommands.say("reconnect \(event.reconnection) \(event.reason.map { "\($0.code)" } ?? "end") last-id=\(event.lastEventID ?? "")")
+    }
     func taskDidPause(_ task: any SessionTask, event: TaskPauseEvent) { NetworkCommands.say("event pause \(event.reason.rawValue)") }
     func taskDidEndPause(_ task: any SessionTask, event: TaskPauseEvent) {
         NetworkCommands.say("event pause-ended \(event.reason.rawValue)")

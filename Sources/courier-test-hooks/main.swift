@@ -18,10 +18,12 @@ do {
         exit(NetworkCommands.monitor(Array(arguments.dropFirst())))
     case "network-fetch" where arguments.count == 3:
         exit(try NetworkCommands.fetch(wait: Double(arguments[1]), path: arguments[2]))
+    case "network-events" where arguments.count == 2:
+        exit(try NetworkCommands.events(wait: Double(arguments[1])))
     case "network-queue" where arguments.count == 3 || arguments.count == 4:
         exit(try NetworkCommands.queue(directory: arguments[1], bytes: Int(arguments[2]) ?? 1024, slow: arguments.count == 4))
     default:
-        throw UsageError(message: "usage: courier-test-hooks journal-append … | network-monitor [HOST…] | network-fetch WAIT PATH | network-queue DIR BYTES [slow]")
+        throw UsageError(message: "usage: courier-test-hooks journal-append … | network-monitor [HOST…] | network-fetch WAIT PATH | network-events WAIT | network-queue DIR BYTES [slow]")
     }
 } catch let error as UsageError {
     FileHandle.standardError.write(Data("courier-test-hooks: \(error.message)\n".utf8))

@@ -80,7 +80,8 @@ struct EventsCommand {
                 // Quietly: every event printed is a whole line already, and the user asked to stop.
                 return ExitCode.forSignal(signal)
             }
-            var line = GetCommand.errorLine(error, requestURL: options.url)
+            // No policy: an event stream never retries a status (the WHATWG rules end it there).
+            var line = GetCommand.errorLine(error, requestURL: options.url, retryPolicy: nil)
             if error.isTransport || error.code == .timedOut {
                 line += options.maxReconnects == 0
                     ? "; not reconnecting (--max-reconnects 0)"

@@ -121,7 +121,9 @@ extension GetCommand {
             if end.written > 0, !end.hasValidator, error.isTransport || error.code == .timedOut {
                 suffix += " (the server sent no ETag or Last-Modified, so the body could not be continued where it stopped)"
             }
-            (line, status) = (Self.errorLine(error, requestURL: options.url) + suffix, ExitCode.forError(error))
+            (line, status) = (
+                Self.errorLine(error, requestURL: options.url, retryPolicy: Self.retryPolicy(retries: options.retries)) + suffix,
+                ExitCode.forError(error))
         case let failure as GetFailure:
             (line, status) = (failure.message, failure.status)
         default:
@@ -139,9 +141,7 @@ extension GetCommand {
         var configuration = SessionManager.Configuration()
         configuration.tls = options.tls.announced()
         configuration.deadline = options.maxTime.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }
-        var retryPolicy = RetryPolicy()
-        retryPolicy.retryLimit = options.retries
-        configuration.retryPolicy = retryPolicy
+        configuration.retryPolicy = Self.retryPolicy(retries: options.retries)
         // Not to another origin a redirect leads to, unless trusted (as for files).
         if !options.locationTrusted { configuration.sensitiveHeaders = Set(options.headers.map { $0.name.lowercased() }) }
         let quiet = options.quiet

@@ -157,7 +157,7 @@ struct GetCommand {
     private func makeTarget(in cwd: URL, printer: ProgressPrinter) throws(GetFailure) -> Target {
         var policy = DownloadPolicy()
         policy.split = options.split
-        policy.retry.retryLimit = options.retries
+        policy.retry = Self.retryPolicy(retries: options.retries)
         policy.expectedSHA256 = options.expectedSHA256
         policy.publishesUnverifiedBodies = options.acceptUnverified
         policy.deadline = options.maxTime.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }
@@ -278,7 +278,7 @@ struct GetCommand {
         case let failure as GetFailure:
             (line, status) = (failure.message, failure.status)
         case let error as CourierError:
-            let line1 = Self.errorLine(error, requestURL: options.url)
+            let line1 = Self.errorLine(error, requestURL: options.url, retryPolicy: Self.retryPolicy(retries: options.retries))
             (line, status) = (line1 + Self.keptSuffix(error.resumeData, toStandardOutput: options.writesToStandardOutput),
                               ExitCode.forError(error))
         default:
@@ -298,11 +298,14 @@ struct GetCommand {
 
     /// The error line after `courier: `. An HTTP failure leads with its status:
     /// `HTTP 404 Not Found from http://…`; others give the library's message and the URL.
-    static func errorLine(_ error: CourierError, requestURL: URL) -> String {
+    /// `retryPolicy` is the policy the command ran with (`nil`: it retries no status, as
+    /// `courier events`), so what the line says about retrying is what was done.
+    static func errorLine(_ error: CourierError, requestURL: URL, retryPolicy: RetryPolicy?) -> String {
         let url = Self.displayURL(error.response?.url ?? requestURL)
         switch error.code {
         case .unacceptableStatusCode where error.statusCode != nil:
-            return "\(describe(error)) from \(url)" + (retryAfterRefusal(error).map { ": " + $0 } ?? "")
+            let refusal = retryPolicy.flatMap { retryAfterRefusal(error, policy: $0) }
+            return "\(describe(error)) from \(url)" + (refusal.map { ": " + $0 } ?? "")
         case .deadlineExceeded: return "the download did not finish within --max-time (\(url))"
         default: return "\(describe(error)) (\(url))"
         }
@@ -327,11 +330,19 @@ struct GetCommand {
         }
     }
 
-    /// Why a retryable status was not retried when its `Retry-After` asks for longer than courier
-    /// waits (the library's rule: ``RetryPolicy/maximumRetryAfter`` of ``DownloadPolicy/retry``), else `nil`.
-    static func retryAfterRefusal(_ error: CourierError) -> String? {
-        let policy = DownloadPolicy().retry
-        guard let response = error.response, policy.retryableStatusCodes.contains(response.statusCode),
+    /// The retry policy `courier get` runs with, for a file and for `-o -` alike: the library's
+    /// defaults with `--retries` as the limit. One place, so the error line words the policy in force.
+    static func retryPolicy(retries: Int) -> RetryPolicy {
+        var policy = RetryPolicy()
+        policy.retryLimit = retries
+        return policy
+    }
+
+    /// Why a retryable status was not retried when its `Retry-After` asks for longer than `policy`
+    /// (the one in force) waits (the library's rule: ``RetryPolicy/maximumRetryAfter``), else `nil`;
+    /// also `nil` when `policy` retries nothing (`--retries 0`): the Retry-After was not why.
+    static func retryAfterRefusal(_ error: CourierError, policy: RetryPolicy) -> String? {
+        guard policy.retryLimit > 0, let response = error.response, policy.retryableStatusCodes.contains(response.statusCode),
             let requested = RetryPolicy.requestedRetryDelay(of: response), requested > policy.maximumRetryAfter
         else { return nil }
         return "the server asked to be retried after \(ProgressFormat.delay(requested)), and courier waits at most "

@@ -99,6 +99,33 @@ final class EventsCommandTests: CommandLineTestCase {
         XCTAssertTrue(json.err.contains("text/event-stream"), json.err)
     }
 
+    /// A 200 of the wrong type is refused once (exit 4), whether or not it has a body: with no
+    /// length and no body FoundationNetworking reports no response at all, which once made the
+    /// command reconnect to it 6 times and end with "no HTTP response was received" (issue 31).
+    func testAWrongTypeAnswerIsRefusedOnceWithOrWithoutABody() throws {
+        for body in ["", "<html>not a stream</html>"] {
+            let html = try ScriptedServer { _, _ in
+                .response(status: 200, headers: [("Content-Type", "text/html")], body: Data(body.utf8))
+            }
+            defer { html.stop() }
+            let result = try events(["--retry-delay", "0.05", html.url("/sse").absoluteString])
+            XCTAssertEqual(result.status, ExitCode.http, "body \"\(body)\": \(result.err)")
+            XCTAssertEqual(result.out, "")
+            XCTAssertEqual(html.requests.count, 1, "a refused answer is not reconnected to (body \"\(body)\"): \(result.err)")
+            XCTAssertEqual(errorLines(result.err).count, 1, result.err)
+            XCTAssertTrue(result.err.contains("text/html") && result.err.contains("text/event-stream"), result.err)
+        }
+    }
+
+    /// An event stream never retries a status, so a long Retry-After is not given as the reason it stopped.
+    func testARefusedStatusWithALongRetryAfterIsTheStatusAlone() throws {
+        let busy = server.url("/status/503?retry_after=999999")
+        let result = try events([busy.absoluteString])
+        XCTAssertEqual(result.status, ExitCode.http, result.err)
+        XCTAssertEqual(errorLines(result.err), ["courier: HTTP 503 Service Unavailable from \(busy)"])
+        XCTAssertEqual(server.requests.count, 1)
+    }
+
     func testGivingUpAfterTheReconnectionsIsANetworkError() throws {
         let gone = try TestServer()
         let url = gone.url("/sse").absoluteString

@@ -166,6 +166,16 @@ final class GetHabitsTests: CommandLineTestCase {
         XCTAssertEqual(try listing(), [])
     }
 
+    /// With `--retries 0` nothing is retried, so a long Retry-After is not why courier stopped:
+    /// the line is the status alone (it said "courier waits at most 120 s" from a default policy).
+    func testWithRetriesZeroALongRetryAfterIsNotGivenAsTheReason() throws {
+        let url = server.url("/status/503?retry_after=999999")
+        let result = try run(["get", "--retries", "0", "-o", "busy.bin", url.absoluteString])
+        XCTAssertEqual(result.status, 4, result.err)
+        XCTAssertEqual(server.requests.count, 1)
+        XCTAssertEqual(errorLines(result.err), ["courier: HTTP 503 Service Unavailable from \(url)"])
+    }
+
     func testARetryAfterBeyondWhatCourierWaitsKeepsTheBytesAlreadyReceived() throws {
         let server = try ScriptedServer { _, index in
             index == 0

@@ -210,19 +210,31 @@ final class GetOptionsTests: XCTestCase {
 
     func testAStatusNotRetriedForItsLongRetryAfterSaysWhatTheServerAsked() throws {
         let url = try XCTUnwrap(URL(string: "http://h/f"))
+        let get = GetCommand.retryPolicy(retries: 3)
         func error(_ status: Int, _ retryAfter: String) -> CourierError {
             CourierError(
                 code: .unacceptableStatusCode, message: "m", url: url,
                 response: HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: ["Retry-After": retryAfter]))
         }
         XCTAssertEqual(
-            GetCommand.errorLine(error(503, "999999"), requestURL: url),
+            GetCommand.errorLine(error(503, "999999"), requestURL: url, retryPolicy: get),
             "HTTP 503 Service Unavailable from http://h/f: the server asked to be retried after 999999 s (11.6 days), "
                 + "and courier waits at most 120 s, so it stopped instead of retrying")
-        XCTAssertEqual(GetCommand.errorLine(error(503, "30"), requestURL: url), "HTTP 503 Service Unavailable from http://h/f",
+        XCTAssertEqual(GetCommand.errorLine(error(503, "30"), requestURL: url, retryPolicy: get), "HTTP 503 Service Unavailable from http://h/f",
                        "within the cap: retried, and these were the last")
-        XCTAssertEqual(GetCommand.errorLine(error(404, "999999"), requestURL: url), "HTTP 404 Not Found from http://h/f",
+        XCTAssertEqual(GetCommand.errorLine(error(404, "999999"), requestURL: url, retryPolicy: get), "HTTP 404 Not Found from http://h/f",
                        "not a retryable status")
+
+        // The policy in force words it, never a default one (issue 31): its own cap,
+        var patient = get
+        patient.maximumRetryAfter = .seconds(300)
+        XCTAssertEqual(GetCommand.errorLine(error(503, "200"), requestURL: url, retryPolicy: patient), "HTTP 503 Service Unavailable from http://h/f",
+                       "within this policy's cap")
+        XCTAssertTrue(GetCommand.errorLine(error(503, "999999"), requestURL: url, retryPolicy: patient).hasSuffix("courier waits at most \(ProgressFormat.delay(.seconds(300))), so it stopped instead of retrying"))
+        // nothing when it retries nothing (--retries 0), or when no status is retried at all (courier events)
+        XCTAssertEqual(GetCommand.errorLine(error(503, "999999"), requestURL: url, retryPolicy: GetCommand.retryPolicy(retries: 0)),
+                       "HTTP 503 Service Unavailable from http://h/f", "--retries 0: the Retry-After was not why it stopped")
+        XCTAssertEqual(GetCommand.errorLine(error(503, "999999"), requestURL: url, retryPolicy: nil), "HTTP 503 Service Unavailable from http://h/f")
     }
 
     func testFailuresSayHowMuchIsKeptInBinaryUnits() {
@@ -260,20 +272,20 @@ final class GetOptionsTests: XCTestCase {
         let url = try XCTUnwrap(URL(string: "http://user:secret@127.0.0.1:9/files/x"))
         let response = HTTPURLResponse(url: url, statusCode: 404, httpVersion: "HTTP/1.1", headerFields: [:])
         let error = CourierError(code: .unacceptableStatusCode, message: "m", url: url, response: response)
-        XCTAssertEqual(GetCommand.errorLine(error, requestURL: url), "HTTP 404 Not Found from http://***@127.0.0.1:9/files/x")
+        XCTAssertEqual(GetCommand.errorLine(error, requestURL: url, retryPolicy: nil), "HTTP 404 Not Found from http://***@127.0.0.1:9/files/x")
         let odd = CourierError(
             code: .unacceptableStatusCode, message: "m", url: url,
             response: HTTPURLResponse(url: url, statusCode: 599, httpVersion: "HTTP/1.1", headerFields: [:]))
-        XCTAssertEqual(GetCommand.errorLine(odd, requestURL: url), "HTTP 599 from http://***@127.0.0.1:9/files/x")
+        XCTAssertEqual(GetCommand.errorLine(odd, requestURL: url, retryPolicy: nil), "HTTP 599 from http://***@127.0.0.1:9/files/x")
     }
 
     func testOtherErrorLines() throws {
         let url = try XCTUnwrap(URL(string: "http://127.0.0.1:9/x"))
         XCTAssertEqual(
-            GetCommand.errorLine(CourierError(code: .network, message: "Could not connect"), requestURL: url),
+            GetCommand.errorLine(CourierError(code: .network, message: "Could not connect"), requestURL: url, retryPolicy: nil),
             "network error: Could not connect (http://127.0.0.1:9/x)")
         XCTAssertEqual(
-            GetCommand.errorLine(CourierError(code: .timedOut, message: "too slow"), requestURL: url),
+            GetCommand.errorLine(CourierError(code: .timedOut, message: "too slow"), requestURL: url, retryPolicy: nil),
             "timed out: too slow (http://127.0.0.1:9/x)")
         XCTAssertEqual(GetCommand.oneLine("a\nb\r\nc"), "a b  c")
     }

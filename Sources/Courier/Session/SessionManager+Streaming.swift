@@ -110,8 +110,12 @@ extension SessionManager {
                 ending = .failure(error.adding(url: nil, response: nil, body: outcome.data))
             } else if !buffer.hasResponse {
                 // The head was refused: the body held is the error page the validation reports.
+                // Judged as the head was (TransferState+Streaming.swift, `data: nil`), never again with
+                // the body: an empty body has no type to check, so a 200 text/html with no body
+                // passed here and ended as "no HTTP response", a transient error the event stream
+                // reconnected to (issue 31). The body still goes into the error.
                 do throws(CourierError) {
-                    try validation.validate(request: outcome.request, response: outcome.response, data: outcome.data)
+                    try validation.validate(request: outcome.request, response: outcome.response, data: nil)
                     ending = .failure(.noResponse(url: outcome.request.url))
                 } catch {
                     ending = .failure(error.adding(url: outcome.request.url, response: outcome.response, body: outcome.data))

@@ -8,7 +8,8 @@ import FoundationNetworking
 ///
 /// The first connection is made by the first `next()`. When a connection drops (a transient
 /// failure — ``CourierError/Code-swift.struct/isTransient``: refused, reset, no response, a timeout
-/// of the ``StreamPolicy``; not DNS or TLS — or a normal end of the response), the stream waits
+/// of the ``StreamPolicy``; not DNS or TLS — a lost route, `networkUnreachable`, after which the
+/// wait ends early when the manager's network monitor sees the route back, or a normal end of the response), the stream waits
 /// the server's `retry:` (or ``ReconnectPolicy/delay``), within the policy's bounds, and
 /// reconnects with `Last-Event-ID`, so a server that honours it continues where the consumer is.
 /// Each reconnection is announced to the manager's monitors first
@@ -164,7 +165,7 @@ public struct EventStream: AsyncSequence, Sendable {
                         reason: reconnect.lastError, delay: wait,
                         lastEventID: parser.lastEventID.isEmpty ? nil : parser.lastEventID))
                 // Cut short by `cancel()` or by the Swift task's cancellation.
-                guard await stream.control.wait(wait) else {
+                guard await waitBeforeReconnecting(wait) else {
                     finished = true
                     throw CourierError.cancelled(url: stream.request.url)
                 }
@@ -198,6 +199,28 @@ public struct EventStream: AsyncSequence, Sendable {
                 }
                 reconnect.connectFailed(error)
             }
+        }
+
+        /// The wait before a reconnection. After a lost route it is a wait for the route
+        /// (ReconnectState.waitsForRoute): it ends when the manager's network monitor sees one
+        /// to the host, though never before the policy's earliest reconnection, or after `wait`
+        /// as any other. `false` when cancelled.
+        private func waitBeforeReconnecting(_ wait: Duration) async -> Bool {
+            let started = ContinuousClock.now
+            guard reconnect.waitsForRoute, let host = stream.request.url?.host, !host.isEmpty else {
+                return await stream.control.wait(wait)
+            }
+            let earliest = reconnect.earliestReconnection(now: started)
+            let monitor = stream.manager.configuration.networkMonitor ?? .shared
+            let waited = await stream.control.wait(wait) { wake in
+                monitor.waitForRoute(to: host, timeout: wait) { outcome in
+                    // Only a route that appears ends the wait early; no monitor leaves the policy's wait.
+                    if case .reachable = outcome { wake() }
+                }
+            }
+            guard waited else { return false }
+            let elapsed = ContinuousClock.now - started
+            return elapsed >= earliest ? true : await stream.control.wait(earliest - elapsed)
         }
     }
 }

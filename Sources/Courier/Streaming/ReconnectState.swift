@@ -54,13 +54,29 @@ struct ReconnectState: Sendable {
     }
 
     /// Whether `error`, ending a connection or failing to make one, leaves the stream
-    /// reconnecting. A transient failure does, as it lets any request retry; beyond that, only an
+    /// reconnecting. A transient failure does, as it lets any request retry; beyond that, an
     /// overflow under ``StreamPolicy/Overflow/pause``, which is the stream pausing for its
-    /// consumer, not a failure. Never for a request that is not sent again.
+    /// consumer, not a failure, and a lost route (`networkUnreachable`), which is the network's
+    /// fault, not the server's: the stream waits for the route (``waitsForRoute``). Never for a
+    /// request that is not sent again.
     func mayReconnect(after error: CourierError) -> Bool {
         guard reconnects else { return false }
         let pauseForConsumer = error.code == .bufferOverflow && pausesOnOverflow
-        return error.code.isTransient || pauseForConsumer
+        let routeLost = error.code == .networkUnreachable
+        return error.code.isTransient || pauseForConsumer || routeLost
+    }
+
+    /// The last connection ended, or could not be made, because the host had no route: the wait
+    /// before the next reconnection is a wait for the route, ended early when one appears (but
+    /// not before ``earliestReconnection(now:)``). It stays one reconnection of the policy's:
+    /// announced, counted, and bounded by the same wait and ``ReconnectPolicy/maximumAttempts``.
+    var waitsForRoute: Bool { lastError?.code == .networkUnreachable }
+
+    /// The shortest wait before the next reconnection the policy allows whatever happens:
+    /// ``ReconnectPolicy/minimumDelay``, or longer when ``ReconnectPolicy/maximumReconnectionsPerMinute``
+    /// would be exceeded. A route coming back never brings a reconnection before it.
+    func earliestReconnection(now: ContinuousClock.Instant) -> Duration {
+        policy.wait(serverRetry: .zero, failures: 0, recent: recent, now: now)
     }
 
     /// A connection is being made (after its wait): a reconnection counts toward the rate.

@@ -50,9 +50,10 @@ final class StreamControl: Sendable {
         state.withLock { $0.task = nil }
     }
 
-    /// Waits `duration`, or less when the stream or the calling Swift task is cancelled; `false`
-    /// when it was cut short by either.
-    func wait(_ duration: Duration) async -> Bool {
+    /// Waits `duration`, or less when the stream or the calling Swift task is cancelled, or when
+    /// `endsEarly` calls the closure it is given (from any thread, at most once counts; a call
+    /// after this wait is over ends nothing); `false` when cut short by a cancellation.
+    func wait(_ duration: Duration, endsEarly: ((_ wake: @escaping @Sendable () -> Void) -> Void)? = nil) async -> Bool {
         let number = state.withLock { state -> Int in
             state.waits += 1
             return state.waits
@@ -70,6 +71,8 @@ final class StreamControl: Sendable {
                 DispatchQueue.global().asyncAfter(deadline: .now() + max(0, duration.seconds)) { [weak self] in
                     self?.endWait(number)
                 }
+                // Called after the waiter is registered, so an early wake finds it.
+                endsEarly? { [weak self] in self?.endWait(number) }
             }
         } onCancel: {
             endWait(number)

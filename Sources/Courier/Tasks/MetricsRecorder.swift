@@ -45,6 +45,9 @@ struct MetricsRecorder {
         metrics.attempts[last].requestBodySent = now
     }
 
+    /// Whether the open attempt has had a response head.
+    var attemptHasHead: Bool { isOpen && metrics.attempts.last?.responseHeaders != nil }
+
     mutating func responseHead(_ statusCode: Int) {
         guard isOpen, let last = metrics.attempts.indices.last else { return }
         metrics.attempts[last].statusCode = statusCode

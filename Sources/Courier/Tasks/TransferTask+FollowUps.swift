@@ -39,6 +39,18 @@ extension TransferTask {
 
     // MARK: - Redirects
 
+    /// A redirect status without `Location` (a 302 with nowhere to go): FoundationNetworking ends
+    /// the task with no error and never announces the head (it is only `task.response`; a body is
+    /// dropped), which read as a success with no response — 0 bytes under `Validation.none`. As
+    /// curl does, Courier takes the 3xx as the final response: its head goes the way of every head
+    /// (the caller's head rules, then validation), just before the ending. Docs/RedirectsAndAuthentication.md.
+    func takeUnannouncedRedirectHead(_ task: URLSessionTask, error: (any Error)?) {
+        guard error == nil, let http = task.response as? HTTPURLResponse, (300..<400).contains(http.statusCode),
+            locked({ $0.phase.isCurrent(task) && !$0.metrics.attemptHasHead })
+        else { return }
+        urlTask(task, didReceive: http)
+    }
+
     /// Decides a redirect URLSession proposes (RedirectState.swift): `nil` stops at the 3xx
     /// response (refused, or re-issued by Courier itself when the body must be re-sent).
     func redirect(_ task: URLSessionTask, to proposed: URLRequest, response: HTTPURLResponse) -> URLRequest? {

@@ -148,6 +148,7 @@ extension TransferTask: TaskDelegate {
         if let crew = locked({ $0.crew }), crew.linkEnded(crew.setup.primaryID, task, error) || task === crew.setup.primary {
             return
         }
+        takeUnannouncedRedirectHead(task, error: error)
         let followUp = locked { state -> FollowUp? in
             guard state.phase.isCurrent(task) else { return nil }  // a stopped attempt
             return state.attemptEnded(error, invalidated: core.isInvalidated)

@@ -31,10 +31,10 @@ final class TransientTests: XCTestCase {
         }
     }
 
-    func testAnEventStreamReconnectsAfterTheTransientCodesAndAPauseForItsConsumer() {
+    func testAnEventStreamReconnectsAfterTheTransientCodesAPauseForItsConsumerAndALostRoute() {
         let state = ReconnectState(policy: .default, reconnects: true, pausesOnOverflow: true)
         for code in CourierError.Code.allCodes {
-            let expected = code.isTransient || code == .bufferOverflow
+            let expected = code.isTransient || code == .bufferOverflow || code == .networkUnreachable
             XCTAssertEqual(state.mayReconnect(after: CourierError(code: code, message: "m")), expected, "\(code)")
         }
         let failing = ReconnectState(policy: .default, reconnects: true, pausesOnOverflow: false)

@@ -237,3 +237,55 @@ extension NetworkNamespaceTests {
         XCTAssertEqual((try? Data(contentsOf: output))?.count, 4096)
     }
 }
+
+/// An event stream whose route goes away (issue 31, item 3): it waits for the route and
+/// reconnects with `Last-Event-ID`, instead of ending with `networkUnreachable`.
+extension NetworkNamespaceTests {
+    /// Follows the stream until event 5, sets lo down for `outage` seconds, and returns the
+    /// child's lines once the stream ended (every event once, in order, is asserted here).
+    /// `resumesWithin`: the longest time from lo coming back to the next event.
+    private func followEventsThroughAnOutage(wait: String, outage: TimeInterval, resumesWithin: TimeInterval) throws -> [String] {
+        namespace.ip("link", "set", "lo", "up")
+        let child = try namespace.spawn(["network-events", wait])
+        let fifth = try XCTUnwrap(child.waitForLine { $0 == "event 5" }, "\(child.allLines)")
+
+        // When lo goes down mid-stream, Then the silence ends the connection and the stream reconnects, not fails
+        namespace.ip("link", "set", "lo", "down")
+        let reconnect = try XCTUnwrap(
+            child.waitForLine(from: fifth.index) { $0.hasPrefix("reconnect") || $0.hasPrefix("failed") }, "\(child.allLines)")
+        XCTAssertTrue(reconnect.line.hasPrefix("reconnect 1 networkUnreachable last-id="), reconnect.line)
+
+        // When lo comes back, Then the stream continues after the last event it delivered
+        Thread.sleep(forTimeInterval: outage)
+        namespace.ip("link", "set", "lo", "up")
+        let back = Date()
+        let sixth = try XCTUnwrap(child.waitForLine(from: reconnect.index, timeout: 20) { $0 == "event 6" }, "\(child.allLines)")
+        XCTAssertLessThan(Date().timeIntervalSince(back), resumesWithin, "the stream resumed late after the route came back")
+        let done = try XCTUnwrap(
+            child.waitForLine(from: sixth.index, timeout: 20) { $0.hasPrefix("completed") || $0.hasPrefix("failed") },
+            "\(child.allLines)")
+        XCTAssertTrue(done.line.hasPrefix("completed ids=\((1...30).map(String.init).joined(separator: ",")) "), done.line)
+        let lastID = String(reconnect.line.split(separator: "=").last ?? "")
+        // The last request is the reconnection after event 30, answered 204.
+        XCTAssertTrue(done.line.hasSuffix("last-event-ids=-,\(lastID),30"), "one reconnection for the outage, resuming after \(lastID): \(done.line)")
+        return child.allLines
+    }
+
+    func testAnEventStreamWhoseRouteGoesAwayWaitsForItAndResumesWithLastEventID() throws {
+        // Given an event stream in a namespace, with no waitsForConnectivity, when lo is down for 0.5 s
+        // Then it resumes when the route is back, well before the 3 s reconnection delay would have ended
+        let lines = try followEventsThroughAnOutage(wait: "none", outage: 0.5, resumesWithin: 1.5)
+
+        // And the stream's own wait for the route did it (the task had no wait of its own)
+        XCTAssertFalse(lines.contains("event pause connectivity"), "\(lines)")
+    }
+
+    func testWithWaitsForConnectivityAReconnectionOutlastingItsDelayWaitsForTheRoute() throws {
+        // Given an event stream with waitsForConnectivity 20 s, when lo is down for longer than the 3 s reconnection delay
+        let lines = try followEventsThroughAnOutage(wait: "20", outage: 5, resumesWithin: 2)
+
+        // Then the reconnection's task waited for the route (a connectivity pause), not failed
+        XCTAssertTrue(lines.contains("event pause connectivity"), "\(lines)")
+        XCTAssertTrue(lines.contains("event pause-ended connectivity"), "\(lines)")
+    }
+}

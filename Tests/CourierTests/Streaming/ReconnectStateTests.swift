@@ -90,3 +90,36 @@ final class ReconnectStateTests: XCTestCase {
         XCTAssertEqual(state.nextStep(serverRetry: .milliseconds(100), now: now), .reconnect(after: .milliseconds(100), number: 1))
     }
 }
+
+extension ReconnectStateTests {
+    func testALostRouteReconnectsAsAFailureWhoseWaitIsAWaitForTheRoute() {
+        // Given a stream whose connection ended because the host had no route
+        var state = state()
+        state.connecting(at: now)
+        let unreachable = CourierError(code: .networkUnreachable, message: "no route")
+        XCTAssertTrue(state.mayReconnect(after: unreachable))
+        state.connectionEnded(unreachable)
+
+        // Then it reconnects on the policy's schedule, its wait a wait for the route, never shorter than the minimum
+        XCTAssertTrue(state.waitsForRoute)
+        XCTAssertEqual(state.nextStep(serverRetry: nil, now: now), .reconnect(after: .seconds(1), number: 1))
+        XCTAssertEqual(state.earliestReconnection(now: now), .milliseconds(100))
+
+        // And a request that is not sent again does not
+        XCTAssertFalse(self.state(reconnects: false).mayReconnect(after: unreachable))
+    }
+
+    func testARouteComingBackNeverBringsAReconnectionPastTheRate() {
+        // Given three reconnections (the policy's rate) in the last minute, the last one without a route
+        var state = state()
+        state.connecting(at: now)
+        for second in 0..<3 {
+            state.connectFailed(CourierError(code: .networkUnreachable, message: "no route"))
+            state.connecting(at: now + .seconds(second))
+        }
+        state.connectFailed(CourierError(code: .networkUnreachable, message: "no route"))
+
+        // Then the earliest reconnection waits for the oldest to be a minute old
+        XCTAssertEqual(state.earliestReconnection(now: now + .seconds(10)), .seconds(50))
+    }
+}
