@@ -13,6 +13,10 @@
 ///   Refusals within ``Configuration/backOffSpacing`` of a halving extend the hold but do not halve
 ///   again: the burst that answers one step up is one signal.
 /// - It never exceeds ``cap`` (the per-host cap, which counts every connection).
+///
+/// Its windows are timed by ``windowSeconds(inSlowStart:quiet:)``: a step's window begins when the
+/// step is decided and counts every connection's bytes from then on, so the first bytes of the
+/// connections that answered first are not lost while the last one is awaited.
 struct AdaptiveConnectionCount: Sendable, Equatable {
     struct Configuration: Sendable, Equatable {
         /// How much the total throughput must rise, as a fraction, for an addition to count.
@@ -28,6 +32,16 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
         /// per-connection cap of sixteen in two windows instead of four: each window at too few
         /// connections is time lost.
         var slowStartFactor: Int = 4
+        /// Seconds a slow-start window measures after its last wanted connection was answered:
+        /// each step is a large change (×4), so a short window tells it apart, and each window at
+        /// too few connections is time lost. Not much shorter: a step's window also holds the time
+        /// its new connections took to start (tens of milliseconds on a loaded machine), its
+        /// baseline's did not.
+        var slowStartWindow: Double = 0.06
+        /// Seconds any other window measures, at least, after its last wanted connection was answered.
+        var window: Double = 0.25
+        /// The longest window, however long the silences between a connection's bursts.
+        var longestWindow: Double = 2
     }
 
     let configuration: Configuration
@@ -114,8 +128,23 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
         return target
     }
 
-    /// Whether it is still in slow start: its windows can be short.
-    var isInSlowStart: Bool { slowStart && target < cap }
+    /// Seconds a window must measure after its last wanted connection was answered (received its
+    /// first bytes), when the
+    /// longest silence of an answered connection (between two of its chunks, or since its last
+    /// one) lately was `quiet` seconds. A server that paces each connection in bursts (nginx's
+    /// `limit_rate` sends 2 MiB every half second at 4 MiB/s, every second at 1 MiB/s) looks idle
+    /// between bursts: a window shorter than two of its periods counts a connection's burst or not
+    /// by chance, and an addition that paid looks like one that did not. Slow start's windows stay
+    /// short: its step is ×4 and every new connection's first burst falls in its window.
+    static func windowSeconds(inSlowStart: Bool, quiet: Double, configuration: Configuration = Configuration()) -> Double {
+        if inSlowStart { return configuration.slowStartWindow }
+        return min(max(configuration.window, 2 * max(quiet, 0)), max(configuration.longestWindow, configuration.window))
+    }
+
+    /// Whether it is still in slow start: its windows can be short. A step that reached the cap
+    /// is judged by a slow-start window too: a paced server's first bursts make short windows
+    /// read high, and the step's window must be measured as its baseline was.
+    var isInSlowStart: Bool { slowStart && (target < cap || baseline != nil) }
 
     /// A new cap (the per-host cap changed): the target never exceeds it.
     mutating func setCap(_ newCap: Int) {
@@ -126,7 +155,10 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
     /// Adds one connection when under the cap, with `measured` as the baseline to beat.
     private mutating func addOne(measured: Double) {
         guard target < cap else {
+            // Nowhere higher to go: from now on its windows are long, and compared only with one
+            // another (a short slow-start window is no baseline for them).
             baseline = nil
+            slowStart = false
             return
         }
         beforeAddition = target
