@@ -12,6 +12,9 @@
 ///   adding nothing, for ``Configuration/hold`` seconds or the `Retry-After`, whichever is longer.
 ///   Refusals within ``Configuration/backOffSpacing`` of a halving extend the hold but do not halve
 ///   again: the burst that answers one step up is one signal.
+/// - A refusal also sets a ``ceiling``: the connections that worked when it came. It never asks
+///   for more again in this download: a server with a connection limit (nginx's `limit_conn`, a
+///   `max_conns`) refuses every attempt above it, and each probe would cost a refusal and a halving.
 /// - It never exceeds ``cap`` (the per-host cap, which counts every connection).
 ///
 /// Its windows are timed by ``windowSeconds(inSlowStart:quiet:)``: a step's window begins when the
@@ -62,6 +65,8 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
     private var beforeAddition = 1
     /// When the target was last halved.
     private var lastBackOff = -Double.infinity
+    /// The most connections that worked when the server refused one more; `nil` before any refusal.
+    private(set) var ceiling: Int?
 
     /// Starts at one connection under `cap`; a fixed split starts at its own count (`initial`)
     /// and only ever backs off.
@@ -116,11 +121,18 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
     /// two, not a stream of refused attempts at four). Returns the new target.
     @discardableResult
     mutating func backOff(now: Double, retryAfter: Double? = nil, working: Int? = nil) -> Int {
-        if now - lastBackOff >= configuration.backOffSpacing {
+        let sameBurst = now - lastBackOff < configuration.backOffSpacing
+        if !sameBurst {
             target = max(1, target / 2)
             lastBackOff = now
         }
-        if let working { target = max(1, min(target, working)) }
+        if let working {
+            target = max(1, min(target, working))
+            // The refusals of one burst answer one step: the most that worked during it is the
+            // limit's measure. A later refusal means the limit came down to what works then.
+            let worked = max(1, working)
+            ceiling = sameBurst ? max(ceiling ?? worked, worked) : worked
+        }
         slowStart = false
         baseline = nil
         settledWindows = nil
@@ -152,9 +164,10 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
         target = min(target, cap)
     }
 
-    /// Adds one connection when under the cap, with `measured` as the baseline to beat.
+    /// Adds one connection when under the cap and the ceiling, with `measured` as the baseline to beat.
     private mutating func addOne(measured: Double) {
-        guard target < cap else {
+        let limit = min(cap, ceiling ?? cap)
+        guard target < limit else {
             // Nowhere higher to go: from now on its windows are long, and compared only with one
             // another (a short slow-start window is no baseline for them).
             baseline = nil
@@ -162,7 +175,7 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
             return
         }
         beforeAddition = target
-        target = slowStart ? min(cap, target * max(2, configuration.slowStartFactor)) : target + 1
+        target = slowStart ? min(limit, target * max(2, configuration.slowStartFactor)) : target + 1
         baseline = measured
     }
 }

@@ -146,4 +146,31 @@ final class AdaptiveConnectionCountTests: XCTestCase {
                 accuracy: 1e-9, row.why)
         }
     }
+
+    func testARefusalSetsACeilingItNeverProbesAboveAgain() {
+        // Given a server that refuses a fifth connection (nginx limit_conn 4), met by the step to 16
+        var count = AdaptiveConnectionCount(cap: 16)
+        count.observe(window(4e6), connections: 1, now: 0.06)
+        count.observe(window(16e6), connections: 4, now: 0.12)
+        XCTAssertEqual(count.target, 16)
+        // When the burst of refusals answers it, four working
+        XCTAssertEqual(count.backOff(now: 0.15, working: 4), 4)
+        XCTAssertEqual(count.backOff(now: 0.16, working: 4), 4, "the rest of the burst is the same signal")
+        XCTAssertEqual(count.ceiling, 4)
+        // Then, long after the hold, however the total rises, it never asks for a fifth: each
+        // probe would be one more refusal and one more halving
+        let later = run(&count, from: 10, windows: 40) { Double($0) * 4e6 }
+        XCTAssertEqual(Set(later), [4])
+    }
+
+    func testTheCeilingIsTheMostThatWorkedInTheBurstAndALaterRefusalLowersIt() {
+        var count = AdaptiveConnectionCount(cap: 16, initial: 16)
+        count.backOff(now: 1, working: 5)
+        count.backOff(now: 1.1, working: 6)
+        XCTAssertEqual(count.ceiling, 6, "a connection answered during the burst worked too")
+        count.backOff(now: 9, working: 3)
+        XCTAssertEqual(count.ceiling, 3, "the limit came down")
+        let later = run(&count, from: 20, windows: 20) { Double($0) * 4e6 }
+        XCTAssertLessThanOrEqual(later.max() ?? .max, 3)
+    }
 }
