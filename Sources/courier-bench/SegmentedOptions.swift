@@ -60,8 +60,8 @@ struct SegmentedOptions: Equatable, Sendable {
                      files in a temporary directory) serving the same file with limit_rate at each of
                      --nginx-rates (default 1M,4M,16M): Courier auto and 16 against aria2c -x16 -s16 -k1M
                      and -x8 -s8; then limit_conn 4 at limit_rate 4M, Courier auto (r429 counts nginx's
-                     503s there). --case takes one case, all
-                     (default), or a list such as capped,kill. --rounds K (default 3) in ABBA order;
+                     503s there). --case takes one case, all (default), or a list such as capped,kill.
+                     --rounds K (default 3) in ABBA order;
                      --quick: aria2c's best few options and Courier auto only. --timeout S per run (default 300).
                      Sizes and rates take K, M or G (binary).
         """

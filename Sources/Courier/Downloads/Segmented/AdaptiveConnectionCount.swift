@@ -37,10 +37,13 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
         var slowStartFactor: Int = 4
         /// Seconds a slow-start window measures after its last wanted connection was answered:
         /// each step is a large change (×4), so a short window tells it apart, and each window at
-        /// too few connections is time lost. Not much shorter: a step's window also holds the time
-        /// its new connections took to start (tens of milliseconds on a loaded machine), its
-        /// baseline's did not.
-        var slowStartWindow: Double = 0.06
+        /// too few connections is time lost.
+        var slowStartWindow: Double = 0.03
+        /// Seconds the first window measures, at one connection: the first step's baseline. Longer
+        /// than a step's: a server pacing in bursts sends a connection's first burst at once, read
+        /// over a short window as a high rate, and the step's window must beat it although it also
+        /// holds the time its new connections took to start (tens of milliseconds when loaded).
+        var firstWindow: Double = 0.06
         /// Seconds any other window measures, at least, after its last wanted connection was answered.
         var window: Double = 0.25
         /// The longest window, however long the silences between a connection's bursts.
@@ -141,15 +144,17 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
     }
 
     /// Seconds a window must measure after its last wanted connection was answered (received its
-    /// first bytes), when the
+    /// first bytes), at `connections` wanted, when the
     /// longest silence of an answered connection (between two of its chunks, or since its last
     /// one) lately was `quiet` seconds. A server that paces each connection in bursts (nginx's
     /// `limit_rate` sends 2 MiB every half second at 4 MiB/s, every second at 1 MiB/s) looks idle
     /// between bursts: a window shorter than two of its periods counts a connection's burst or not
     /// by chance, and an addition that paid looks like one that did not. Slow start's windows stay
     /// short: its step is ×4 and every new connection's first burst falls in its window.
-    static func windowSeconds(inSlowStart: Bool, quiet: Double, configuration: Configuration = Configuration()) -> Double {
-        if inSlowStart { return configuration.slowStartWindow }
+    static func windowSeconds(
+        inSlowStart: Bool, quiet: Double, connections: Int = 2, configuration: Configuration = Configuration()
+    ) -> Double {
+        if inSlowStart { return connections <= 1 ? configuration.firstWindow : configuration.slowStartWindow }
         return min(max(configuration.window, 2 * max(quiet, 0)), max(configuration.longestWindow, configuration.window))
     }
 

@@ -29,7 +29,7 @@ extension SegmentedDownload {
                 let seconds = (now - state.windowStart).seconds
                 let needed = AdaptiveConnectionCount.windowSeconds(
                     inSlowStart: state.count.isInSlowStart, quiet: Self.quiet(state, at: now).seconds,
-                    configuration: state.count.configuration)
+                    connections: Self.target(state), configuration: state.count.configuration)
                 if state.windowComplete, (now - state.windowHeard).seconds >= needed {
                     let clock = (now - state.started).seconds
                     state.count.observe(

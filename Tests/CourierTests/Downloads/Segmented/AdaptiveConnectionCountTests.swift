@@ -130,20 +130,21 @@ final class AdaptiveConnectionCountTests: XCTestCase {
 
     func testWindowsLastTwiceTheLongestSilenceOfAConnection() {
         // quiet: the longest silence of an answered connection lately, in seconds
-        let rows: [(slowStart: Bool, quiet: Double, seconds: Double, why: String)] = [
-            (true, 0, 0.06, "slow start: a short window after the last connection's first bytes"),
-            (true, 1, 0.06, "slow start ignores silences: its step's window holds every new connection's first burst"),
-            (false, 0, 0.25, "a steady stream: the usual window"),
-            (false, 0.1, 0.25, "silences shorter than half the window change nothing"),
-            (false, 0.5, 1.0, "nginx limit_rate 4m: 2 MiB every 0.5 s, so two periods"),
-            (false, 1.0, 2.0, "nginx limit_rate 1m: 1 MiB every second"),
-            (false, 30, 2.0, "a stalled connection does not stretch it past the longest window"),
-            (false, -1, 0.25, "a negative silence is none"),
+        let rows: [(slowStart: Bool, connections: Int, quiet: Double, seconds: Double, why: String)] = [
+            (true, 4, 0, 0.03, "slow start: a short window after the last connection's first bytes"),
+            (true, 16, 1, 0.03, "slow start ignores silences: its step's window holds every new connection's first burst"),
+            (true, 1, 0, 0.06, "the first step's baseline, at one connection, is measured longer than the step"),
+            (false, 1, 0, 0.25, "a steady stream: the usual window"),
+            (false, 5, 0.1, 0.25, "silences shorter than half the window change nothing"),
+            (false, 5, 0.5, 1.0, "nginx limit_rate 4m: 2 MiB every 0.5 s, so two periods"),
+            (false, 5, 1.0, 2.0, "nginx limit_rate 1m: 1 MiB every second"),
+            (false, 5, 30, 2.0, "a stalled connection does not stretch it past the longest window"),
+            (false, 5, -1, 0.25, "a negative silence is none"),
         ]
         for row in rows {
             XCTAssertEqual(
-                AdaptiveConnectionCount.windowSeconds(inSlowStart: row.slowStart, quiet: row.quiet), row.seconds,
-                accuracy: 1e-9, row.why)
+                AdaptiveConnectionCount.windowSeconds(inSlowStart: row.slowStart, quiet: row.quiet, connections: row.connections),
+                row.seconds, accuracy: 1e-9, row.why)
         }
     }
 
