@@ -23,7 +23,9 @@ extension SegmentedDownload {
             if measured { state.rateWindowStart = now }
             // The total, for the automatic count (AdaptiveConnectionCount.windowSeconds).
             if state.isFixed || state.pausedForDisk {
-                if now - state.windowStart >= Self.answerWait { Self.restartWindow(&state, at: now) }
+                // Nothing to measure; after a pause, the next window starts when it ends, so the
+                // paused time (no bytes) is not read as a step that did not pay.
+                Self.restartWindow(&state, at: now)
             } else {
                 if !state.windowComplete, Self.heard(state) >= Self.target(state) { Self.allHeard(&state, at: now) }
                 let seconds = (now - state.windowStart).seconds

@@ -144,7 +144,8 @@ final class SegmentedDownload: Sendable {
     static let batchBytes = 256 * 1024
     /// How often the crew measures and schedules.
     static let tickInterval: Duration = .milliseconds(10)
-    /// A window still waiting for a wanted connection's answer after this long starts afresh.
+    /// A window still waiting for a wanted connection's first bytes after this long starts
+    /// afresh: a connection that never sends holds no window open for ever.
     static let answerWait: Duration = .seconds(2)
     /// The window each connection's speed is measured over, for the scheduler.
     static let rateWindow: Duration = .milliseconds(250)
