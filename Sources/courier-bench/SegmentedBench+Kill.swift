@@ -106,7 +106,7 @@ extension SegmentedBench {
             clientName: "courier-cli", workload: .segmented, seconds: seconds, cpuSeconds: childUsage.cpuSeconds - usage.cpuSeconds,
             maxRSSKiB: childUsage.maxRSSKiB,
             configuration: [("case", "kill"), ("split", split ? "auto" : "unsupported"), ("seed", String(options.seed))]
-                + configuration + [("round", "1")],
+                + configuration() + [("round", "1")],
             metrics: .segmented(metrics)))
     }
 

@@ -3,7 +3,8 @@ import CourierTestServer
 import Foundation
 
 /// `courier-bench segmented`: one file from an in-process server that caps each connection at
-/// `--rate`, downloaded by Courier's split and by aria2c, case by case (Docs/Performance.md).
+/// `--rate` (and from nginx, when installed), downloaded by Courier's split and by aria2c, case by
+/// case (Docs/Performance.md, Docs/SegmentedDownloads.md).
 ///
 /// Each run prints its RESULT line as it ends; each configuration then gets a line with
 /// `round:median`: the run with the median time, its `errors` the sum over the rounds.
@@ -48,7 +49,8 @@ final class SegmentedBench {
         note("segmented: \(options.size) bytes at \(options.rate) bytes/s per connection, \(options.rounds) round(s), files in \(directory.path)")
         // Loopback: one unthrottled download, the limit no client can pass here. Its own ideal
         // is itself (speed_ratio 1).
-        var loopbackLine = measure(client: .courier(.off), label: [("case", "loopback")], query: "", connections: 1, round: "1")
+        var loopbackLine = measure(
+            client: .courier(.off), label: [("case", "loopback")], origin: testServer(query: ""), connections: 1, round: "1")
         if case .segmented(var run) = loopbackLine.metrics, run.errors == 0 {
             loopback = Double(options.size) / loopbackLine.seconds
             run.idealSeconds = loopbackLine.seconds
@@ -58,19 +60,24 @@ final class SegmentedBench {
         let hasAria2c = FileManager.default.isExecutableFile(atPath: options.aria2c)
         for which in options.cases {
             switch which {
-            case .capped: runRounds(case: "capped", query: "rate=\(options.rate)", clients: cappedClients(aria2c: hasAria2c))
+            case .capped:
+                runRounds(case: "capped", origin: testServer(query: "rate=\(options.rate)"), clients: cappedClients(aria2c: hasAria2c))
             case .slow:
                 let query = "rate=\(options.rate)&slow_at=\(options.size / 2)&slow_factor=20"
                 var clients: [SegmentedClient] = [.courier(.automatic), .courier(.connections(4))]
                 if hasAria2c { clients.append(.aria2c(connections: 4, options: Aria2Options())) }
                 // The ideal: four connections at R the whole time, as if none slowed.
-                runRounds(case: "slow", query: query, clients: clients, idealConnections: 4)
+                runRounds(case: "slow", origin: testServer(query: query), clients: clients, idealConnections: 4)
             case .ban:
-                runRounds(case: "ban", query: "rate=\(options.rate)&max_conns=4", clients: [.courier(.automatic)], idealConnections: 4)
+                runRounds(
+                    case: "ban", origin: testServer(query: "rate=\(options.rate)&max_conns=4"), clients: [.courier(.automatic)],
+                    idealConnections: 4)
             case .kill:
                 runKills()
+            case .nginx:
+                runNginx(aria2c: hasAria2c)
             }
-            if !hasAria2c, which == .capped || which == .slow {
+            if !hasAria2c, which == .capped || which == .slow || which == .nginx {
                 print("SKIP aria2c rows of \(which.rawValue): no executable at \(options.aria2c) (apt-get install -y aria2)")
             }
         }
@@ -100,13 +107,13 @@ final class SegmentedBench {
     }
 
     /// Every client once per round, in ABBA order (forward, backward, forward, …), then the medians.
-    private func runRounds(case name: String, query: String, clients: [SegmentedClient], idealConnections: Int? = nil) {
+    func runRounds(case name: String, origin: SegmentedOrigin, clients: [SegmentedClient], idealConnections: Int? = nil) {
         var lines = Array(repeating: [ResultLine](), count: clients.count)
         for round in 0..<options.rounds {
             let order = round % 2 == 0 ? Array(clients.indices) : Array(clients.indices.reversed())
             for index in order {
                 let line = measure(
-                    client: clients[index], label: [("case", name)], query: query,
+                    client: clients[index], label: [("case", name)], origin: origin,
                     connections: idealConnections ?? clients[index].connections, round: String(round + 1))
                 print(line)
                 lines[index].append(line)
@@ -131,14 +138,27 @@ final class SegmentedBench {
         return line
     }
 
-    /// One download by `client` of the file with `query`, checked byte for byte.
+    /// The in-process server's file with `query`.
+    func testServer(query: String) -> SegmentedOrigin {
+        let server = server
+        return SegmentedOrigin(url: server.url(Self.path + (query.isEmpty ? "" : "?" + query)), rate: options.rate, server: "test") {
+            server.clearRequests()
+            return { [self] in
+                let traffic = settledTraffic()
+                return ServedTraffic(
+                    peakInFlight: traffic.peakInFlight, refusals: traffic.tooManyRequests, servedBytes: traffic.bodyBytesServed)
+            }
+        }
+    }
+
+    /// One download by `client` of `origin`'s file, checked byte for byte.
     private func measure(
-        client: SegmentedClient, label: [(key: String, value: String)], query: String, connections: Int, round: String
+        client: SegmentedClient, label: [(key: String, value: String)], origin: SegmentedOrigin, connections: Int, round: String
     ) -> ResultLine {
-        let url = server.url(Self.path + (query.isEmpty ? "" : "?" + query))
+        let url = origin.url
         let file = directory.appendingPathComponent(Self.fileName)
         try? FileManager.default.removeItem(at: file)
-        server.clearRequests()
+        let served = origin.begin()
         note("segmented: \(label.map(\.value).joined()) \(client.name) \(client.configuration.map { "\($0.key):\($0.value)" }.joined(separator: ",")) round \(round)")
 
         let usage = (own: ResourceUsage.now(), children: ResourceUsage.children())
@@ -154,7 +174,7 @@ final class SegmentedBench {
         let ownUsage = ResourceUsage.now()
         let childUsage = ResourceUsage.children()
         if outcome.failure == nil { outcome.failure = verify(file) }
-        let traffic = settledTraffic()
+        let traffic = served()
         if let failure = outcome.failure {
             failures += 1
             note("segmented: FAILED: \(failure)")
@@ -166,18 +186,19 @@ final class SegmentedBench {
         let cpu = isChild ? childUsage.cpuSeconds - usage.children.cpuSeconds : ownUsage.cpuSeconds - usage.own.cpuSeconds
         let metrics = ResultLine.Segmented(
             bytes: outcome.failure == nil ? Int64(options.size) : 0,
-            idealSeconds: Double(options.size) / min(Double(connections) * Double(options.rate), loopback),
+            idealSeconds: Double(options.size) / min(Double(connections) * Double(origin.rate), loopback),
             errors: outcome.failure == nil ? 0 : 1, connections: outcome.connections, peakInFlight: traffic.peakInFlight,
-            refusals: traffic.tooManyRequests, servedBytes: traffic.bodyBytesServed, fileSize: Int64(options.size))
+            refusals: traffic.refusals, servedBytes: traffic.servedBytes, fileSize: Int64(options.size))
         return ResultLine(
             clientName: client.name, workload: .segmented, seconds: seconds, cpuSeconds: cpu,
             maxRSSKiB: isChild ? childUsage.maxRSSKiB : ownUsage.maxRSSKiB,
-            configuration: label + client.configuration + configuration + [("round", round)], metrics: .segmented(metrics))
+            configuration: label + client.configuration + configuration(rate: origin.rate, server: origin.server) + [("round", round)],
+            metrics: .segmented(metrics))
     }
 
-    /// The run-wide settings for `config=`.
-    var configuration: [(key: String, value: String)] {
-        [("rate", String(options.rate)), ("size", String(options.size))]
+    /// The run-wide settings for `config=` (nginx's rows say `server:nginx`).
+    func configuration(rate: Int? = nil, server: String = "test") -> [(key: String, value: String)] {
+        [("rate", String(rate ?? options.rate)), ("size", String(options.size))] + (server == "test" ? [] : [("server", server)])
     }
 
     private func runAria2c(_ connections: Int, _ aria2Options: Aria2Options, url: URL) -> SegmentedOutcome {
@@ -229,4 +250,26 @@ final class SegmentedBench {
     func note(_ text: String) {
         Bench.writeToStandardError(text + "\n")
     }
+}
+
+/// Where a run's file comes from, and what its server saw of the run.
+struct SegmentedOrigin {
+    /// The file's URL.
+    var url: URL
+    /// The server's rate per connection, for the ideal time and `config=`.
+    var rate: Int
+    /// `test` (the in-process server) or `nginx`.
+    var server: String
+    /// Called before the run; what it returns says, after the run, what the server saw.
+    var begin: () -> () -> ServedTraffic
+}
+
+/// What a server saw of one run.
+struct ServedTraffic {
+    /// The most responses of the file in flight at once (0 when the server does not say).
+    var peakInFlight: Int
+    /// The refusals: 429s (`max_conns`), or nginx's 503s (`limit_conn`).
+    var refusals: Int
+    /// Body bytes written for the file, all responses together.
+    var servedBytes: Int64
 }

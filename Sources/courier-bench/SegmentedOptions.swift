@@ -3,14 +3,15 @@ import Foundation
 /// `courier-bench segmented`'s command line, parsed without side effects.
 ///
 /// ```
-/// courier-bench segmented [--case capped|slow|ban|kill|all|LIST] [--size B] [--rate R] [--rounds K] [--quick]
+/// courier-bench segmented [--case capped|slow|ban|kill|nginx|all|LIST] [--size B] [--rate R] [--rounds K] [--quick]
 ///                         [--kills K] [--seed S] [--timeout S] [--dir DIR] [--aria2c PATH] [--courier PATH]
+///                         [--nginx PATH] [--nginx-rates LIST]
 /// ```
 /// Sizes and rates take a whole number with an optional binary suffix: `256M`, `16M`, `1G`, `512K`.
 struct SegmentedOptions: Equatable, Sendable {
     /// Which cases run.
     enum Case: String, CaseIterable, Sendable {
-        case capped, slow, ban, kill
+        case capped, slow, ban, kill, nginx
     }
 
     /// The cases to run, in this order.
@@ -35,10 +36,15 @@ struct SegmentedOptions: Equatable, Sendable {
     var aria2c = "/usr/bin/aria2c"
     /// The `courier` executable for `kill` (default: next to this executable).
     var courier: String?
+    /// The nginx executable for `nginx`; a missing one skips the case.
+    var nginx = "/usr/sbin/nginx"
+    /// `nginx`: the `limit_rate` of each run, in bytes per second per connection.
+    var nginxRates = [1 << 20, 4 << 20, 16 << 20]
 
     static let usage = """
-          courier-bench segmented [--case capped|slow|ban|kill|all|LIST] [--size B] [--rate R] [--rounds K] [--quick]
+          courier-bench segmented [--case capped|slow|ban|kill|nginx|all|LIST] [--size B] [--rate R] [--rounds K] [--quick]
                                   [--kills K] [--seed S] [--timeout S] [--dir DIR] [--aria2c PATH] [--courier PATH]
+                                  [--nginx PATH] [--nginx-rates LIST]
 
           segmented  Starts an in-process CourierTestServer serving one file of B bytes (default 256M, deterministic
                      bytes, strong ETag) at R bytes/s per connection (default 16M), measures loopback once (one
@@ -49,8 +55,13 @@ struct SegmentedOptions: Equatable, Sendable {
                      -x N -s N over hand-picked options. slow: slow_at=B/2&slow_factor=20, Courier auto and 4
                      against aria2c -x4 -s4. ban: max_conns=4, Courier auto. kill: the courier command
                      (courier get --split auto when it has --split) killed with SIGKILL K times (default 5) at
-                     seeded moments, then run to the end; SHA-256 checked. --case takes one case, all
-                     (default), or a list such as capped,kill. --rounds K (default 3) in ABBA order;
+                     seeded moments, then run to the end; SHA-256 checked. nginx: when nginx is installed
+                     (--nginx PATH, default /usr/sbin/nginx), starts one on 127.0.0.1 (a free port, its
+                     files in a temporary directory) serving the same file with limit_rate at each of
+                     --nginx-rates (default 1M,4M,16M): Courier auto and 16 against aria2c -x16 -s16 -k1M
+                     and -x8 -s8; then limit_conn 4 at limit_rate 4M, Courier auto (r429 counts nginx's
+                     503s there). --case takes one case, all (default), or a list such as capped,kill.
+                     --rounds K (default 3) in ABBA order;
                      --quick: aria2c's best few options and Courier auto only. --timeout S per run (default 300).
                      Sizes and rates take K, M or G (binary).
         """
@@ -59,6 +70,7 @@ struct SegmentedOptions: Equatable, Sendable {
     private static let flags: Set<String> = ["--quick"]
     private static let accepted: Set<String> = [
         "--case", "--size", "--rate", "--rounds", "--quick", "--kills", "--seed", "--timeout", "--dir", "--aria2c", "--courier",
+        "--nginx", "--nginx-rates",
     ]
 
     /// The options after the word `segmented`; `nil` when help was asked for.
@@ -71,7 +83,8 @@ struct SegmentedOptions: Equatable, Sendable {
             var cases: [Case] = []
             for name in text.split(separator: ",", omittingEmptySubsequences: false) {
                 guard let one = Case(rawValue: String(name)) else {
-                    throw BenchUsageError(message: "--case takes capped, slow, ban, kill or all, or a comma-separated list, not '\(text)'")
+                    throw BenchUsageError(
+                        message: "--case takes capped, slow, ban, kill, nginx or all, or a comma-separated list, not '\(text)'")
                 }
                 if !cases.contains(one) { cases.append(one) }
             }
@@ -79,6 +92,13 @@ struct SegmentedOptions: Equatable, Sendable {
         }
         if let text = values["--size"] { options.size = try amount("--size", text) }
         if let text = values["--rate"] { options.rate = try amount("--rate", text) }
+        if let text = values["--nginx-rates"] {
+            var rates: [Int] = []
+            for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+                rates.append(try amount("--nginx-rates", String(part)))
+            }
+            options.nginxRates = rates
+        }
         if let text = values["--rounds"] { options.rounds = try count("--rounds", text, atLeast: 1) }
         if let text = values["--kills"] { options.kills = try count("--kills", text, atLeast: 0) }
         if let text = values["--seed"] {
@@ -92,12 +112,16 @@ struct SegmentedOptions: Equatable, Sendable {
             options.timeout = seconds
         }
         options.quick = values["--quick"] != nil
-        for (option, text) in [("--dir", values["--dir"]), ("--aria2c", values["--aria2c"]), ("--courier", values["--courier"])] {
+        let paths = [
+            ("--dir", values["--dir"]), ("--aria2c", values["--aria2c"]), ("--courier", values["--courier"]), ("--nginx", values["--nginx"]),
+        ]
+        for (option, text) in paths {
             if let text, text.isEmpty { throw BenchUsageError(message: "\(option) needs a path") }
         }
         options.directory = values["--dir"]
         options.aria2c = values["--aria2c"] ?? options.aria2c
         options.courier = values["--courier"]
+        options.nginx = values["--nginx"] ?? options.nginx
         return options
     }
 

@@ -17,20 +17,23 @@ final class SegmentedOptionsTests: XCTestCase {
         let options = try XCTUnwrap(try SegmentedOptions.parse([]))
 
         // Then the figures of issue 24 are the defaults
-        XCTAssertEqual(options.cases, [.capped, .slow, .ban, .kill])
+        XCTAssertEqual(options.cases, [.capped, .slow, .ban, .kill, .nginx])
         XCTAssertEqual(options.size, 256 << 20)
         XCTAssertEqual(options.rate, 16 << 20)
         XCTAssertEqual(options.rounds, 3)
         XCTAssertFalse(options.quick)
         XCTAssertEqual(options.aria2c, "/usr/bin/aria2c")
         XCTAssertNil(options.courier)
+        XCTAssertEqual(options.nginx, "/usr/sbin/nginx")
+        XCTAssertEqual(options.nginxRates, [1 << 20, 4 << 20, 16 << 20], "issue 30's limit_rate 1m, 4m and 16m")
     }
 
     func testEveryOptionInBothSpellingsWithBinarySuffixes() throws {
         // Given every option, when parsed
         let options = try XCTUnwrap(try SegmentedOptions.parse([
             "--case=slow", "--size", "1G", "--rate=512k", "--rounds", "5", "--quick", "--kills", "0", "--seed", "7",
-            "--timeout", "90", "--dir", "/tmp/x", "--aria2c", "/opt/aria2c", "--courier=/opt/courier",
+            "--timeout", "90", "--dir", "/tmp/x", "--aria2c", "/opt/aria2c", "--courier=/opt/courier", "--nginx", "/opt/nginx",
+            "--nginx-rates=512K,2M",
         ]))
 
         // Then each is read
@@ -45,12 +48,18 @@ final class SegmentedOptionsTests: XCTestCase {
         XCTAssertEqual(options.directory, "/tmp/x")
         XCTAssertEqual(options.aria2c, "/opt/aria2c")
         XCTAssertEqual(options.courier, "/opt/courier")
+        XCTAssertEqual(options.nginx, "/opt/nginx")
+        XCTAssertEqual(options.nginxRates, [512 << 10, 2 << 20])
     }
 
     func testMistakesAreUsageErrorsAndHelpIsNotOne() throws {
         XCTAssertNil(try SegmentedOptions.parse(["--help"]))
         XCTAssertEqual(
-            usageMessage(["--case", "fast"]), "--case takes capped, slow, ban, kill or all, or a comma-separated list, not 'fast'")
+            usageMessage(["--case", "fast"]),
+            "--case takes capped, slow, ban, kill, nginx or all, or a comma-separated list, not 'fast'")
+        XCTAssertEqual(
+            usageMessage(["--nginx-rates", "1M,,4M"]), "--nginx-rates takes a whole number above 0 with an optional K, M or G, not ''")
+        XCTAssertEqual(usageMessage(["--nginx", ""]), "--nginx needs a path")
         XCTAssertEqual(try SegmentedOptions.parse(["--case", "kill,capped,kill"])?.cases, [.kill, .capped])
         XCTAssertEqual(usageMessage(["--size", "0"]), "--size takes a whole number above 0 with an optional K, M or G, not '0'")
         XCTAssertEqual(usageMessage(["--rate", "16X"]), "--rate takes a whole number above 0 with an optional K, M or G, not '16X'")

@@ -12,7 +12,14 @@
 ///   adding nothing, for ``Configuration/hold`` seconds or the `Retry-After`, whichever is longer.
 ///   Refusals within ``Configuration/backOffSpacing`` of a halving extend the hold but do not halve
 ///   again: the burst that answers one step up is one signal.
+/// - A refusal also sets a ``ceiling``: the connections that worked when it came. It never asks
+///   for more again in this download: a server with a connection limit (nginx's `limit_conn`, a
+///   `max_conns`) refuses every attempt above it, and each probe would cost a refusal and a halving.
 /// - It never exceeds ``cap`` (the per-host cap, which counts every connection).
+///
+/// Its windows are timed by ``windowSeconds(inSlowStart:quiet:)``: a step's window begins when the
+/// step is decided and counts every connection's bytes from then on, so the first bytes of the
+/// connections that answered first are not lost while the last one is awaited.
 struct AdaptiveConnectionCount: Sendable, Equatable {
     struct Configuration: Sendable, Equatable {
         /// How much the total throughput must rise, as a fraction, for an addition to count.
@@ -28,6 +35,19 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
         /// per-connection cap of sixteen in two windows instead of four: each window at too few
         /// connections is time lost.
         var slowStartFactor: Int = 4
+        /// Seconds a slow-start window measures after its last wanted connection was answered:
+        /// each step is a large change (×4), so a short window tells it apart, and each window at
+        /// too few connections is time lost.
+        var slowStartWindow: Double = 0.03
+        /// Seconds the first window measures, at one connection: the first step's baseline. Longer
+        /// than a step's: a server pacing in bursts sends a connection's first burst at once, read
+        /// over a short window as a high rate, and the step's window must beat it although it also
+        /// holds the time its new connections took to start (tens of milliseconds when loaded).
+        var firstWindow: Double = 0.06
+        /// Seconds any other window measures, at least, after its last wanted connection was answered.
+        var window: Double = 0.25
+        /// The longest window, however long the silences between a connection's bursts.
+        var longestWindow: Double = 2
     }
 
     let configuration: Configuration
@@ -48,6 +68,8 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
     private var beforeAddition = 1
     /// When the target was last halved.
     private var lastBackOff = -Double.infinity
+    /// The most connections that worked when the server refused one more; `nil` before any refusal.
+    private(set) var ceiling: Int?
 
     /// Starts at one connection under `cap`; a fixed split starts at its own count (`initial`)
     /// and only ever backs off.
@@ -102,11 +124,18 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
     /// two, not a stream of refused attempts at four). Returns the new target.
     @discardableResult
     mutating func backOff(now: Double, retryAfter: Double? = nil, working: Int? = nil) -> Int {
-        if now - lastBackOff >= configuration.backOffSpacing {
+        let sameBurst = now - lastBackOff < configuration.backOffSpacing
+        if !sameBurst {
             target = max(1, target / 2)
             lastBackOff = now
         }
-        if let working { target = max(1, min(target, working)) }
+        if let working {
+            target = max(1, min(target, working))
+            // The refusals of one burst answer one step: the most that worked during it is the
+            // limit's measure. A later refusal means the limit came down to what works then.
+            let worked = max(1, working)
+            ceiling = sameBurst ? max(ceiling ?? worked, worked) : worked
+        }
         slowStart = false
         baseline = nil
         settledWindows = nil
@@ -114,8 +143,25 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
         return target
     }
 
-    /// Whether it is still in slow start: its windows can be short.
-    var isInSlowStart: Bool { slowStart && target < cap }
+    /// Seconds a window must measure after its last wanted connection was answered (received its
+    /// first bytes), at `connections` wanted, when the
+    /// longest silence of an answered connection (between two of its chunks, or since its last
+    /// one) lately was `quiet` seconds. A server that paces each connection in bursts (nginx's
+    /// `limit_rate` sends 2 MiB every half second at 4 MiB/s, every second at 1 MiB/s) looks idle
+    /// between bursts: a window shorter than two of its periods counts a connection's burst or not
+    /// by chance, and an addition that paid looks like one that did not. Slow start's windows stay
+    /// short: its step is ×4 and every new connection's first burst falls in its window.
+    static func windowSeconds(
+        inSlowStart: Bool, quiet: Double, connections: Int = 2, configuration: Configuration = Configuration()
+    ) -> Double {
+        if inSlowStart { return connections <= 1 ? configuration.firstWindow : configuration.slowStartWindow }
+        return min(max(configuration.window, 2 * max(quiet, 0)), max(configuration.longestWindow, configuration.window))
+    }
+
+    /// Whether it is still in slow start: its windows can be short. A step that reached the cap
+    /// is judged by a slow-start window too: a paced server's first bursts make short windows
+    /// read high, and the step's window must be measured as its baseline was.
+    var isInSlowStart: Bool { slowStart && (target < cap || baseline != nil) }
 
     /// A new cap (the per-host cap changed): the target never exceeds it.
     mutating func setCap(_ newCap: Int) {
@@ -123,14 +169,18 @@ struct AdaptiveConnectionCount: Sendable, Equatable {
         target = min(target, cap)
     }
 
-    /// Adds one connection when under the cap, with `measured` as the baseline to beat.
+    /// Adds one connection when under the cap and the ceiling, with `measured` as the baseline to beat.
     private mutating func addOne(measured: Double) {
-        guard target < cap else {
+        let limit = min(cap, ceiling ?? cap)
+        guard target < limit else {
+            // Nowhere higher to go: from now on its windows are long, and compared only with one
+            // another (a short slow-start window is no baseline for them).
             baseline = nil
+            slowStart = false
             return
         }
         beforeAddition = target
-        target = slowStart ? min(cap, target * max(2, configuration.slowStartFactor)) : target + 1
+        target = slowStart ? min(limit, target * max(2, configuration.slowStartFactor)) : target + 1
         baseline = measured
     }
 }

@@ -106,8 +106,6 @@ extension SegmentedDownload {
                 state.links[id]?.mark?.statusCode = http.statusCode
                 let answered = state.links.values.filter(\.accepted).count
                 state.tally.peakConnections = max(state.tally.peakConnections, answered)
-                // The last wanted connection is answered: measure all of them from now.
-                if answered >= Self.target(state), !state.windowComplete { Self.restartWindow(&state, at: .now) }
                 return .write
             case .restart(let why):
                 return .end(.restart(why))

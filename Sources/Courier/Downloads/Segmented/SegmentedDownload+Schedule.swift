@@ -15,22 +15,31 @@ extension SegmentedDownload {
         let now = ContinuousClock.now
         let due = state.withLock { state -> (record: SegmentMap?, pauseDisk: Bool, report: Bool)? in
             guard !state.stopped else { return nil }
+            Self.listen(&state, at: now)
             // Each connection's speed, for the scheduler, over at least a rate window of its own
             // since its answer was accepted (a connection just started is not measured as stalled).
             Self.measureConnections(&state, at: now)
             let measured = now - state.rateWindowStart >= Self.rateWindow
             if measured { state.rateWindowStart = now }
-            // The total, for the automatic count: a window counts only when every wanted
-            // connection was answered before it began (the window restarts when the last one is).
-            let seconds = (now - state.windowStart).seconds
-            let window = state.count.isInSlowStart ? Self.slowStartWindow : Self.window
-            if seconds >= window.seconds {
-                if !state.isFixed, !state.pausedForDisk, state.windowComplete {
+            // The total, for the automatic count (AdaptiveConnectionCount.windowSeconds).
+            if state.isFixed || state.pausedForDisk {
+                // Nothing to measure; after a pause, the next window starts when it ends, so the
+                // paused time (no bytes) is not read as a step that did not pay.
+                Self.restartWindow(&state, at: now)
+            } else {
+                if !state.windowComplete, Self.heard(state) >= Self.target(state) { Self.allHeard(&state, at: now) }
+                let seconds = (now - state.windowStart).seconds
+                let needed = AdaptiveConnectionCount.windowSeconds(
+                    inSlowStart: state.count.isInSlowStart, quiet: Self.quiet(state, at: now).seconds,
+                    connections: Self.target(state), configuration: state.count.configuration)
+                if state.windowComplete, (now - state.windowHeard).seconds >= needed {
                     let clock = (now - state.started).seconds
                     state.count.observe(
                         Throughput(bytes: state.windowBytes, seconds: seconds), connections: Self.target(state), now: clock)
+                    Self.restartWindow(&state, at: now)
+                } else if !state.windowComplete, now - state.windowStart >= Self.answerWait {
+                    Self.restartWindow(&state, at: now)
                 }
-                Self.restartWindow(&state, at: now)
             }
             var record: SegmentMap?
             if now - state.lastRecord >= setup.recordInterval {
@@ -58,16 +67,54 @@ extension SegmentedDownload {
             state.rates[id] = rate
             if let speed = rate.bytesPerSecond { state.bestRate = max(state.bestRate ?? 0, speed) }
             state.links[id]?.windowBytes = 0
+            state.links[id]?.heardBytes = 0
             state.links[id]?.rateStart = now
         }
         for id in state.rates.keys where state.links[id] == nil { state.rates[id] = nil }
     }
 
-    /// Starts a measuring window; it counts only if every wanted connection is answered already.
+    /// Notes, at each tick, which answered connections received bytes since the last one, and
+    /// the longest silence that ended: a server pacing in bursts shows its period here.
+    static func listen(_ state: inout State, at now: ContinuousClock.Instant) {
+        for (id, link) in state.links where link.accepted && link.windowBytes != link.heardBytes {
+            if let last = link.lastHeard { state.quiet = max(state.quiet, now - last) }
+            state.links[id]?.lastHeard = now
+            state.links[id]?.heardBytes = link.windowBytes
+        }
+    }
+
+    /// The longest silence of an answered connection lately: ended in this window or the one
+    /// before, or going on now.
+    static func quiet(_ state: State, at now: ContinuousClock.Instant) -> Duration {
+        var longest = max(state.quiet, state.quietBefore)
+        for link in state.links.values where link.accepted {
+            if let last = link.lastHeard { longest = max(longest, now - last) }
+        }
+        return longest
+    }
+
+    /// Starts a measuring window at a step of the count: it counts every connection's bytes from
+    /// now, and ends a window's length after the last wanted connection received its first bytes.
     static func restartWindow(_ state: inout State, at now: ContinuousClock.Instant) {
         state.windowBytes = 0
         state.windowStart = now
-        state.windowComplete = state.links.values.filter(\.accepted).count >= target(state)
+        state.quietBefore = state.quiet
+        state.quiet = .zero
+        state.windowComplete = false
+        if heard(state) >= target(state) { allHeard(&state, at: now) }
+    }
+
+    /// The answered connections that received bytes since their answer. A connection counts from
+    /// its first bytes, not its head: a server that paces in bursts may send none for a period.
+    static func heard(_ state: State) -> Int {
+        state.links.values.filter { $0.accepted && $0.lastHeard != nil }.count
+    }
+
+    /// Every wanted connection received bytes: the window keeps the bytes it counted (the first
+    /// bytes of those heard earlier are part of the step) and measures on from `now`.
+    static func allHeard(_ state: inout State, at now: ContinuousClock.Instant) {
+        state.windowComplete = true
+        state.windowHeard = now
     }
 
     /// The per-connection view for the event monitors (``TaskConnectionsEvent``).

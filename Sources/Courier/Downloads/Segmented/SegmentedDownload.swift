@@ -89,6 +89,10 @@ final class SegmentedDownload: Sendable {
         /// Where the connection's current rate window began: when its answer was accepted, then
         /// at each measurement (a request still waiting for its head is not measured).
         var rateStart: ContinuousClock.Instant?
+        /// `windowBytes` at the last tick, and the tick its bytes last grew at: how long it went
+        /// silent, for the length of the count's windows (``AdaptiveConnectionCount/windowSeconds(inSlowStart:quiet:configuration:)``).
+        var heardBytes: Int64 = 0
+        var lastHeard: ContinuousClock.Instant?
         /// The crew cancelled the current request: its ending is not a failure.
         var cancelled = false
         /// The current request, for the timeline; `nil` once it is recorded as ended.
@@ -104,10 +108,16 @@ final class SegmentedDownload: Sendable {
         var links: [ConnectionID: Link] = [:]
         var nextID: Int
         let started = ContinuousClock.now
+        /// When the count's window began (when its last step was decided), and the bytes every
+        /// connection received since.
         var windowStart = ContinuousClock.now
         var windowBytes: Int64 = 0
-        /// Every wanted connection was answered when the window began: it measures them all.
+        /// Every wanted connection received bytes since its answer; since `windowHeard`.
         var windowComplete = true
+        var windowHeard = ContinuousClock.now
+        /// The longest silence of a connection that ended in this window, and in the one before.
+        var quiet: Duration = .zero
+        var quietBefore: Duration = .zero
         /// When the monitors last heard of the connections (once per rate window).
         var rateWindowStart = ContinuousClock.now
         /// Each connection's speed over its last rate window: kept across its requests.
@@ -136,10 +146,9 @@ final class SegmentedDownload: Sendable {
     static let batchBytes = 256 * 1024
     /// How often the crew measures and schedules.
     static let tickInterval: Duration = .milliseconds(10)
-    /// The window the automatic count measures the total over; shorter while it doubles, when
-    /// each step is a large change and the download waits for the answer.
-    static let window: Duration = .milliseconds(250)
-    static let slowStartWindow: Duration = .milliseconds(30)
+    /// A window still waiting for a wanted connection's first bytes after this long starts
+    /// afresh: a connection that never sends holds no window open for ever.
+    static let answerWait: Duration = .seconds(2)
     /// The window each connection's speed is measured over, for the scheduler.
     static let rateWindow: Duration = .milliseconds(250)
     /// A record is due once every connection wrote this much on average since the last one…

@@ -103,4 +103,75 @@ final class AdaptiveConnectionCountTests: XCTestCase {
         XCTAssertEqual(replay(), replay())
         XCTAssertLessThanOrEqual(replay().max() ?? 0, 12)
     }
+
+    func testAStepToTheCapIsJudgedLikeItsBaselineAndThenKept() {
+        // Given a server pacing each connection in bursts: slow start's short windows read each
+        // new connection's first burst (high), the long windows after it the steady rate (lower)
+        var count = AdaptiveConnectionCount(cap: 16)
+        count.observe(window(66e6), connections: 1, now: 0.06)
+        XCTAssertEqual(count.observe(window(120e6), connections: 4, now: 0.12), 16)
+        // Then the step to the cap is still judged by a short window, as its baseline was
+        XCTAssertTrue(count.isInSlowStart, "the step to the cap is measured as the step before it")
+        XCTAssertEqual(count.observe(window(260e6), connections: 16, now: 0.2), 16)
+        XCTAssertFalse(count.isInSlowStart, "at the cap, with the step paid, its windows are long")
+        // When the long windows read the steady rate, below the bursts' short windows
+        let steady = (1...6).map { count.observe(window(63e6), connections: 16, now: 0.2 + Double($0)) }
+        // Then it keeps the cap: a long window is never compared with a short one
+        XCTAssertEqual(steady, Array(repeating: 16, count: 6))
+    }
+
+    func testAStepToTheCapThatDidNotPayGoesBack() {
+        var count = AdaptiveConnectionCount(cap: 16)
+        count.observe(window(10e6), connections: 1, now: 1)
+        count.observe(window(40e6), connections: 4, now: 2)
+        XCTAssertEqual(count.observe(window(41e6), connections: 16, now: 3), 4, "sixteen gave no more than four")
+        XCTAssertFalse(count.isInSlowStart)
+    }
+
+    func testWindowsLastTwiceTheLongestSilenceOfAConnection() {
+        // quiet: the longest silence of an answered connection lately, in seconds
+        let rows: [(slowStart: Bool, connections: Int, quiet: Double, seconds: Double, why: String)] = [
+            (true, 4, 0, 0.03, "slow start: a short window after the last connection's first bytes"),
+            (true, 16, 1, 0.03, "slow start ignores silences: its step's window holds every new connection's first burst"),
+            (true, 1, 0, 0.06, "the first step's baseline, at one connection, is measured longer than the step"),
+            (false, 1, 0, 0.25, "a steady stream: the usual window"),
+            (false, 5, 0.1, 0.25, "silences shorter than half the window change nothing"),
+            (false, 5, 0.5, 1.0, "nginx limit_rate 4m: 2 MiB every 0.5 s, so two periods"),
+            (false, 5, 1.0, 2.0, "nginx limit_rate 1m: 1 MiB every second"),
+            (false, 5, 30, 2.0, "a stalled connection does not stretch it past the longest window"),
+            (false, 5, -1, 0.25, "a negative silence is none"),
+        ]
+        for row in rows {
+            XCTAssertEqual(
+                AdaptiveConnectionCount.windowSeconds(inSlowStart: row.slowStart, quiet: row.quiet, connections: row.connections),
+                row.seconds, accuracy: 1e-9, row.why)
+        }
+    }
+
+    func testARefusalSetsACeilingItNeverProbesAboveAgain() {
+        // Given a server that refuses a fifth connection (nginx limit_conn 4), met by the step to 16
+        var count = AdaptiveConnectionCount(cap: 16)
+        count.observe(window(4e6), connections: 1, now: 0.06)
+        count.observe(window(16e6), connections: 4, now: 0.12)
+        XCTAssertEqual(count.target, 16)
+        // When the burst of refusals answers it, four working
+        XCTAssertEqual(count.backOff(now: 0.15, working: 4), 4)
+        XCTAssertEqual(count.backOff(now: 0.16, working: 4), 4, "the rest of the burst is the same signal")
+        XCTAssertEqual(count.ceiling, 4)
+        // Then, long after the hold, however the total rises, it never asks for a fifth: each
+        // probe would be one more refusal and one more halving
+        let later = run(&count, from: 10, windows: 40) { Double($0) * 4e6 }
+        XCTAssertEqual(Set(later), [4])
+    }
+
+    func testTheCeilingIsTheMostThatWorkedInTheBurstAndALaterRefusalLowersIt() {
+        var count = AdaptiveConnectionCount(cap: 16, initial: 16)
+        count.backOff(now: 1, working: 5)
+        count.backOff(now: 1.1, working: 6)
+        XCTAssertEqual(count.ceiling, 6, "a connection answered during the burst worked too")
+        count.backOff(now: 9, working: 3)
+        XCTAssertEqual(count.ceiling, 3, "the limit came down")
+        let later = run(&count, from: 20, windows: 20) { Double($0) * 4e6 }
+        XCTAssertLessThanOrEqual(later.max() ?? .max, 3)
+    }
 }
