@@ -85,9 +85,10 @@ extension SegmentedDownload {
     // MARK: - Callbacks
 
     func linkResponse(_ id: ConnectionID, _ task: URLSessionTask, _ http: HTTPURLResponse) {
-        enum Verdict { case none, write, refused(CourierError, retryAfter: Duration?), end(Ending) }
+        enum Verdict { case none, write(chained: Bool), refused(CourierError, retryAfter: Duration?), end(Ending) }
         let verdict = state.withLock { state -> Verdict in
             guard !state.stopped, let link = state.links[id], link.task === task, !link.accepted else { return .none }
+            state.links[id]?.awaitingFirstAnswer = false
             let length: Int64?
             switch ContentLength.parse(http.value(forHTTPHeaderField: "Content-Length")) {
             case .malformed(let value):
@@ -106,7 +107,7 @@ extension SegmentedDownload {
                 state.links[id]?.mark?.statusCode = http.statusCode
                 let answered = state.links.values.filter(\.accepted).count
                 state.tally.peakConnections = max(state.tally.peakConnections, answered)
-                return .write
+                return .write(chained: link.awaitingFirstAnswer)
             case .restart(let why):
                 return .end(.restart(why))
             case .fail(let why):
@@ -120,7 +121,10 @@ extension SegmentedDownload {
             }
         }
         switch verdict {
-        case .none, .write: break
+        case .none, .write(chained: false): break
+        case .write(chained: true):
+            // The connection the count added is answered: the next one may start now.
+            schedule(idle: nil)
         case .end(let ending): end(ending)
         case .refused(let error, let retryAfter):
             // Any refusal (429, 503, a redirect, a 403…) is the server pushing back: fewer

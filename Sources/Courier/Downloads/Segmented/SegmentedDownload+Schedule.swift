@@ -182,6 +182,12 @@ extension SegmentedDownload {
                     target: quiet ? min(Self.target(state), state.map.connections.count) : Self.target(state),
                     idle: quiet ? nil : idle, newConnection: newID)
                 if action == .none { break }
+                // The automatic count adds connections one answer at a time: a server that
+                // refuses the one above its limit sees one refused request, not the rest of a step
+                // already on their way (the chain goes on from linkResponse, a round trip each).
+                if !state.isFixed, Self.startsConnection(action, newID), state.links.values.contains(where: \.awaitingFirstAnswer) {
+                    break
+                }
                 var range: Range<Int64>?
                 var stopping: [ConnectionID] = []
                 switch action {
@@ -219,6 +225,8 @@ extension SegmentedDownload {
                 state.links[worker] = Link(
                     lane: lane, task: nil, asked: range, accepted: false,
                     mark: RequestMark(connection: worker.rawValue, range: range, start: .now))
+                let added = worker == newID && !state.isFixed
+                state.links[worker]?.awaitingFirstAnswer = added
                 launches.append((worker, lane, range))
             }
             // A connection left with nothing to do stops.
@@ -232,6 +240,15 @@ extension SegmentedDownload {
         for (id, lane, range) in launches { launch(id, lane: lane, range: range) }
         if let report { host?.segmentsReport(report) }
         if complete { end(.complete) }
+    }
+
+    /// Whether `action` starts connection `newID`, a new one.
+    static func startsConnection(_ action: SegmentAction, _ newID: ConnectionID) -> Bool {
+        switch action {
+        case .start(let id, _), .duplicate(let id, _): return id == newID
+        case .steal(_, _, let thief): return thief == newID
+        case .stop, .none: return false
+        }
     }
 
     /// The lowest lane no connection of this download runs in (lane 0 is the manager's own session).

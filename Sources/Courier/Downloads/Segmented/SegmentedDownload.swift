@@ -95,6 +95,9 @@ final class SegmentedDownload: Sendable {
         var lastHeard: ContinuousClock.Instant?
         /// The crew cancelled the current request: its ending is not a failure.
         var cancelled = false
+        /// A connection the automatic count added, whose first request has no answer yet: the
+        /// next new connection waits for it (``SegmentedDownload/schedule(idle:reporting:)``).
+        var awaitingFirstAnswer = false
         /// The current request, for the timeline; `nil` once it is recorded as ended.
         var mark: RequestMark?
     }
