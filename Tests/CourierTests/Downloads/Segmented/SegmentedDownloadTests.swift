@@ -332,4 +332,28 @@ final class SegmentedDownloadRefusalTests: CourierTestCase {
         // as 3 under ThreadSanitizer on a loaded machine). The server's count above is the promise.
         XCTAssertLessThanOrEqual(response?.report.connections ?? .max, 3, "connections are counted once answered")
     }
+
+    func testAnAutomaticSplitAboveAServersLimitIsRefusedOnceAndNeverGoesAboveItAgain() throws {
+        // Given a server that refuses a fifth response at once (429), pacing each at 8 MiB/s
+        let size = 32 << 20
+        let content = TestServer.deterministicBytes(count: size, seed: 29)
+        server.addFile("limited.bin", data: content, etag: "\"v1\"")
+        let destination = directory.appendingPathComponent("limited.bin")
+        var policy = DownloadPolicy()
+        policy.split = .automatic
+        // When the automatic count ramps up (1, 4, then 16 under the manager's cap of 8)
+        let response: DownloadResponse? = wait(timeout: 60) { finish in
+            manager.downloadTask(
+                with: request("/files/limited.bin?rate=8388608&max_conns=4"), to: .file(destination), policy: policy,
+                completion: finish
+            ).resume()
+        }
+        // Then the step's connections went out one answer at a time: one refused request, then
+        // never above the limit again, and the file is exact
+        XCTAssertNil(response?.error)
+        XCTAssertEqual(try Data(contentsOf: destination) == content, true)
+        let traffic = server.traffic(for: "/files/limited.bin")
+        XCTAssertEqual(traffic.tooManyRequests, 1, "refusals at \(traffic.refusals.map(\.inFlight))")
+        XCTAssertLessThanOrEqual(traffic.peakInFlight, 4)
+    }
 }
