@@ -28,6 +28,7 @@ cat "$system" ca.pem > system-plus-ca.pem
 # A free port: bind port 0, read what the kernel gave, release it.
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 head -c 100 /dev/zero > small
+chmod 755 "$work" && chmod 644 small  # nginx's workers run as another user
 cat > nginx.conf <<EOF
 worker_processes 1;
 pid $work/nginx.pid;
@@ -52,7 +53,7 @@ cc -O2 -o multi-client "$here/multi-client.c" -lcurl
 
 # Runs "$@" with the test CA in the system's CA file, seen by that process only.
 with_system_ca() {
-    unshare -m --propagation private sh -c 'mount --bind "$0" "$1" && shift 2 && exec "$@"' system-plus-ca.pem "$system" "$@"
+    unshare -m --propagation private sh -c 'mount --bind "$0" "$1" && shift && exec "$@"' system-plus-ca.pem "$system" "$@"
 }
 
 # CPU per request of the curl command line: user+sys of the child from /usr/bin/time, over N URLs.
@@ -63,7 +64,7 @@ curl_row() { # C mode
     # --parallel keeps C transfers in flight on one multi handle (curl's own connection pool).
     parallel=''; [ "$c" -gt 1 ] && parallel="--parallel --parallel-max $c"
     start=$(date +%s.%N)
-    /usr/bin/time -f '%U %S' -o time.txt curl -s --cacert ca.pem $header $parallel -o /dev/null $urls -o /dev/null 2>/dev/null || true
+    /usr/bin/time -f '%U %S' -o time.txt curl -s --cacert ca.pem $header $parallel $urls >/dev/null 2>&1 || true
     end=$(date +%s.%N)
     awk -v n="$n" -v s="$start" -v e="$end" -v c="$c" -v m="$mode" \
         '{ printf "curl %s %s cpu_us_per_req=%.1f rps=%.1f\n", c, m, ($1+$2)/n*1e6, n/(e-s) }' time.txt
@@ -79,9 +80,9 @@ courier_row() { # C mode policy
     c=$1 mode=$2 policy=$3
     [ "$mode" = new ] && flag=--new-connections || flag=''
     if [ "$policy" = none ]; then
-        line=$(with_system_ca "$bench" small --url "$url" --requests "$requests" --concurrency "$c" --warmup 50 $flag)
+        line=$(with_system_ca "$bench" small --url "$url" --requests "$requests" --concurrency "$c" --warmup 50 $flag) || true
     else
-        line=$("$bench" small --url "$url" --requests "$requests" --concurrency "$c" --warmup 50 $flag --tls-policy "$policy" --cacert ca.pem)
+        line=$("$bench" small --url "$url" --requests "$requests" --concurrency "$c" --warmup 50 $flag --tls-policy "$policy" --cacert ca.pem) || true
     fi
     echo "$line" | sed -n "s/.* rps=\([0-9.]*\) .*cpu_us_per_req=\([0-9.]*\).*/courier-$policy $c $mode cpu_us_per_req=\2 rps=\1/p"
 }
