@@ -26,6 +26,11 @@ typedef struct {
     char *callerCAPath;
     int callerSetCAInfo;
     int callerSetCAPath;
+    /// The kit set CAPATH to none because the CA file in use covers libcurl's built-in directory
+    /// (CAStore.c): undone if FoundationNetworking sets CAINFO itself.
+    int caPathLeftOut;
+    /// The handle's CA options were looked at for a transfer without a policy.
+    int caDefaultsSet;
 } courier_tls_state;
 
 /// One per easy handle the kit stands in front of.

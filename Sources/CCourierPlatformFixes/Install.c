@@ -303,5 +303,7 @@ courier_fixes_counters courier_platform_fixes_counters(void) {
     counters.lengthsHidden = __atomic_load_n(&courier_counters.lengthsHidden, __ATOMIC_RELAXED);
     counters.urlHandlesReleased = __atomic_load_n(&courier_counters.urlHandlesReleased, __ATOMIC_RELAXED);
     counters.tlsPoliciesApplied = __atomic_load_n(&courier_counters.tlsPoliciesApplied, __ATOMIC_RELAXED);
+    counters.caDirectoriesLeftOut = __atomic_load_n(&courier_counters.caDirectoriesLeftOut, __ATOMIC_RELAXED);
+    counters.tlsCAFilesInMemory = __atomic_load_n(&courier_counters.tlsCAFilesInMemory, __ATOMIC_RELAXED);
     return counters;
 }

@@ -7,16 +7,22 @@
 // again for every redirect it follows. The kit's curl_easy_setopt wrapper takes Courier's header
 // out (libcurl is given a copy of the list without it, so it never goes on the wire) and notes
 // the token. Just before the handle is added to its multi handle, the token's options are set:
-// CAINFO/CAPATH/CAINFO_BLOB, PINNEDPUBLICKEY, SSLCERT/SSLKEY/KEYPASSWD, SSL_VERIFYPEER/VERIFYHOST.
+// CAINFO/CAPATH (or CAINFO_BLOB), PINNEDPUBLICKEY, SSLCERT/SSLKEY/KEYPASSWD, SSL_VERIFYPEER/VERIFYHOST.
 // A handle whose next transfer names no policy gets libcurl's defaults back, so nothing one
 // transfer asked for sticks to the next. A token nobody registered refuses the connection: a
 // pin no key matches and no trusted CA, never weaker checks.
+//
+// A policy's CA certificates reach libcurl as a sealed in-memory file (CAStore.c) rather than a
+// blob, and libcurl's built-in CA directory is left out where it adds nothing: both let libcurl
+// reuse the parsed CA store for new connections, and a kept-alive connection is then matched by a
+// path instead of a 220 KB comparison (Docs/TLS.md, "What a connection costs").
 
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <pthread.h>
 #include "EasyRecord.h"
+#include "CAStore.h"
 
 /// A registered policy: copies of everything it was given.
 typedef struct stored_policy {
@@ -28,6 +34,10 @@ typedef struct stored_policy {
     char *caPath;
     void *caBlob;
     size_t caBlobLength;
+    /// The PEM as a file ("/proc/self/fd/N"), or NULL when the blob is used.
+    char *caFile;
+    /// `caFile` holds libcurl's built-in CA file whole, so the built-in directory can be left out.
+    int caFileCoversDirectory;
     char *pinnedPublicKey;
     char *clientCertificate;
     char *clientKey;
@@ -58,6 +68,7 @@ static void free_policy(stored_policy *policy) {
     free(policy->caInfo);
     free(policy->caPath);
     free(policy->caBlob);
+    free(policy->caFile);
     free(policy->pinnedPublicKey);
     free(policy->clientCertificate);
     free(policy->clientKey);
@@ -99,6 +110,19 @@ int courier_tls_register(const courier_tls_policy *policy) {
     if (failed) {
         free_policy(stored);
         return -1;
+    }
+    if (stored->caBlob != NULL) {
+        // As a file the parsed store can be cached (a blob never is); if there is no way to make
+        // one here, the blob stays: slower, with the same certificates.
+        stored->caFile = courier_ca_memory_file(stored->caBlob, stored->caBlobLength);
+        if (stored->caFile != NULL) {
+            stored->caFileCoversDirectory = stored->caPathMode == COURIER_TLS_CA_DEFAULT
+                && courier_ca_pem_contains_default_file(stored->caBlob, stored->caBlobLength);
+            free(stored->caBlob);
+            stored->caBlob = NULL;
+            stored->caBlobLength = 0;
+            __atomic_fetch_add(&courier_counters.tlsCAFilesInMemory, 1, __ATOMIC_RELAXED);
+        }
     }
     pthread_mutex_lock(&registryLock);
     stored->next = registry;
@@ -237,6 +261,8 @@ static int set_headers(CURL *easy, courier_tls_state *tls, courier_curl_slist *l
     return 0;
 }
 
+static int caller_uses_default_file(const courier_tls_state *tls);
+
 /// libcurl's answer for a failure the kit cannot recover from (CURLE_OUT_OF_MEMORY).
 #define COURIER_CURLE_OUT_OF_MEMORY 27
 
@@ -259,11 +285,19 @@ CURLcode courier_tls_setopt(CURL *easy, int option, void *value) {
         free(tls->callerCAInfo);
         tls->callerCAInfo = value != NULL ? strdup(value) : NULL;
         tls->callerSetCAInfo = 1;
+        tls->caDefaultsSet = 0;
+        if (tls->caPathLeftOut && !caller_uses_default_file(tls)) {
+            // The directory was left out for the built-in file only: another file gets it back.
+            courier_real.easy_setopt(easy, COURIER_CURLOPT_CAPATH, courier_ca_defaults_get()->directory);
+            tls->caPathLeftOut = 0;
+        }
         return courier_real.easy_setopt(easy, option, value);
     case COURIER_CURLOPT_CAPATH:
         free(tls->callerCAPath);
         tls->callerCAPath = value != NULL ? strdup(value) : NULL;
         tls->callerSetCAPath = 1;
+        tls->caDefaultsSet = 0;
+        tls->caPathLeftOut = 0;
         return courier_real.easy_setopt(easy, option, value);
     default: {
         CURLcode result = COURIER_CURLE_OK;
@@ -290,16 +324,36 @@ static const char *ca_value(CURL *easy, courier_tls_ca_mode mode, const char *pa
     }
 }
 
+/// FoundationNetworking set no CA file, or set libcurl's built-in one (it names the file it chose).
+static int caller_uses_default_file(const courier_tls_state *tls) {
+    if (!tls->callerSetCAInfo) return 1;
+    const char *file = courier_ca_defaults_get()->file;
+    return tls->callerCAInfo != NULL && file != NULL && strcmp(tls->callerCAInfo, file) == 0;
+}
+
 /// Sets `policy`'s options on the handle, or libcurl's defaults when `policy` is NULL. Returns 0
 /// when every option a policy asks for was taken.
 static int apply(CURL *easy, courier_tls_state *tls, const stored_policy *policy) {
     static const stored_policy defaults = { .verify = 1 };
     const stored_policy *wanted = policy != NULL ? policy : &defaults;
     int failed = 0;
-    const char *caInfo = ca_value(easy, wanted->caInfoMode, wanted->caInfo, tls->callerSetCAInfo, tls->callerCAInfo, COURIER_CURLINFO_CAINFO);
+    const char *caInfo = wanted->caFile != NULL
+        ? wanted->caFile
+        : ca_value(easy, wanted->caInfoMode, wanted->caInfo, tls->callerSetCAInfo, tls->callerCAInfo, COURIER_CURLINFO_CAINFO);
     const char *caPath = ca_value(easy, wanted->caPathMode, wanted->caPath, tls->callerSetCAPath, tls->callerCAPath, COURIER_CURLINFO_CAPATH);
+    // The built-in directory goes only where the file libcurl loads has every certificate in it:
+    // the built-in file itself, or a policy's file that holds it whole.
+    int leaveOut = wanted->caPathMode == COURIER_TLS_CA_DEFAULT && !tls->callerSetCAPath
+        && courier_ca_defaults_get()->cache == COURIER_CA_CACHE_DIRECTORY_LEFT_OUT
+        && (wanted->caFile != NULL
+                ? wanted->caFileCoversDirectory
+                : wanted->caBlob == NULL && wanted->caInfoMode == COURIER_TLS_CA_DEFAULT && caller_uses_default_file(tls));
+    if (leaveOut) caPath = NULL;
     failed |= courier_real.easy_setopt(easy, COURIER_CURLOPT_CAINFO, caInfo) != COURIER_CURLE_OK;
-    failed |= courier_real.easy_setopt(easy, COURIER_CURLOPT_CAPATH, caPath) != COURIER_CURLE_OK && caPath != NULL;
+    CURLcode pathResult = courier_real.easy_setopt(easy, COURIER_CURLOPT_CAPATH, caPath);
+    failed |= pathResult != COURIER_CURLE_OK && caPath != NULL;
+    tls->caPathLeftOut = leaveOut && pathResult == COURIER_CURLE_OK;
+    if (tls->caPathLeftOut) courier_real.easy_setopt(easy, COURIER_CURLOPT_CA_CACHE_TIMEOUT, COURIER_CA_CACHE_SECONDS);
     courier_curl_blob blob = { wanted->caBlob, wanted->caBlobLength, COURIER_CURL_BLOB_NOCOPY };
     CURLcode blobResult = courier_real.easy_setopt(easy, COURIER_CURLOPT_CAINFO_BLOB, wanted->caBlob != NULL ? (void *)&blob : NULL);
     // Unsetting an option libcurl does not have is not a failure; setting one is.
@@ -319,12 +373,34 @@ static int apply(CURL *easy, courier_tls_state *tls, const stored_policy *policy
     return failed && policy != NULL ? -1 : 0;
 }
 
+/// A handle's first transfer without a policy: only the built-in CA directory may change (left
+/// out where the built-in file covers it); every other option stays as FoundationNetworking set it.
+static void use_default_ca(CURL *easy, courier_tls_state *tls) {
+    tls->caDefaultsSet = 1;
+    if (!caller_uses_default_file(tls) || tls->callerSetCAPath || courier_ca_defaults_get()->cache != COURIER_CA_CACHE_DIRECTORY_LEFT_OUT) {
+        return;
+    }
+    if (courier_real.easy_setopt(easy, COURIER_CURLOPT_CAPATH, NULL) != COURIER_CURLE_OK) return;
+    tls->caPathLeftOut = 1;
+    courier_real.easy_setopt(easy, COURIER_CURLOPT_CA_CACHE_TIMEOUT, COURIER_CA_CACHE_SECONDS);
+}
+
+static void count_left_out(const courier_tls_state *tls) {
+    if (tls->caPathLeftOut) __atomic_fetch_add(&courier_counters.caDirectoriesLeftOut, 1, __ATOMIC_RELAXED);
+}
+
 void courier_tls_before_add(CURL *easy, courier_easy_record *record) {
     courier_tls_state *tls = &record->tls;
     if (tls->wanted[0] == 0) {
         // No policy for this transfer: undo the last one's, if any (a redirect to a host without one).
-        if (tls->applied) apply(easy, tls, NULL);
+        if (tls->applied) {
+            apply(easy, tls, NULL);
+            tls->caDefaultsSet = 1;
+        } else if (!tls->caDefaultsSet) {
+            use_default_ca(easy, tls);
+        }
         tls->applied = 0;
+        count_left_out(tls);
         return;
     }
     const stored_policy *policy = find_policy(tls->wanted);
@@ -334,6 +410,7 @@ void courier_tls_before_add(CURL *easy, courier_easy_record *record) {
         apply(easy, tls, &refuseAll);
     }
     tls->applied = 1;
+    count_left_out(tls);
     __atomic_fetch_add(&courier_counters.tlsPoliciesApplied, 1, __ATOMIC_RELAXED);
 }
 

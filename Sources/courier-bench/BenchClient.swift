@@ -72,7 +72,10 @@ extension BenchOptions {
 
     /// The one request every call sends: a GET of `--url`, timing out after `--timeout` idle seconds.
     var request: URLRequest {
-        URLRequest(url: url, timeoutInterval: timeout)
+        var request = URLRequest(url: url, timeoutInterval: timeout)
+        // libcurl closes the connection after such an exchange: the next request opens a new one.
+        if newConnections { request.setValue("close", forHTTPHeaderField: "Connection") }
+        return request
     }
 
     /// How the `stream` consumer treats chunks: `--sha256` hashes, `--consume-mib-s` paces.

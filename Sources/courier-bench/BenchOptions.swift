@@ -27,6 +27,16 @@ enum Workload: String, CaseIterable, Sendable {
     case segmented
 }
 
+/// The TLS policy Courier's client puts on the `small` workload's requests (`--tls-policy`).
+enum BenchTLSPolicy: String, CaseIterable, Sendable {
+    /// No policy: the system's certificate authorities, as libcurl finds them.
+    case none
+    /// `TLSPolicy(trust: .only([.file(caFile)]))`.
+    case only
+    /// `TLSPolicy(trust: .system(adding: [.file(caFile)]))`: the system's authorities and the CA.
+    case system
+}
+
 /// How the `queue` workload runs its downloads.
 enum QueueMode: String, CaseIterable, Sendable {
     /// Through a `DownloadQueue`: one `add(contentsOf:)`, completions from an observer.
@@ -65,6 +75,7 @@ enum ClientKind: String, CaseIterable, Sendable {
 /// ```
 /// courier-bench small    --url URL [--requests N] [--concurrency C] [--warmup W] [--max-conns K]
 ///                        [--expect-bytes B] [--timeout S] [--client courier|urlsession]
+///                        [--new-connections] [--tls-policy none|only|system --cacert FILE]
 /// courier-bench download --url URL --out PATH [--expect-bytes B] [--timeout S] [--client …]
 /// courier-bench memory   --url URL [--expect-bytes B] [--timeout S] [--client …]
 /// courier-bench stream   --url URL [--expect-bytes B] [--sha256 HEX] [--buffer-limit L] [--overflow fail|pause]
@@ -117,6 +128,13 @@ struct BenchOptions: Equatable, Sendable {
     /// small, Courier only: a `LoggingMonitor` at this level whose lines are written to /dev/null
     /// (`nil`: no monitor), to measure what logging costs.
     var logLevel: LoggingMonitor.Level?
+    /// small, https: a PEM file of CA certificates (`--cacert`) for `--tls-policy`.
+    var caFile: String?
+    /// small, Courier only: the TLS policy the manager puts on every request (`--tls-policy`).
+    var tlsPolicy: BenchTLSPolicy = .none
+    /// small: every request asks for its connection to be closed (`Connection: close`), so each
+    /// one pays for a new connection (and, over https, a full TLS handshake).
+    var newConnections = false
     /// idle: what waits (`--shape`).
     var shape: IdleShape = .head
     /// idle: how long the transfers wait, in seconds (`--seconds`, at most ``IdleShape/longestWait``).
@@ -133,6 +151,7 @@ struct BenchOptions: Equatable, Sendable {
         Usage:
           courier-bench small    --url URL [--requests N] [--concurrency C] [--warmup W] [--max-conns K]
                                  [--expect-bytes B] [--timeout S] [--client courier|urlsession] [--log LEVEL]
+                                 [--new-connections] [--tls-policy none|only|system --cacert FILE]
           courier-bench download --url URL --out PATH [--expect-bytes B] [--timeout S] [--client courier|urlsession]
           courier-bench memory   --url URL [--expect-bytes B] [--timeout S] [--client courier|urlsession]
           courier-bench stream   --url URL [--expect-bytes B] [--sha256 HEX] [--buffer-limit L] [--overflow fail|pause]
@@ -149,7 +168,10 @@ struct BenchOptions: Equatable, Sendable {
                      flight (default 1); every response must be 200 with B bytes (B defaults to the
                      first warm-up response's length). --max-conns sets httpMaximumConnectionsPerHost.
                      --log LEVEL (Courier only) attaches a LoggingMonitor at LEVEL (trace … critical)
-                     writing each line to /dev/null.
+                     writing each line to /dev/null. --new-connections sends Connection: close, so every
+                     request opens a new connection (over https: a full handshake). --tls-policy (Courier
+                     only) puts a TLSPolicy on every request: only (trust only the CA file --cacert) or
+                     system (the system's authorities and --cacert); none (default) trusts the system's.
           download   One GET streamed into the file PATH (replaced if it exists).
           memory     One GET held whole in memory.
           stream     One GET consumed chunk by chunk (Courier: bytes(for:) and .chunks), never held whole;
@@ -187,12 +209,15 @@ struct BenchOptions: Equatable, Sendable {
         """
 
     /// The options that take no value.
-    private static let flags: Set<String> = ["--items-only"]
+    private static let flags: Set<String> = ["--items-only", "--new-connections"]
     /// The options each workload accepts (all but ``flags`` take a value).
     private static let common: Set<String> = ["--url", "--expect-bytes", "--timeout", "--client"]
     private static func accepted(by workload: Workload) -> Set<String> {
         switch workload {
-        case .small: common.union(["--requests", "--concurrency", "--warmup", "--max-conns", "--log"])
+        case .small:
+            common.union([
+                "--requests", "--concurrency", "--warmup", "--max-conns", "--log", "--new-connections", "--tls-policy", "--cacert",
+            ])
         case .download: common.union(["--out"])
         case .memory: common
         case .stream: common.union(["--sha256", "--buffer-limit", "--overflow", "--consume-mib-s"])
@@ -282,6 +307,7 @@ struct BenchOptions: Equatable, Sendable {
                     message: "\(option) needs --client courier: a raw URLSession has no stream buffer and cannot pace its consumer")
             }
         }
+        if workload == .small { try parseTLS(values, into: &options) }
         if workload == .sse {
             guard let text = values["--expect-events"] else { throw BenchUsageError(message: "sse needs --expect-events N") }
             options.expectedEvents = try integer("--expect-events", text, atLeast: 1)
@@ -289,6 +315,32 @@ struct BenchOptions: Equatable, Sendable {
         if workload == .queue { try parseQueue(values, into: &options) }
         if workload == .idle { try parseIdle(values, into: &options) }
         return options
+    }
+
+    /// `small`'s connection and TLS options.
+    private static func parseTLS(_ values: [String: String], into options: inout BenchOptions) throws(BenchUsageError) {
+        options.newConnections = values["--new-connections"] != nil
+        if let text = values["--tls-policy"] {
+            guard let policy = BenchTLSPolicy(rawValue: text) else {
+                throw BenchUsageError(message: "--tls-policy takes none, only or system, not '\(text)'")
+            }
+            options.tlsPolicy = policy
+        }
+        if let path = values["--cacert"] {
+            guard !path.isEmpty else { throw BenchUsageError(message: "--cacert needs a file path") }
+            options.caFile = path
+        }
+        if options.tlsPolicy != .none {
+            guard options.client == .courier else {
+                throw BenchUsageError(message: "--tls-policy needs --client courier: a raw URLSession has no TLS policy")
+            }
+            guard options.caFile != nil else { throw BenchUsageError(message: "--tls-policy \(options.tlsPolicy.rawValue) needs --cacert FILE") }
+            guard options.url.scheme?.lowercased() == "https" else { throw BenchUsageError(message: "--tls-policy needs an https:// URL") }
+        } else if options.caFile != nil {
+            // Without a policy nothing in URLSession can be told of a CA file: refused, not ignored.
+            throw BenchUsageError(
+                message: "--cacert needs --tls-policy only or system: without a policy the system's CA store is trusted (Docs/Benchmark.md)")
+        }
     }
 
     /// The `idle` workload's options.
@@ -368,10 +420,15 @@ struct BenchOptions: Equatable, Sendable {
         switch workload {
         case .small:
             let log = logLevel.map { [(key: "log", value: $0.rawValue)] } ?? []
+            // Only when asked for, so the plain rows read as before.
+            let connections = newConnections ? [(key: "new_conns", value: "yes")] : []
+            let tls = tlsPolicy != .none ? [(key: "tls_policy", value: tlsPolicy.rawValue)] : []
             return log + [
-                ("max_conns", maxConnections.map(String.init) ?? "default"),
-                timeout,
-                ("warmup", String(warmup)),
+                ("max_conns", maxConnections.map(String.init) ?? "default")
+            ] + connections + [
+                timeout
+            ] + tls + [
+                ("warmup", String(warmup))
             ]
         case .download, .memory, .sse, .segmented:
             return [timeout]

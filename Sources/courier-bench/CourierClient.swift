@@ -38,6 +38,13 @@ final class CourierClient: BenchClient {
                 }
             ]
         }
+        if let file = options.caFile {
+            switch options.tlsPolicy {
+            case .none: break
+            case .only: configuration.tls.default = TLSPolicy(trust: .only([.file(file)]))
+            case .system: configuration.tls.default = TLSPolicy(trust: .system(adding: [.file(file)]))
+            }
+        }
         manager = SessionManager(configuration: configuration)
         // A stream's waits are its policy's (the request timeout does not apply to streams):
         // `--timeout` bounds silence there, as it does for URLSession's client.

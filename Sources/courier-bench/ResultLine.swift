@@ -5,7 +5,7 @@ import Foundation
 /// ```
 /// RESULT client=<name> workload=<w> secs=<s> cpu_s=<s> rss_kib=<peak> config=<k:v,...> <metrics>
 /// ```
-/// with `n=<N> c=<C> errors=<E> rps=<r> p50_ms=<x> p99_ms=<y>` for `small`,
+/// with `n=<N> c=<C> errors=<E> rps=<r> p50_ms=<x> p99_ms=<y> cpu_us_per_req=<u>` for `small`,
 /// `bytes=<B> mib_s=<m>` for `download` and `memory`, `bytes=<B> mib_s=<m> high_water_kib=<H>
 /// pauses=<P>` for `stream`, `events=<N> events_s=<e>` for `sse`, `files=<N> c=<C> files_s=<f>` for
 /// `queue`, `items=<N> items_s=<i> base_rss_kib=<B> journal_kib=<J>` for `queue --items-only`, and
@@ -150,6 +150,8 @@ struct ResultLine {
                 "rps=\(Self.fixed(Double(requests.count) / seconds, 1))",
                 "p50_ms=\(Self.milliseconds(Self.percentile(50, ofSorted: sorted)))",
                 "p99_ms=\(Self.milliseconds(Self.percentile(99, ofSorted: sorted)))",
+                // CPU per request: steadier than the rate on shared cores (the TLS rows compare it).
+                "cpu_us_per_req=\(Self.fixed(cpuSeconds / Double(requests.count) * 1e6, 1))",
             ]
         case .bytes(let bytes):
             fields += ["bytes=\(bytes)", "mib_s=\(Self.fixed(Double(bytes) / 1_048_576 / seconds, 1))"]

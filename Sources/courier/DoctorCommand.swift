@@ -297,7 +297,23 @@ struct DoctorCommand {
         if let applied = status.tlsPoliciesApplied {
             rows.append(("TLS policies", "put on \(applied) transfers so far · trust, pins and client certificates (Docs/TLS.md)"))
         }
+        if let store = status.caStore { rows.append(("CA store", caStoreRow(store))) }
         return rows
+    }
+
+    /// Whether new TLS connections reuse libcurl's parsed CA store (Docs/TLS.md, "What a connection costs").
+    static func caStoreRow(_ store: PlatformFixes.CAStore) -> String {
+        let directory = store.directory ?? "the CA directory"
+        let file = store.file ?? "the CA file"
+        let state = switch store.cache {
+        case .directoryLeftOut:
+            "parsed once per session: \(directory) holds only certificates of \(file), so the kit leaves it out "
+                + "(\(store.directoriesLeftOut) transfers so far)"
+        case .noDirectory: "parsed once per session (libcurl has no built-in CA directory)"
+        case .directoryAdds: "parsed for every new connection: \(directory) has certificates \(file) lacks, so it stays"
+        case .unsupported: "parsed for every new connection: this libcurl has no CA-store cache (7.87.0 and later)"
+        }
+        return state + " · policy CA files in memory: \(store.policyFilesInMemory)"
     }
 
     /// Which policy the URL gets, loudly when verification is off, and whether it can be enforced.

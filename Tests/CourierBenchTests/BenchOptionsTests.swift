@@ -56,6 +56,44 @@ final class BenchOptionsTests: XCTestCase {
         XCTAssertThrowsError(try BenchOptions.parse(["memory", "--url", "http://127.0.0.1:1/x", "--log", "info"]))
     }
 
+    func testHTTPSOptionsNameThePolicyAndNewConnectionsInTheConfiguration() throws {
+        let plain = try parse(["small", "--url", "https://127.0.0.1:1/small"])
+        XCTAssertEqual(plain.tlsPolicy, .none)
+        XCTAssertFalse(plain.newConnections)
+        XCTAssertNil(plain.request.value(forHTTPHeaderField: "Connection"))
+        XCTAssertEqual(plain.configuration.map(\.key), ["max_conns", "timeout", "warmup"])
+
+        let options = try parse([
+            "small", "--url", "https://127.0.0.1:1/small", "--new-connections", "--tls-policy=system", "--cacert", "/tmp/ca.pem",
+        ])
+        XCTAssertEqual(options.tlsPolicy, .system)
+        XCTAssertEqual(options.caFile, "/tmp/ca.pem")
+        XCTAssertTrue(options.newConnections)
+        XCTAssertEqual(options.request.value(forHTTPHeaderField: "Connection"), "close")
+        XCTAssertEqual(
+            options.configuration.map { "\($0.key):\($0.value)" },
+            ["max_conns:default", "new_conns:yes", "timeout:60", "tls_policy:system", "warmup:200"])
+    }
+
+    func testHTTPSOptionMistakesAreUsageErrors() {
+        let url = "https://127.0.0.1:1/small"
+        XCTAssertEqual(
+            usageMessage(["small", "--url", url, "--tls-policy", "pinned", "--cacert", "/x"]),
+            "--tls-policy takes none, only or system, not 'pinned'")
+        XCTAssertEqual(usageMessage(["small", "--url", url, "--tls-policy", "only"]), "--tls-policy only needs --cacert FILE")
+        XCTAssertEqual(
+            usageMessage(["small", "--url", url, "--cacert", "/x"]),
+            "--cacert needs --tls-policy only or system: without a policy the system's CA store is trusted (Docs/Benchmark.md)")
+        XCTAssertEqual(
+            usageMessage(["small", "--url", url, "--tls-policy", "only", "--cacert", "/x", "--client", "urlsession"]),
+            "--tls-policy needs --client courier: a raw URLSession has no TLS policy")
+        XCTAssertEqual(
+            usageMessage(["small", "--url", "http://127.0.0.1:1/", "--tls-policy", "only", "--cacert", "/x"]),
+            "--tls-policy needs an https:// URL")
+        XCTAssertEqual(usageMessage(["small", "--url", url, "--new-connections=yes"]), "--new-connections takes no value")
+        XCTAssertEqual(usageMessage(["memory", "--url", url, "--new-connections"]), "unknown option '--new-connections' for memory")
+    }
+
     func testDownloadNeedsOutAndMemoryDoesNot() throws {
         let download = try parse(["download", "--url", "http://h/f", "--out", "/tmp/f.bin", "--expect-bytes", "5"])
         XCTAssertEqual(download.workload, .download)

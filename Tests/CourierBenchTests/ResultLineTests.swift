@@ -28,7 +28,8 @@ final class ResultLineTests: XCTestCase {
         XCTAssertEqual(
             line.text,
             "RESULT client=courier workload=small secs=2.500 cpu_s=1.235 rss_kib=36380 "
-                + "config=max_conns:default,timeout:60,warmup:200 n=5000 c=4 errors=2 rps=2000.0 p50_ms=100.000 p99_ms=198.000")
+                + "config=max_conns:default,timeout:60,warmup:200 n=5000 c=4 errors=2 rps=2000.0 p50_ms=100.000 p99_ms=198.000 "
+                + "cpu_us_per_req=246.9")
     }
 
     func testIdleLineGivesTheCoresKeptBusyAndTheKit() {
@@ -100,7 +101,7 @@ final class ResultLineTests: XCTestCase {
         let line = ResultLine(
             client: .courier, workload: .small, seconds: 1, cpuSeconds: 0, maxRSSKiB: 1, configuration: [],
             metrics: .requests(.init(count: 3, concurrency: 1, errors: 3, latencies: [])))
-        XCTAssertTrue(line.text.hasSuffix(" errors=3 rps=3.0 p50_ms=nan p99_ms=nan"), line.text)
+        XCTAssertTrue(line.text.hasSuffix(" errors=3 rps=3.0 p50_ms=nan p99_ms=nan cpu_us_per_req=0.0"), line.text)
         XCTAssertTrue(line.text.contains(" config= "), line.text)
     }
 

@@ -57,7 +57,39 @@ typedef struct {
     uint64_t urlHandlesReleased;
     /// Transfers a TLS policy was put on before they started (Docs/TLS.md).
     uint64_t tlsPoliciesApplied;
+    /// Transfers started without libcurl's built-in CA directory because every certificate in
+    /// it is in the CA file they load, so that libcurl's CA-store cache works (Docs/TLS.md).
+    uint64_t caDirectoriesLeftOut;
+    /// Policies whose CA certificates went into a sealed in-memory file instead of a blob.
+    uint64_t tlsCAFilesInMemory;
 } courier_fixes_counters;
+
+/// Whether new connections can reuse libcurl's parsed CA store (Docs/TLS.md, "What a connection
+/// costs").
+typedef enum {
+    /// libcurl has no CA-store cache (before 7.87.0), or the kit is not active.
+    COURIER_CA_CACHE_UNSUPPORTED = 0,
+    /// libcurl has no built-in CA directory: its cache works without the kit.
+    COURIER_CA_CACHE_NO_DIRECTORY = 1,
+    /// The built-in CA directory holds only certificates of the built-in CA file: the kit leaves
+    /// it out, and the cache works.
+    COURIER_CA_CACHE_DIRECTORY_LEFT_OUT = 2,
+    /// The built-in CA directory has certificates (or CRLs) the file lacks, or could not be read
+    /// whole: it stays, and every new connection parses the CA file again.
+    COURIER_CA_CACHE_DIRECTORY_ADDS = 3,
+} courier_ca_cache_state;
+
+/// The state for this process (found once, on first use).
+courier_ca_cache_state courier_tls_ca_cache_state(void);
+
+/// libcurl's built-in CA file and directory (NULL when none, or the kit is not active).
+const char *courier_tls_default_ca_file(void);
+const char *courier_tls_default_ca_directory(void);
+
+/// 1 when every certificate in the OpenSSL hash directory `directory` (files named like
+/// 1a2b3c4d.0) is also in `pem`, and the directory holds nothing else OpenSSL would load (CRLs,
+/// TRUSTED CERTIFICATE blocks, unreadable files); else 0.
+int courier_tls_pem_covers_directory(const void *pem, size_t length, const char *directory);
 
 /// How a TLS policy sets libcurl's CA file or CA directory.
 typedef enum {

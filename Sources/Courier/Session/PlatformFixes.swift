@@ -111,11 +111,47 @@ public enum PlatformFixes {
         /// Transfers the kit put a ``TLSPolicy`` on in this process (Docs/TLS.md); `nil` when
         /// the kit is not active.
         public var tlsPoliciesApplied: UInt64?
+        /// Whether a new TLS connection reuses libcurl's parsed CA store or parses the CA file again
+        /// (Docs/TLS.md, "What a connection costs"); `nil` when the kit is not active.
+        public var caStore: CAStore?
 
         /// Whether `fix` is active.
         public func isActive(_ fix: Fix) -> Bool {
             fixes.first { $0.fix == fix }?.isActive ?? false
         }
+    }
+
+    /// What a new TLS connection costs in CA certificates, and what the kit does about it.
+    ///
+    /// libcurl keeps the parsed CA store per URLSession (its multi handle) only when the store
+    /// comes from a CA file alone: no CA directory, no in-memory blob. The kit gives a
+    /// ``TLSPolicy``'s certificates to libcurl as a sealed in-memory file, and leaves libcurl's
+    /// built-in CA directory out where every certificate in it is also in the CA file.
+    public struct CAStore: Sendable, Codable, Equatable {
+        /// Whether libcurl's CA-store cache can work for transfers that trust the system's authorities.
+        public enum Cache: String, Sendable, Codable {
+            /// This libcurl has no CA-store cache (before 7.87.0): every connection parses the CA file.
+            case unsupported
+            /// libcurl has no built-in CA directory: its cache works without the kit.
+            case noDirectory
+            /// The built-in CA directory holds only certificates of the CA file; the kit leaves it
+            /// out, so the cache works (a changed system store reaches new connections within 5 minutes).
+            case directoryLeftOut
+            /// The built-in CA directory adds certificates (or CRLs) the CA file lacks, or could not
+            /// be read whole: it stays, and each new connection parses the system's CA file again.
+            case directoryAdds
+        }
+
+        /// The state for this process.
+        public var cache: Cache
+        /// libcurl's built-in CA file and directory, as the kit found them.
+        public var file: String?
+        public var directory: String?
+        /// Transfers started with the built-in directory left out.
+        public var directoriesLeftOut: UInt64
+        /// Policies whose CA certificates libcurl reads from a sealed in-memory file (the others,
+        /// where the system cannot give one, use a blob that is parsed for each connection).
+        public var policyFilesInMemory: UInt64
     }
 
     /// One fix's state in this process.
@@ -178,12 +214,33 @@ public enum PlatformFixes {
         case COURIER_FIXES_ACTIVE:
             return Status(
                 state: .active, reason: nil, object: object.map { $0.isEmpty ? programPath : $0 }, fixes: fixes,
-                tlsPoliciesApplied: counters.tlsPoliciesApplied)
+                tlsPoliciesApplied: counters.tlsPoliciesApplied, caStore: caStore(counters))
         case COURIER_FIXES_NOT_INSTALLED:
             return Status(state: .notInstalled, reason: nil, object: nil, fixes: fixes)
         default:
             return Status(state: .inert, reason: reason(for: installed), object: nil, fixes: fixes)
         }
+    }
+
+    /// Whether every certificate in the OpenSSL hash directory `directory` is in `pem` and the
+    /// directory holds nothing else OpenSSL would load: the kit's test before it leaves libcurl's
+    /// built-in CA directory out (CAStore.c).
+    static func pem(_ pem: Data, coversDirectory directory: String) -> Bool {
+        pem.withUnsafeBytes { courier_tls_pem_covers_directory($0.baseAddress, $0.count, directory) == 1 }
+    }
+
+    /// The kit's CA-store state (found once, the first time it is asked or a transfer starts).
+    private static func caStore(_ counters: courier_fixes_counters) -> CAStore {
+        let cache: CAStore.Cache = switch courier_tls_ca_cache_state() {
+        case COURIER_CA_CACHE_NO_DIRECTORY: .noDirectory
+        case COURIER_CA_CACHE_DIRECTORY_LEFT_OUT: .directoryLeftOut
+        case COURIER_CA_CACHE_DIRECTORY_ADDS: .directoryAdds
+        default: .unsupported
+        }
+        return CAStore(
+            cache: cache, file: courier_tls_default_ca_file().map { String(cString: $0) },
+            directory: courier_tls_default_ca_directory().map { String(cString: $0) },
+            directoriesLeftOut: counters.caDirectoriesLeftOut, policyFilesInMemory: counters.tlsCAFilesInMemory)
     }
 
     static func reason(for status: courier_fixes_status) -> String {

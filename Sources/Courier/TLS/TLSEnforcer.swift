@@ -19,6 +19,8 @@ final class TLSEnforcer: Sendable {
     let policies: TLSPolicies
     /// Each policy's token, or why it cannot be registered (a CA file that cannot be read…).
     private let registrations: [TLSPolicy: Result<TLSRegistry.Entry, CourierError>]
+    /// The default policy's registration, found without hashing a policy per request.
+    private let defaultRegistration: Result<TLSRegistry.Entry, CourierError>?
 
     init(_ policies: TLSPolicies) {
         self.policies = policies
@@ -27,6 +29,7 @@ final class TLSEnforcer: Sendable {
             registrations[policy] = TLSRegistry.register(policy)
         }
         self.registrations = registrations
+        defaultRegistration = policies.default.flatMap { registrations[$0] }
     }
 
     /// `request` with its policy's token, or without any token when no policy applies.
@@ -41,7 +44,8 @@ final class TLSEnforcer: Sendable {
             return request
         }
         let entry: TLSRegistry.Entry
-        switch registrations[policy] ?? TLSRegistry.register(policy) {
+        let registration = policies.hasHostPolicies ? registrations[policy] : defaultRegistration
+        switch registration ?? TLSRegistry.register(policy) {
         case .success(let registered): entry = registered
         case .failure(let error): throw error.adding(url: url, response: nil, body: nil)
         }

@@ -25,17 +25,28 @@ public struct TLSPolicies: Sendable, Hashable {
         self.hosts = hosts
     }
 
+    /// Whether any host has a policy of its own (else every https request gets ``default``).
+    var hasHostPolicies: Bool { !byKey.isEmpty }
+
     /// Whether no policy is set: every request gets the system's trust.
     public var isEmpty: Bool { self.default == nil && byKey.isEmpty }
 
     /// The policy for a request to `url`, or `nil` for the system's trust (always `nil` for
     /// plain http).
     public func policy(for url: URL) -> TLSPolicy? {
-        guard !isEmpty, url.scheme?.lowercased() == "https", let rawHost = url.host, !rawHost.isEmpty else { return nil }
-        let host = Self.normalized(rawHost)
+        guard !isEmpty, let scheme = url.scheme, Self.isHTTPS(scheme), let rawHost = url.host, !rawHost.isEmpty else { return nil }
+        // Every request asks (TLSEnforcer.stamped): with no host keys there is nothing to build.
+        if byKey.isEmpty { return self.default }
+        // A URL's host has no white space to trim (Foundation's trimming is most of the cost).
+        let host = rawHost.lowercased()
         let port = url.port ?? 443
         let bracketed = host.contains(":") ? "[\(host)]" : host
         return byKey["\(bracketed):\(port)"] ?? byKey[bracketed] ?? byKey[host] ?? self.default
+    }
+
+    /// `scheme` is "https" in any case, without making a lowercased copy.
+    private static func isHTTPS(_ scheme: String) -> Bool {
+        scheme.utf8.elementsEqual("https".utf8) { $0 | 0x20 == $1 }
     }
 
     /// Lower case, and an IPv6 literal in brackets kept as written.
