@@ -67,11 +67,10 @@ enum NetworkCommands {
         return user + system
     }
 
-    /// `network-fetch WAIT_SECONDS|none PATH`: serves on all addresses (inside the test's own namespace),
-    /// prints `server <port>`, then GETs `http://127.0.0.1:<port>PATH` with waitsForConnectivity
-    /// and prints `event pause <reason>` / `event pause-ended <reason>`, then `completed <status>
-    /// <bytes> pauses=<reasons> retries=<n>` or `failed <code> <message>`.
-    static func fetch(wait: Double?, path: String) throws -> Int32 {
+    /// Exits when the test closes stdin, serves on all addresses (inside the test's own
+    /// namespace), prints `server <port>`, and makes a manager that waits `wait` seconds for
+    /// connectivity and prints its events.
+    private static func serveAndMakeManager(wait: Double?) throws -> (TestServer, Int, SessionManager) {
         exitWhenInputCloses()
         let server = try TestServer(host: "0.0.0.0")
         let port = server.baseURL.port ?? 0
@@ -79,7 +78,15 @@ enum NetworkCommands {
         var configuration = SessionManager.Configuration()
         configuration.waitsForConnectivity = wait.map { .milliseconds(Int($0 * 1000)) }
         configuration.eventMonitors = [LineMonitor()]
-        let manager = SessionManager(configuration: configuration)
+        return (server, port, SessionManager(configuration: configuration))
+    }
+
+    /// `network-fetch WAIT_SECONDS|none PATH`: serves on all addresses (inside the test's own namespace),
+    /// prints `server <port>`, then GETs `http://127.0.0.1:<port>PATH` with waitsForConnectivity
+    /// and prints `event pause <reason>` / `event pause-ended <reason>`, then `completed <status>
+    /// <bytes> pauses=<reasons> retries=<n>` or `failed <code> <message>`.
+    static func fetch(wait: Double?, path: String) throws -> Int32 {
+        let (server, port, manager) = try serveAndMakeManager(wait: wait)
         let done = DispatchSemaphore(value: 0)
         let request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
         manager.dataTask(with: request) { response in
@@ -102,14 +109,7 @@ enum NetworkCommands {
     /// <number> <reason code> last-id=<id>`, pause events, then `completed ids=<id,…>
     /// last-event-ids=<header of each request, - for none>` or `failed <code> <message>`.
     static func events(wait: Double?) throws -> Int32 {
-        exitWhenInputCloses()
-        let server = try TestServer(host: "0.0.0.0")
-        let port = server.baseURL.port ?? 0
-        say("server \(port)")
-        var configuration = SessionManager.Configuration()
-        configuration.waitsForConnectivity = wait.map { .milliseconds(Int($0 * 1000)) }
-        configuration.eventMonitors = [LineMonitor()]
-        let manager = SessionManager(configuration: configuration)
+        let (server, port, manager) = try serveAndMakeManager(wait: wait)
         var policy = StreamPolicy.default
         policy.idleTimeout = .seconds(1)
         let request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/sse?count=30&interval_ms=100")!)

@@ -305,25 +305,34 @@ final class SegmentedDownloadRefusalTests: CourierTestCase {
         return configuration
     }
 
-    func testAServerThatRefusesAboveTwoConnectionsGetsFewerAndTheFileIsExact() throws {
-        // Given a server that answers 429 to a third connection at once, and paces each at 4 MiB/s
-        let size = 12 << 20
-        let content = TestServer.deterministicBytes(count: size, seed: 28)
-        server.addFile("banned.bin", data: content, etag: "\"v1\"")
-        let destination = directory.appendingPathComponent("banned.bin")
+    /// Downloads a file of `size` bytes split as `split` from a server that paces each response
+    /// at `rate` bytes/s and refuses (429) one above `limit` in flight; checks the file and
+    /// returns the response and what the server saw.
+    private func limitedDownload(_ name: String, size: Int, seed: UInt64, rate: Int, limit: Int, split: DownloadSplit)
+        throws -> (DownloadResponse?, PathTraffic)
+    {
+        let content = TestServer.deterministicBytes(count: size, seed: seed)
+        server.addFile(name, data: content, etag: "\"v1\"")
+        let destination = directory.appendingPathComponent(name)
         var policy = DownloadPolicy()
-        policy.split = .connections(8)
-        // When the download asks for eight
+        policy.split = split
         let response: DownloadResponse? = wait(timeout: 60) { finish in
             manager.downloadTask(
-                with: request("/files/banned.bin?rate=4194304&max_conns=2"), to: .file(destination), policy: policy,
+                with: request("/files/\(name)?rate=\(rate)&max_conns=\(limit)"), to: .file(destination), policy: policy,
                 completion: finish
             ).resume()
         }
-        // Then the refusals halve the connections (once per burst) until they fit, and the file is exact
         XCTAssertNil(response?.error)
-        XCTAssertEqual(try Data(contentsOf: destination), content)
-        let traffic = server.traffic(for: "/files/banned.bin")
+        XCTAssertEqual(try Data(contentsOf: destination) == content, true, "the file is exact")
+        return (response, server.traffic(for: "/files/\(name)"))
+    }
+
+    func testAServerThatRefusesAboveTwoConnectionsGetsFewerAndTheFileIsExact() throws {
+        // Given a server that answers 429 to a third connection at once, and paces each at 4 MiB/s
+        // When the download asks for eight
+        let (response, traffic) = try limitedDownload(
+            "banned.bin", size: 12 << 20, seed: 28, rate: 4 << 20, limit: 2, split: .connections(8))
+        // Then the refusals halve the connections (once per burst) until they fit, and the file is exact
         XCTAssertLessThanOrEqual(traffic.peakInFlight, 2)
         XCTAssertGreaterThan(traffic.tooManyRequests, 0, "the server did refuse")
         XCTAssertLessThanOrEqual(traffic.tooManyRequests, 10, "refusals stop once the count fits: \(traffic.refusals)")
@@ -335,24 +344,11 @@ final class SegmentedDownloadRefusalTests: CourierTestCase {
 
     func testAnAutomaticSplitAboveAServersLimitIsRefusedOnceAndNeverGoesAboveItAgain() throws {
         // Given a server that refuses a fifth response at once (429), pacing each at 8 MiB/s
-        let size = 32 << 20
-        let content = TestServer.deterministicBytes(count: size, seed: 29)
-        server.addFile("limited.bin", data: content, etag: "\"v1\"")
-        let destination = directory.appendingPathComponent("limited.bin")
-        var policy = DownloadPolicy()
-        policy.split = .automatic
         // When the automatic count ramps up (1, 4, then 16 under the manager's cap of 8)
-        let response: DownloadResponse? = wait(timeout: 60) { finish in
-            manager.downloadTask(
-                with: request("/files/limited.bin?rate=8388608&max_conns=4"), to: .file(destination), policy: policy,
-                completion: finish
-            ).resume()
-        }
+        let (_, traffic) = try limitedDownload(
+            "limited.bin", size: 32 << 20, seed: 29, rate: 8 << 20, limit: 4, split: .automatic)
         // Then the step's connections went out one answer at a time: one refused request, then
         // never above the limit again, and the file is exact
-        XCTAssertNil(response?.error)
-        XCTAssertEqual(try Data(contentsOf: destination) == content, true)
-        let traffic = server.traffic(for: "/files/limited.bin")
         XCTAssertEqual(traffic.tooManyRequests, 1, "refusals at \(traffic.refusals.map(\.inFlight))")
         XCTAssertLessThanOrEqual(traffic.peakInFlight, 4)
     }
