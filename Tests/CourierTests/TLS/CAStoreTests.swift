@@ -9,42 +9,7 @@ import FoundationNetworking
 /// a policy's CAs reach libcurl as a sealed in-memory file, so libcurl can keep the parsed store;
 /// libcurl's built-in CA directory is left out only where the CA file has every certificate in it.
 /// Speed itself is measured in `courier-bench` (Docs/Performance.md), never here.
-final class CAStoreTests: CourierTestCase {
-    private var pki: TLSTestPKI!
-    private var servers: [OpenSSLServer] = []
-
-    override func setUpWithError() throws {
-        if let reason = TLSTestPKI.unavailableReason { throw XCTSkip(reason) }
-        try super.setUpWithError()
-        pki = try TLSTestPKI()
-    }
-
-    override func tearDownWithError() throws {
-        servers.forEach { $0.stop() }
-        servers = []
-        pki = nil
-        try super.tearDownWithError()
-    }
-
-    private func startServer() throws -> OpenSSLServer {
-        let server = try OpenSSLServer(pki: pki)
-        try server.serve("ok")
-        servers.append(server)
-        return server
-    }
-
-    private func makeManager(_ policy: TLSPolicy?) -> SessionManager {
-        var configuration = makeConfiguration()
-        configuration.tls = TLSPolicies(default: policy)
-        let manager = SessionManager(configuration: configuration)
-        addTeardownBlock { manager.invalidate(cancelingTasks: true) }
-        return manager
-    }
-
-    private func fetch(_ url: URL, with manager: SessionManager) -> DataResponse<Data>? {
-        wait { finish in manager.dataTask(with: URLRequest(url: url), completion: finish).resume() }
-    }
-
+final class CAStoreTests: TLSServerTestCase {
     /// This process's open in-memory files made for policies: what each holds.
     private func policyMemoryFiles() -> [Data] {
         let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
@@ -64,7 +29,7 @@ final class CAStoreTests: CourierTestCase {
         let server = try startServer()
         let pem = try Data(contentsOf: URL(fileURLWithPath: pki.caFile))
         let before = PlatformFixes.status.caStore?.policyFilesInMemory ?? 0
-        let manager = makeManager(TLSPolicy(trust: .only([.pem(pem)])))
+        let manager = makeManager(TLSPolicies(default: TLSPolicy(trust: .only([.pem(pem)]))))
         // When it is fetched twice (s_server closes each connection: two handshakes)
         let first = fetch(server.url(), with: manager)
         let second = fetch(server.url(), with: manager)
@@ -81,7 +46,7 @@ final class CAStoreTests: CourierTestCase {
         XCTAssertEqual(fcntl(descriptor, getSeals) & sealWrite, sealWrite)
 
         // And when a policy trusting only another CA meets the same server, it is refused
-        let other = fetch(server.url(), with: makeManager(TLSPolicy(trust: .only([.file(pki.otherCAFile)]))))
+        let other = fetch(server.url(), with: makeManager(TLSPolicies(default: TLSPolicy(trust: .only([.file(pki.otherCAFile)])))))
         XCTAssertEqual(other?.error?.code, .tlsCertificateUntrusted, "\(String(describing: other?.error))")
         XCTAssertEqual(server.requestsServed, 2)
     }
@@ -104,7 +69,7 @@ final class CAStoreTests: CourierTestCase {
         let server = try startServer()
         let ca = try Data(contentsOf: URL(fileURLWithPath: pki.caFile))
         // When the server is fetched
-        let response = fetch(server.url(), with: makeManager(TLSPolicy(trust: .system(adding: [.file(pki.caFile)]))))
+        let response = fetch(server.url(), with: makeManager(TLSPolicies(default: TLSPolicy(trust: .system(adding: [.file(pki.caFile)])))))
         // Then it is accepted, and the policy's in-memory file has the system's file and the CA
         XCTAssertNil(response?.error)
         XCTAssertEqual(policyMemoryFiles().filter { $0.range(of: ca) != nil && $0.range(of: system) != nil }.count, 1)
@@ -121,7 +86,7 @@ final class CAStoreTests: CourierTestCase {
         let server = try startServer()
         let before = PlatformFixes.status.caStore?.directoriesLeftOut ?? 0
         // When it is fetched (the system does not trust the test CA: refused, as before)
-        let response = fetch(server.url(), with: makeManager(nil))
+        let response = fetch(server.url(), with: makeManager(TLSPolicies(default: nil)))
         // Then the transfer started without the directory, and the trust decision is unchanged
         XCTAssertEqual(response?.error?.code, .tlsCertificateUntrusted, "\(String(describing: response?.error))")
         XCTAssertGreaterThan(PlatformFixes.status.caStore?.directoriesLeftOut ?? 0, before)

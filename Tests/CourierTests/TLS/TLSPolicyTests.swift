@@ -8,47 +8,8 @@ import FoundationNetworking
 /// TLS policies over real TLS: a throwaway CA made by `openssl` for each test, and
 /// `openssl s_server` on 127.0.0.1 (Docs/TLS.md). Every check is libcurl's, put on the transfer
 /// by the platform kit.
-final class TLSPolicyTests: CourierTestCase {
-    private var pki: TLSTestPKI!
-    private var servers: [OpenSSLServer] = []
-
-    override func setUpWithError() throws {
-        if let reason = TLSTestPKI.unavailableReason { throw XCTSkip(reason) }
-        try super.setUpWithError()
-        pki = try TLSTestPKI()
-    }
-
-    override func tearDownWithError() throws {
-        servers.forEach { $0.stop() }
-        servers = []
-        pki = nil
-        try super.tearDownWithError()
-    }
-
+final class TLSPolicyTests: TLSServerTestCase {
     // MARK: - Helpers
-
-    private func startServer(
-        certificate: String = "good", requireClientCertificate: Bool = false, mode: OpenSSLServer.Mode = .files
-    ) throws -> OpenSSLServer {
-        let server = try OpenSSLServer(
-            pki: pki, certificate: certificate, requireClientCertificate: requireClientCertificate, mode: mode)
-        try server.serve("ok")
-        servers.append(server)
-        return server
-    }
-
-    private func makeManager(_ policies: TLSPolicies, monitors: [any EventMonitor] = []) -> SessionManager {
-        var configuration = makeConfiguration()
-        configuration.tls = policies
-        configuration.eventMonitors = monitors
-        let manager = SessionManager(configuration: configuration)
-        addTeardownBlock { manager.invalidate(cancelingTasks: true) }
-        return manager
-    }
-
-    private func fetch(_ url: URL, with manager: SessionManager) -> DataResponse<Data>? {
-        wait { finish in manager.dataTask(with: URLRequest(url: url), completion: finish).resume() }
-    }
 
     private var trustingTestCA: TLSPolicy { TLSPolicy(trust: .system(adding: [.file(pki.caFile)])) }
 
