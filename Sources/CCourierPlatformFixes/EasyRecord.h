@@ -52,7 +52,14 @@ COURIER_HIDDEN extern courier_handle_table courier_easies;
 /// curl_easy_setopt for the options the TLS policy watches (HTTPHEADER, CAINFO, CAPATH).
 COURIER_HIDDEN CURLcode courier_tls_setopt(CURL *easy, int option, void *value);
 /// Puts the handle's policy (or libcurl's defaults, when a policy goes) on it before a transfer.
-COURIER_HIDDEN void courier_tls_before_add(CURL *easy, courier_easy_record *record);
+/// `bound`: the token the multi handle was bound to (courier_multi_bound_token), used when the
+/// transfer's headers name none; NULL when it has none.
+COURIER_HIDDEN void courier_tls_before_add(CURL *easy, courier_easy_record *record, const char *bound);
+/// The token `multi` was bound to when it was made, or NULL. Good until the multi handle's cleanup.
+COURIER_HIDDEN const char *courier_multi_bound_token(CURLM *multi);
+/// The token this thread is binding new multi handles to (courier_tls_bind_begin), or NULL;
+/// counts one more handle bound when `claim` is set.
+COURIER_HIDDEN const char *courier_tls_binding(int claim);
 /// Frees what the TLS policy kept for a handle libcurl has cleaned up.
 COURIER_HIDDEN void courier_tls_release(courier_easy_record *record);
 

@@ -85,7 +85,7 @@ CURLMcode courier_wrap_multi_add_handle(CURLM *multi, CURL *easy) {
     easy_record *record = courier_table_find(&courier_easies, easy, 0);
     if (record != NULL) {
         record->headOpen = 0;
-        courier_tls_before_add(easy, record);
+        courier_tls_before_add(easy, record, courier_multi_bound_token(multi));
     }
     return courier_real.multi_add_handle(multi, easy);
 }

@@ -14,7 +14,8 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
-#include "HandleTable.h"
+#include <string.h>
+#include "EasyRecord.h"
 
 /// One per multi handle whose socket callback the kit stands in front of.
 typedef struct {
@@ -26,6 +27,9 @@ typedef struct {
     /// handle at once, so only that handle's thread of the moment touches this.
     unsigned char *held;
     size_t capacity;
+    /// The TLS policy the multi handle was bound to when it was made (TLSPolicy.c), or "".
+    /// Written once, on the thread making the handle, before any transfer is added to it.
+    char tlsToken[COURIER_TLS_TOKEN_SIZE];
 } multi_record;
 
 static courier_handle_table multis = COURIER_HANDLE_TABLE_INITIALIZER;
@@ -86,6 +90,11 @@ CURLMcode courier_wrap_multi_setopt(CURLM *multi, int option, ...) {
     void *value = given.pointer;
     multi_record *record = courier_table_find(&multis, multi, sizeof(multi_record));
     if (record == NULL) return courier_real.multi_setopt(multi, option, value);
+    // URLSession sets its socket callback while it makes its multi handle: the moment to bind it.
+    if (record->tlsToken[0] == 0) {
+        const char *token = courier_tls_binding(1);
+        if (token != NULL) strcpy(record->tlsToken, token);
+    }
     if (option == COURIER_CURLMOPT_SOCKETDATA) {
         record->userp = value;
         // Before a callback is known, libcurl keeps the caller's own pointer.
@@ -98,6 +107,11 @@ CURLMcode courier_wrap_multi_setopt(CURLM *multi, int option, ...) {
     }
     CURLMcode result = courier_real.multi_setopt(multi, COURIER_CURLMOPT_SOCKETDATA, (void *)record);
     return result != 0 ? result : courier_real.multi_setopt(multi, option, (void *)socket_trampoline);
+}
+
+const char *courier_multi_bound_token(CURLM *multi) {
+    multi_record *record = courier_table_find(&multis, multi, 0);
+    return record != NULL && record->tlsToken[0] != 0 ? record->tlsToken : NULL;
 }
 
 CURLMcode courier_wrap_multi_cleanup(CURLM *multi) {

@@ -2,7 +2,10 @@
 // easy handle FoundationNetworking adds, which FoundationNetworking itself has no API for.
 //
 // Courier resolves the policy for a request in Swift and names it with a private request header
-// (COURIER_TLS_HEADER: <token>). FoundationNetworking hands every request's headers to libcurl
+// (COURIER_TLS_HEADER: <token>), or, for a manager whose every request gets one policy, binds its
+// URLSession's multi handle to that policy when the session is made (courier_tls_bind_begin):
+// a transfer on a bound handle whose headers name no policy gets the bound one, with no header
+// for FoundationNetworking to copy and validate on every request. FoundationNetworking hands every request's headers to libcurl
 // as one list (CURLOPT_HTTPHEADER) each time it sets a handle up — for the first transfer and
 // again for every redirect it follows. The kit's curl_easy_setopt wrapper takes Courier's header
 // out (libcurl is given a copy of the list without it, so it never goes on the wire) and notes
@@ -138,6 +141,35 @@ static const stored_policy *find_policy(const char *token) {
     while (policy != NULL && strcmp(policy->token, token) != 0) policy = policy->next;
     pthread_mutex_unlock(&registryLock);
     return policy;
+}
+
+// MARK: - Multi handles bound to a policy
+
+/// The token multi handles made on this thread are bound to, and how many were.
+static __thread char bindingToken[COURIER_TLS_TOKEN_SIZE];
+static __thread int boundCount;
+
+void courier_tls_bind_begin(const char *token) {
+    boundCount = 0;
+    bindingToken[0] = 0;
+    if (token == NULL || strlen(token) >= COURIER_TLS_TOKEN_SIZE) return;
+    strcpy(bindingToken, token);
+}
+
+int courier_tls_bind_end(void) {
+    bindingToken[0] = 0;
+    int count = boundCount;
+    boundCount = 0;
+    return count;
+}
+
+const char *courier_tls_binding(int claim) {
+    if (bindingToken[0] == 0) return NULL;
+    if (claim) {
+        boundCount++;
+        __atomic_fetch_add(&courier_counters.tlsSessionsBound, 1, __ATOMIC_RELAXED);
+    }
+    return bindingToken;
 }
 
 // MARK: - What libcurl supports
@@ -389,9 +421,11 @@ static void count_left_out(const courier_tls_state *tls) {
     if (tls->caPathLeftOut) __atomic_fetch_add(&courier_counters.caDirectoriesLeftOut, 1, __ATOMIC_RELAXED);
 }
 
-void courier_tls_before_add(CURL *easy, courier_easy_record *record) {
+void courier_tls_before_add(CURL *easy, courier_easy_record *record, const char *bound) {
     courier_tls_state *tls = &record->tls;
-    if (tls->wanted[0] == 0) {
+    // The transfer's own header wins; a bound multi handle's policy covers a transfer without one.
+    const char *wanted = tls->wanted[0] != 0 ? tls->wanted : bound;
+    if (wanted == NULL || wanted[0] == 0) {
         // No policy for this transfer: undo the last one's, if any (a redirect to a host without one).
         if (tls->applied) {
             apply(easy, tls, NULL);
@@ -403,7 +437,7 @@ void courier_tls_before_add(CURL *easy, courier_easy_record *record) {
         count_left_out(tls);
         return;
     }
-    const stored_policy *policy = find_policy(tls->wanted);
+    const stored_policy *policy = find_policy(wanted);
     if (policy == NULL || apply(easy, tls, policy) != 0) {
         // Unknown token, or an option libcurl refused: the connection must fail, not go out with
         // weaker checks than asked for.

@@ -295,7 +295,8 @@ struct DoctorCommand {
             rows.append(("§" + fix.fix.section, "\(state) · \(fix.fix.summary)"))
         }
         if let applied = status.tlsPoliciesApplied {
-            rows.append(("TLS policies", "put on \(applied) transfers so far · trust, pins and client certificates (Docs/TLS.md)"))
+            let bound = status.tlsSessionsBound.map { " · \($0) sessions bound to their manager's one policy (no header)" } ?? ""
+            rows.append(("TLS policies", "put on \(applied) transfers so far\(bound) · trust, pins and client certificates (Docs/TLS.md)"))
         }
         if let store = status.caStore { rows.append(("CA store", caStoreRow(store))) }
         return rows

@@ -62,6 +62,9 @@ typedef struct {
     uint64_t caDirectoriesLeftOut;
     /// Policies whose CA certificates went into a sealed in-memory file instead of a blob.
     uint64_t tlsCAFilesInMemory;
+    /// Multi handles (one per URLSession) bound to a policy when they were made: their transfers
+    /// get it without the request header (courier_tls_bind_begin).
+    uint64_t tlsSessionsBound;
 } courier_fixes_counters;
 
 /// Whether new connections can reuse libcurl's parsed CA store (Docs/TLS.md, "What a connection
@@ -141,6 +144,16 @@ enum {
 
 /// Registers a policy (copied). Returns 0, or -1 when memory ran out or the token is too long.
 int courier_tls_register(const courier_tls_policy *policy);
+
+/// Binds every multi handle FoundationNetworking makes on this thread until courier_tls_bind_end
+/// to the policy registered as `token`: a transfer on such a handle whose headers name no policy
+/// gets that one. URLSession makes its multi handle in its initializer, so a URLSession made
+/// between the two calls is bound. NULL or "" binds nothing.
+void courier_tls_bind_begin(const char *token);
+
+/// Ends what courier_tls_bind_begin started on this thread; returns how many multi handles were
+/// bound (1 confirms a URLSession made in between; anything else: send the header).
+int courier_tls_bind_end(void);
 
 /// Which of the options this process's libcurl accepts (probed once on a handle of its own),
 /// or 0 when the kit is not active.

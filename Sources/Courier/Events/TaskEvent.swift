@@ -100,6 +100,17 @@ public struct TaskAttemptEvent: Sendable {
     public let kind: TaskMetrics.Attempt.Kind
     /// The request as sent (after adapters).
     public let request: URLRequest
+    /// The TLS policy the platform kit puts on this attempt, or `nil` for the system's trust (or
+    /// plain http). ``TLSPolicy/isInsecure`` says when verification is off: ``LoggingMonitor``
+    /// logs such an attempt as a warning.
+    public let tlsPolicy: TLSPolicy?
+
+    init(number: Int, kind: TaskMetrics.Attempt.Kind, request: URLRequest, tlsPolicy: TLSPolicy? = nil) {
+        self.number = number
+        self.kind = kind
+        self.request = request
+        self.tlsPolicy = tlsPolicy
+    }
 }
 
 /// A request that continues a body with `Range`.

@@ -111,6 +111,9 @@ public enum PlatformFixes {
         /// Transfers the kit put a ``TLSPolicy`` on in this process (Docs/TLS.md); `nil` when
         /// the kit is not active.
         public var tlsPoliciesApplied: UInt64?
+        /// URLSessions bound to their manager's one ``TLSPolicy`` when they were made, so that
+        /// their requests carry no private header (Docs/TLS.md); `nil` when the kit is not active.
+        public var tlsSessionsBound: UInt64?
         /// Whether a new TLS connection reuses libcurl's parsed CA store or parses the CA file again
         /// (Docs/TLS.md, "What a connection costs"); `nil` when the kit is not active.
         public var caStore: CAStore?
@@ -214,7 +217,8 @@ public enum PlatformFixes {
         case COURIER_FIXES_ACTIVE:
             return Status(
                 state: .active, reason: nil, object: object.map { $0.isEmpty ? programPath : $0 }, fixes: fixes,
-                tlsPoliciesApplied: counters.tlsPoliciesApplied, caStore: caStore(counters))
+                tlsPoliciesApplied: counters.tlsPoliciesApplied, tlsSessionsBound: counters.tlsSessionsBound,
+                caStore: caStore(counters))
         case COURIER_FIXES_NOT_INSTALLED:
             return Status(state: .notInstalled, reason: nil, object: nil, fixes: fixes)
         default:

@@ -26,7 +26,7 @@ final class SessionCore: Sendable {
     /// callback queue, which a waiting call would hold up.
     let callQueue: DispatchQueue
     /// The manager's TLS policies: every request and redirect is stamped through it (TLSEnforcer.swift).
-    let tls: TLSEnforcer
+    let tls: SessionTLS
     /// The sessions a split download's further connections run in (LaneSessions.swift).
     let lanes: LaneSessions
 
@@ -47,13 +47,16 @@ final class SessionCore: Sendable {
         callQueue: DispatchQueue, tls: TLSEnforcer = TLSEnforcer(TLSPolicies())
     ) {
         self.callQueue = callQueue
-        self.tls = tls
         // A serial delegate queue: callbacks for one task must never overlap (Docs/Platform.md §2.9).
         // A completion queue the caller chose may be concurrent, so it never runs them.
         let serial = callbackQueue ?? DispatchQueue(label: "\(label).delegate", target: .global())
         let delegateQueue = DelegateQueue(target: serial, name: "\(label).delegate")
         self.table = router.table
-        self.session = URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
+        let (session, bound) = tls.makeSession {
+            URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
+        }
+        self.session = session
+        self.tls = SessionTLS(tls, isBound: bound)
         self.lanes = LaneSessions(configuration: configuration, label: label, callQueue: callQueue, tls: tls)
     }
 

@@ -7,11 +7,17 @@ internal import CCourierPlatformFixes
 /// A manager's TLS policies, handed to the platform kit (Docs/TLS.md).
 ///
 /// Made once per manager: each distinct policy is turned into libcurl options (CA files read
-/// now) and registered with the kit under a random token. ``stamped(_:)`` is the one place a
-/// request gets its policy: it names the token in a private header (``headerName``) that the kit
-/// takes out of the list libcurl sends, and it refuses — before anything is sent — a request whose
-/// policy cannot be enforced. Every attempt (TransferTask.createAttempt) and every redirect
-/// URLSession follows (TransferTask+FollowUps.swift) goes through it.
+/// now) and registered with the kit under a random token. ``stamped(_:sessionBound:)`` is the one
+/// place a request gets its policy: it names the token in a private header (``headerName``) that
+/// the kit takes out of the list libcurl sends, and it refuses — before anything is sent — a
+/// request whose policy cannot be enforced. Every attempt (TransferTask.createAttempt) and every
+/// redirect URLSession follows (TransferTask+FollowUps.swift) goes through it.
+///
+/// A manager whose every https request gets one policy (a default and no host policies) needs no
+/// header: ``makeSession(_:)`` binds each of its URLSessions to that policy as the session is made,
+/// and the kit puts it on every transfer of a bound session. Setting the header cost ~6 % of a
+/// small request (FoundationNetworking copies and validates the headers); the header stays for
+/// host policies and for a session whose binding the kit could not confirm.
 final class TLSEnforcer: Sendable {
     /// The private header that carries a policy's token to the kit; never sent.
     static let headerName = COURIER_TLS_HEADER
@@ -30,14 +36,37 @@ final class TLSEnforcer: Sendable {
         }
         self.registrations = registrations
         defaultRegistration = policies.default.flatMap { registrations[$0] }
+        // One policy for every request, registered and enforceable: sessions can carry it.
+        if policies.default != nil, !policies.hasHostPolicies, case .success(let entry)? = defaultRegistration,
+           Self.unenforceableReason(needing: entry.options) == nil {
+            sessionToken = entry.token
+        } else {
+            sessionToken = nil
+        }
     }
 
-    /// `request` with its policy's token, or without any token when no policy applies.
+    /// The token of the one policy every request gets, when sessions can be bound to it.
+    private let sessionToken: String?
+
+    /// The URLSession `make` returns, bound to the manager's one policy when there is one; `bound`
+    /// is `true` only when the kit confirms that the session's multi handle carries it (URLSession
+    /// makes its multi handle in its initializer, on this thread). Unbound, every request of the
+    /// session carries the header.
+    func makeSession(_ make: () -> URLSession) -> (session: URLSession, bound: Bool) {
+        guard let sessionToken else { return (make(), false) }
+        courier_tls_bind_begin(sessionToken)
+        let session = make()
+        return (session, courier_tls_bind_end() == 1)
+    }
+
+    /// `request` with its policy's token, or without any token when no policy applies or when
+    /// `sessionBound` (the session it goes to carries the manager's one policy: ``makeSession(_:)``).
     /// Throws ``CourierError/Code-swift.struct/tlsPolicyUnenforceable`` when a policy applies and
     /// cannot be enforced: the request must not be sent.
-    func stamped(_ request: URLRequest) throws(CourierError) -> URLRequest {
-        // Most managers have no policy: nothing to look at.
-        guard !policies.isEmpty, let url = request.url else { return request }
+    func stamped(_ request: URLRequest, sessionBound: Bool = false) throws(CourierError) -> URLRequest {
+        // Most managers have no policy: nothing to look at. A bound session needs no header (its
+        // one policy was found enforceable when the manager was made).
+        guard !policies.isEmpty, !(sessionBound && sessionToken != nil), let url = request.url else { return request }
         var request = request
         guard let policy = policies.policy(for: url) else {
             if request.value(forHTTPHeaderField: Self.headerName) != nil { request.setValue(nil, forHTTPHeaderField: Self.headerName) }

@@ -45,7 +45,6 @@ enum TLSRegistry {
 
     private struct State {
         var tokens: [Options: String] = [:]
-        var policies: [String: TLSPolicy] = [:]
     }
     private static let state = Locked(State())
 
@@ -70,7 +69,6 @@ enum TLSRegistry {
         }
         return state.withLock { state -> Result<Entry, CourierError> in
             if let token = state.tokens[options] {
-                state.policies[token] = policy
                 return .success(Entry(token: token, options: options.needed))
             }
             let token = newToken()
@@ -80,14 +78,8 @@ enum TLSRegistry {
                     code: .tlsPolicyUnenforceable, message: "the TLS policy could not be registered with the platform kit (out of memory)"))
             }
             state.tokens[options] = token
-            state.policies[token] = policy
             return .success(Entry(token: token, options: options.needed))
         }
-    }
-
-    /// The policy registered as `token` (the value of the private header a request carries).
-    static func policy(forToken token: String) -> TLSPolicy? {
-        state.withLock { $0.policies[token] }
     }
 
     static func makeOptions(_ policy: TLSPolicy) throws(CourierError) -> Options {

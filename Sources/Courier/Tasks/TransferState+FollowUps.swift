@@ -127,7 +127,9 @@ extension TransferState {
             method: followed ? (next?.httpMethod ?? resentMethod) : nil)))
         if let attempt = metrics.redirect(record, followedInPlace: resent ? nil : next) {
             let request = next ?? context.originalRequest
-            emit(.attemptStarted(TaskAttemptEvent(number: attempt.number, kind: attempt.kind, request: request)))
+            let tls = context.tls
+            emit(.attemptStarted(TaskAttemptEvent(
+                number: attempt.number, kind: attempt.kind, request: request, tlsPolicy: tls.policy(for: request))))
         }
     }
 

@@ -11,7 +11,9 @@ extension TransferState {
         brokenAnswer = nil
         let offset = rangeOffset
         let attempt = metrics.beginAttempt(request, continuesFrom: offset)
-        emit(.attemptStarted(TaskAttemptEvent(number: attempt.number, kind: attempt.kind, request: request)))
+        let tls = context.tls
+        emit(.attemptStarted(TaskAttemptEvent(
+            number: attempt.number, kind: attempt.kind, request: request, tlsPolicy: tls.policy(for: request))))
         if let offset {
             let validator = self.validator
             emit(.continuing(TaskContinuationEvent(offset: offset, validator: validator, kind: attempt.kind)))

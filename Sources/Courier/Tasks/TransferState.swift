@@ -29,7 +29,7 @@ struct TransferState {
         /// Someone listens to the task's events: build them only then.
         let emitsEvents: Bool
         /// The manager's TLS policies: a redirect stamps the new host's, an error names it (Sources/Courier/TLS).
-        var tls = TLSEnforcer(TLSPolicies())
+        var tls = SessionTLS(TLSEnforcer(TLSPolicies()))
         /// A request to a host with no route waits for one (``SessionManager/Configuration/waitsForConnectivity``).
         var waitsForConnectivity = false
     }

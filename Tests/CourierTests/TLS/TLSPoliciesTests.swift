@@ -127,15 +127,17 @@ final class TLSReportingTests: XCTestCase {
         configuration.tls = TLSPolicies(default: .insecureWithoutVerification)
         let manager = SessionManager(configuration: configuration)
         defer { manager.invalidate() }
-        let stamped = try manager.core.tls.stamped(URLRequest(url: try XCTUnwrap(URL(string: "https://example.com/"))))
+        let secure = URLRequest(url: try XCTUnwrap(URL(string: "https://example.com/")))
+        let stamped = try manager.core.tls.stamped(secure)
         // When its attempt event is looked at
-        let event = TaskAttemptEvent(number: 0, kind: .initial, request: stamped)
+        let event = TaskAttemptEvent(number: 0, kind: .initial, request: stamped, tlsPolicy: manager.core.tls.policy(for: stamped))
         // Then it names the insecure policy, and LoggingMonitor logs it as a warning
         XCTAssertEqual(event.tlsPolicy?.isInsecure, true)
         XCTAssertEqual(LoggingMonitor.level(of: .attemptStarted(event)), .warning)
         // And a plain http request carries no policy at all
         let plain = try manager.core.tls.stamped(URLRequest(url: try XCTUnwrap(URL(string: "http://example.com/"))))
         XCTAssertNil(plain.value(forHTTPHeaderField: TLSEnforcer.headerName))
+        XCTAssertNil(manager.core.tls.policy(for: plain))
         XCTAssertEqual(LoggingMonitor.level(of: .attemptStarted(TaskAttemptEvent(number: 0, kind: .initial, request: plain))), .debug)
     }
 

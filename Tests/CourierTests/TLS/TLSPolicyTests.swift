@@ -210,6 +210,63 @@ final class TLSPolicyTests: TLSServerTestCase {
         XCTAssertFalse(output.lowercased().contains(TLSEnforcer.headerName.lowercased()), output)
     }
 
+    // MARK: - How the policy reaches the transfer
+
+    func testAManagerWithOnePolicyBindsItToItsSessionAndSendsNoHeader() throws {
+        // Given a manager whose every request gets one policy (trusting only the test CA)
+        let server = try startServer()
+        let boundBefore = PlatformFixes.status.tlsSessionsBound ?? 0
+        let monitor = RecordingMonitor()
+        let policy = TLSPolicy(trust: .only([.file(pki.caFile)]))
+        let manager = makeManager(TLSPolicies(default: policy), monitors: [monitor])
+        // When a request is stamped for its session, and fetched
+        let stamped = try manager.core.tls.stamped(URLRequest(url: server.url()))
+        let response = fetch(server.url(), with: manager)
+        // Then its URLSession was bound to the policy as it was made, the request names no token,
+        // and the policy was still put on the transfer (only it trusts the test CA)
+        XCTAssertTrue(manager.core.tls.isBound)
+        XCTAssertGreaterThan(PlatformFixes.status.tlsSessionsBound ?? 0, boundBefore)
+        XCTAssertNil(stamped.value(forHTTPHeaderField: TLSEnforcer.headerName))
+        XCTAssertNil(response?.error, "\(String(describing: response?.error))")
+        XCTAssertEqual(response?.response?.statusCode, 200)
+        // And the attempt event still names the policy put on it
+        XCTAssertEqual(monitor.attemptPolicies, [policy])
+    }
+
+    func testABoundSessionStillRefusesAServerItsPolicyRefuses() throws {
+        // Given a manager whose one policy trusts only a CA that did not sign the server's certificate
+        let server = try startServer()
+        let manager = makeManager(TLSPolicies(default: TLSPolicy(trust: .only([.file(pki.otherCAFile)]))))
+        XCTAssertTrue(manager.core.tls.isBound)
+        // When it is fetched, with no header naming the policy
+        let response = fetch(server.url(), with: manager)
+        // Then the bound policy refused the server before any request reached it
+        XCTAssertEqual(response?.error?.code, .tlsCertificateUntrusted)
+        XCTAssertEqual(server.requestsServed, 0)
+    }
+
+    func testHostPoliciesAndAnUnconfirmedBindingGoByTheHeader() throws {
+        // Given a manager with a policy for one host (its sessions cannot carry one policy for all)
+        let server = try startServer()
+        let manager = makeManager(TLSPolicies(hosts: ["127.0.0.1": trustingTestCA]))
+        let stamped = try manager.core.tls.stamped(URLRequest(url: server.url()))
+        // Then its session is not bound, its request names the token, and the policy is applied
+        XCTAssertFalse(manager.core.tls.isBound)
+        XCTAssertNotNil(stamped.value(forHTTPHeaderField: TLSEnforcer.headerName))
+        XCTAssertNil(fetch(server.url(), with: manager)?.error)
+        // And a one-policy manager's session whose binding was not confirmed stamps the header too
+        let unconfirmed = SessionTLS(TLSEnforcer(TLSPolicies(default: trustingTestCA)), isBound: false)
+        XCTAssertNotNil(try unconfirmed.stamped(URLRequest(url: server.url())).value(forHTTPHeaderField: TLSEnforcer.headerName))
+        // And a binding window in which no URLSession was made confirms nothing
+        let enforcer = TLSEnforcer(TLSPolicies(default: trustingTestCA))
+        let (session, bound) = enforcer.makeSession { URLSession(configuration: .ephemeral) }
+        session.invalidateAndCancel()
+        XCTAssertTrue(bound)
+        let madeBefore = URLSession(configuration: .ephemeral)
+        defer { madeBefore.invalidateAndCancel() }
+        XCTAssertFalse(enforcer.makeSession { madeBefore }.bound)
+    }
+
     // MARK: - The opt-out
 
     func testTheInsecureOptOutAcceptsAnExpiredCertificateAndSaysSo() throws {
