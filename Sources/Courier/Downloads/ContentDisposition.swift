@@ -6,20 +6,20 @@ import Foundation
 /// `attachment; filename="report.pdf"; filename*=UTF-8''r%C3%A9sum%C3%A9.pdf` gives the type
 /// `attachment` and both parameters, and `fileName` prefers the `filename*` one. The name is
 /// the server's: pass it through `FileNameSanitizer` before using it as a path.
-public struct ContentDisposition: Sendable, Equatable {
+struct ContentDisposition: Sendable, Equatable {
     /// The disposition type, lower-cased, e.g. "attachment" or "inline".
-    public let type: String
+    let type: String
     /// The parameters by lower-cased name. Quoted values are unquoted with their backslash
     /// escapes removed; values of names ending in "*" (RFC 8187 ext-values such as `filename*`)
     /// are decoded, and left out when they cannot be. When a name repeats, the first one counts.
-    public let parameters: [String: String]
+    let parameters: [String: String]
 
     /// Parses `header`; returns `nil` when it does not start with a disposition type.
     ///
     /// Beyond that the parse is forgiving, as browsers are: an unquoted value runs to the next
     /// ";" (so `filename=my report.pdf` works), an unterminated quoted string runs to the end,
     /// and a parameter without "=" or a valid name is skipped.
-    public init?(_ header: String) {
+    init?(_ header: String) {
         var cursor = Cursor(header)
         cursor.skipWhitespace()
         let type = cursor.read(while: Self.isTokenCharacter)
@@ -54,7 +54,7 @@ public struct ContentDisposition: Sendable, Equatable {
     /// supported) wins over `filename`.
     ///
     /// Empty values count as missing. The result is unsanitized: it may contain "/" or "..".
-    public var fileName: String? {
+    var fileName: String? {
         for key in ["filename*", "filename"] {
             if let value = parameters[key], !value.isEmpty { return value }
         }

@@ -3,16 +3,16 @@
 ///
 /// Two forms: `bytes first-last/complete` (`complete` may be `*`) for a 206, and
 /// `bytes */complete` for a 416.
-public struct ContentRange: Sendable, Equatable {
+struct ContentRange: Sendable, Equatable {
     /// The first byte position, or `nil` for the unsatisfied form `bytes */N`.
-    public let first: Int64?
+    let first: Int64?
     /// The last byte position (inclusive), or `nil` for the unsatisfied form.
-    public let last: Int64?
+    let last: Int64?
     /// The complete length of the representation, or `nil` when the server sent `*`.
-    public let completeLength: Int64?
+    let completeLength: Int64?
 
     /// Parses `value`; returns `nil` for anything malformed or inconsistent.
-    public init?(_ value: String) {
+    init?(_ value: String) {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
         guard trimmed.lowercased().hasPrefix("bytes "),
             let slash = trimmed.lastIndex(of: "/")
@@ -44,7 +44,7 @@ public struct ContentRange: Sendable, Equatable {
     }
 
     /// The number of bytes the range covers, when it is a satisfied range.
-    public var length: Int64? {
+    var length: Int64? {
         guard let first, let last else { return nil }
         let (difference, overflow) = last.subtractingReportingOverflow(first)
         guard !overflow else { return nil }

@@ -8,7 +8,7 @@ import FoundationNetworking
 /// go into the URL query, written by ``queryEncoding`` (as `AFJSONRequestSerializer` does).
 ///
 /// The query rule is not a matter of taste on Linux: FoundationNetworking fails a GET that
-/// carries a body (with -1103, "resource exceeds maximum size"), and ``RequestValidation``
+/// carries a body (with -1103, "resource exceeds maximum size"), and Courier
 /// refuses one before it is sent.
 ///
 /// Body parameters are written by `JSONSerialization`, so values must be what it accepts:
@@ -82,7 +82,7 @@ public struct JSONRequestSerializer: RequestSerializer {
     }
 
     /// `request` with `value` encoded by `encoder` as its JSON body, whatever the method (the
-    /// `body:` calls of ``HTTPClient``; a GET or HEAD body is refused by ``RequestValidation``).
+    /// `body:` calls of ``HTTPClient``; a GET or HEAD body is refused before it is sent).
     static func request<Value: Encodable>(
         _ request: URLRequest, withBodyEncoding value: Value, encoder: JSONEncoder
     ) throws(CourierError) -> URLRequest {

@@ -6,7 +6,7 @@ import FoundationNetworking
 /// Checks that a request can be sent as given, before it reaches the network: a header with a
 /// line break in it would otherwise split the request head (header injection), and a URL
 /// without a host, or a GET with a body, fails late with a vaguer error.
-public enum RequestValidation {
+enum RequestValidation {
     /// Throws .invalidRequest for: no URL; a URL that is not absolute http/https with a host; a header
     /// name that is empty or not an RFC 9110 token; a header name or value containing CR, LF or NUL;
     /// a `GET` or `HEAD` request that carries a body.
@@ -19,7 +19,7 @@ public enum RequestValidation {
     /// A body is a non-empty `httpBody` or any `httpBodyStream`; the method is compared in any
     /// case. FoundationNetworking fails a GET with a body late and misleadingly (-1103, "resource
     /// exceeds maximum size"), and a HEAD's body has no meaning (RFC 9110 §9.3.2).
-    public static func validate(_ request: URLRequest) throws(CourierError) {
+    static func validate(_ request: URLRequest) throws(CourierError) {
         try validate(request, sendingUploadBody: false)
     }
 

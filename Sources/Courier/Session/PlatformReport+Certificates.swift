@@ -44,7 +44,7 @@ extension PlatformReport {
         public var fallbackFiles: [Location]
 
         /// The places FoundationNetworking 6.3.1 tries, in its order.
-        public static let fallbackPaths = [
+        static let fallbackPaths = [
             "/etc/ssl/certs/ca-certificates.crt",  // Debian, Ubuntu, Alpine, Arch
             "/etc/pki/tls/certs/ca-bundle.crt",  // Fedora, RHEL, Amazon Linux
             "/usr/share/ssl/certs/ca-bundle.crt",

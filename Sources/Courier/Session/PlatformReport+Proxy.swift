@@ -68,7 +68,7 @@ extension PlatformReport {
 
         /// The set variables and, for `url`, the decision; every URL in them (the proxies', and
         /// `url`) through `redaction`.
-        public init(environment: [String: String], url: URL?, redaction: Redaction = .default) {
+        init(environment: [String: String], url: URL?, redaction: Redaction = .default) {
             variables = Self.names.compactMap { name in
                 guard let value = Self.value(name, in: environment) else { return nil }
                 return Variable(name: name, value: Self.masked(value, redaction), note: Self.note(for: name, in: environment))
@@ -78,7 +78,7 @@ extension PlatformReport {
 
         /// The proxy libcurl would use for `url` under `environment` (the rules above); the URL
         /// and the proxy through `redaction`.
-        public static func decision(for url: URL, environment: [String: String], redaction: Redaction = .default) -> Decision {
+        static func decision(for url: URL, environment: [String: String], redaction: Redaction = .default) -> Decision {
             var decision = Decision(url: redaction.url(url), proxy: nil, proxyVariable: nil, bypassedBy: nil, noProxyVariable: nil)
             let host = url.host ?? ""
             for name in ["no_proxy", "NO_PROXY"] {
@@ -101,7 +101,7 @@ extension PlatformReport {
         }
 
         /// The variables libcurl tries for `scheme`, in order.
-        public static func proxyVariableNames(forScheme scheme: String) -> [String] {
+        static func proxyVariableNames(forScheme scheme: String) -> [String] {
             let lower = scheme.lowercased() + "_proxy"
             // HTTP_PROXY is never read: in CGI, a request header `Proxy:` arrives as HTTP_PROXY.
             let upper = lower == "http_proxy" ? [] : [lower.uppercased()]
@@ -110,7 +110,7 @@ extension PlatformReport {
 
         /// The `no_proxy` entry that matches `host`, or `nil` (the rules above). `host` may be a
         /// name, an IPv4 address, or an IPv6 address with or without brackets.
-        public static func noProxyEntry(matching host: String, in list: String) -> String? {
+        static func noProxyEntry(matching host: String, in list: String) -> String? {
             guard !host.isEmpty, !list.isEmpty else { return nil }
             if list == "*" { return "*" }
             var name = host

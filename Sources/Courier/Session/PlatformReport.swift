@@ -185,7 +185,7 @@ extension PlatformReport {
         public var message: String
 
         /// A problem of `kind`, described by `message`.
-        public init(kind: Kind, message: String) {
+        init(kind: Kind, message: String) {
             self.kind = kind
             self.message = message
         }

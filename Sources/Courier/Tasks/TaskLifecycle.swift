@@ -1,4 +1,6 @@
-/// The lifecycle of a Courier task as a small value-type state machine.
+/// The lifecycle of a Courier task: its public ``State`` (``SessionTask/state``), and the table of
+/// transitions between states as a small value-type machine (internal: the phase machine,
+/// TaskPhaseMachine.swift, derives the state and is tested against this table).
 ///
 /// ```
 /// initialized ──resume──▶ running ◀──resume── suspended
@@ -8,7 +10,7 @@
 ///                          └──complete──▶ completed
 /// ```
 /// Invalid transitions are harmless no-ops (AFNetworking's `AFStateTransitionIsValid`):
-/// ``apply(_:)`` returns `nil` and the state stays as it was, so racing or repeated calls
+/// `apply(_:)` returns `nil` and the state stays as it was, so racing or repeated calls
 /// (`cancel()` twice, `resume()` after completion) cannot corrupt a task.
 public struct TaskLifecycle: Sendable, Equatable {
     /// Where a task is in its life.
@@ -26,7 +28,7 @@ public struct TaskLifecycle: Sendable, Equatable {
     }
 
     /// What just happened to the task.
-    public enum Event: Sendable, Equatable {
+    enum Event: Sendable, Equatable {
         /// `resume()` was called.
         case resume
         /// `suspend()` was called.
@@ -38,21 +40,21 @@ public struct TaskLifecycle: Sendable, Equatable {
     }
 
     /// A transition that took place.
-    public struct Transition: Sendable, Equatable {
+    struct Transition: Sendable, Equatable {
         /// The state before the event.
-        public let from: State
+        let from: State
         /// The state after the event.
-        public let to: State
+        let to: State
     }
 
     /// The current state.
-    public private(set) var state: State = .initialized
+    private(set) var state: State = .initialized
 
     /// A lifecycle in ``State/initialized``.
-    public init() {}
+    init() {}
 
     /// The target state of `event` from `state`, or `nil` when the event means nothing there.
-    public static func target(of event: Event, from state: State) -> State? {
+    static func target(of event: Event, from state: State) -> State? {
         switch (state, event) {
         case (.initialized, .resume), (.suspended, .resume): return .running
         case (.running, .suspend): return .suspended
@@ -63,12 +65,12 @@ public struct TaskLifecycle: Sendable, Equatable {
     }
 
     /// Applies `event`; returns the transition, or `nil` (and changes nothing) when it is invalid.
-    public mutating func apply(_ event: Event) -> Transition? {
+    mutating func apply(_ event: Event) -> Transition? {
         guard let next = Self.target(of: event, from: state) else { return nil }
         defer { state = next }
         return Transition(from: state, to: next)
     }
 
     /// Whether the task has completed (its completion has been, or is being, delivered).
-    public var isFinished: Bool { state == .completed }
+    var isFinished: Bool { state == .completed }
 }
