@@ -17,21 +17,24 @@ let package = Package(
         .executable(name: "courier-bench", targets: ["courier-bench"]),
     ],
     targets: [
-        .target(name: "Courier", dependencies: ["CCourierPlatformFixes"], swiftSettings: swiftSettings),
+        .target(name: "Courier", dependencies: ["CCourierPlatformFixes", "CourierSupport"], swiftSettings: swiftSettings),
+        // What the library, the test server and the command lines share (the lock box, JSON
+        // strings), as `package` symbols: visible to this package's targets only (Docs/PublicAPI.md).
+        .target(name: "CourierSupport", swiftSettings: swiftSettings),
         // The platform kit: C wrappers put in front of FoundationNetworking's libcurl calls
         // (Docs/PlatformFixes.md). Part of the Courier product; no libcurl headers needed.
         .target(name: "CCourierPlatformFixes"),
-        .target(name: "CourierTestServer", swiftSettings: swiftSettings),
+        .target(name: "CourierTestServer", dependencies: ["CourierSupport"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "courier",
-            dependencies: ["Courier", "CourierTestServer"],
+            dependencies: ["Courier", "CourierTestServer", "CourierSupport"],
             swiftSettings: swiftSettings
         ),
         // Benchmarks Courier against a raw delegate-based URLSession; meant to be built in release.
         .executableTarget(
             name: "courier-bench",
             // The test server is the capped server of `segmented`.
-            dependencies: ["Courier", "CourierTestServer"],
+            dependencies: ["Courier", "CourierTestServer", "CourierSupport"],
             swiftSettings: swiftSettings
         ),
         // Test-only commands the tests run as child processes (the journal's append loop; the network
@@ -39,7 +42,7 @@ let package = Package(
         // Not a product: the shipped `courier` has no hidden test command (Docs/PublicAPI.md).
         .executableTarget(
             name: "courier-test-hooks",
-            dependencies: ["Courier", "CourierTestServer"],
+            dependencies: ["Courier", "CourierTestServer", "CourierSupport"],
             swiftSettings: swiftSettings
         ),
         // Small helpers the test targets share (a thread-safe box and counter, a seeded generator).
@@ -49,25 +52,25 @@ let package = Package(
         // inside network namespaces they make.
         .testTarget(
             name: "CourierTests",
-            dependencies: ["Courier", "CourierTestServer", "CourierTestSupport", "courier-test-hooks", "courier"],
+            dependencies: ["Courier", "CourierSupport", "CourierTestServer", "CourierTestSupport", "courier-test-hooks", "courier"],
             swiftSettings: swiftSettings
         ),
         // The `courier` command's tests: its pure parts (option parsing, progress formatting)
         // through `@testable import courier`, and the built executable run as people run it.
         .testTarget(
             name: "CourierCLITests",
-            dependencies: ["Courier", "CourierTestServer", "CourierTestSupport", "courier"],
+            dependencies: ["Courier", "CourierSupport", "CourierTestServer", "CourierTestSupport", "courier"],
             swiftSettings: swiftSettings
         ),
         // `courier-bench`'s tests: option parsing, RESULT lines, and the built executable.
         .testTarget(
             name: "CourierBenchTests",
-            dependencies: ["Courier", "CourierTestServer", "courier-bench"],
+            dependencies: ["Courier", "CourierSupport", "CourierTestServer", "courier-bench"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "CourierTestServerTests",
-            dependencies: ["CourierTestServer"],
+            dependencies: ["CourierTestServer", "CourierSupport"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -1,3 +1,4 @@
+import CourierSupport
 /// Tracks open connections so `stop()` can wake every thread blocked on one of them, and
 /// counts them the way a server that limits connections does: from `accept` until the server
 /// closes its end, idle keep-alive connections included.

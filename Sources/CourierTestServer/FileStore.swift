@@ -1,4 +1,5 @@
 import Foundation
+import CourierSupport
 
 /// One file served under `/files/<name>`.
 struct StoredFile: Sendable {

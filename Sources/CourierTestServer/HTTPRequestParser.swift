@@ -1,4 +1,5 @@
 import Foundation
+import CourierSupport
 
 /// How a request body is delimited.
 enum BodyFraming: Equatable {
@@ -115,7 +116,7 @@ enum HTTPRequestParser {
         let parts = line.split(separator: sp, omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw bad("malformed request line") }
         let method = parts[0], target = parts[1], version = parts[2]
-        guard !method.isEmpty, method.allSatisfy(isTokenByte) else { throw bad("malformed method") }
+        guard !method.isEmpty, method.allSatisfy(HTTPToken.isCharacter) else { throw bad("malformed method") }
         guard !target.isEmpty, target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { throw bad("malformed target") }
         let versionBytes = Array(version)
         guard versionBytes.count == 8, versionBytes[0..<5].elementsEqual("HTTP/".utf8), versionBytes[6] == UInt8(ascii: "."),
@@ -133,7 +134,7 @@ enum HTTPRequestParser {
     private static func parseHeaderLine(_ line: ArraySlice<UInt8>) throws(RequestError) -> (name: String, value: String) {
         guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { throw bad("header without colon") }
         let name = line[line.startIndex..<colon]
-        guard !name.isEmpty, name.allSatisfy(isTokenByte) else { throw bad("malformed header name") }
+        guard !name.isEmpty, name.allSatisfy(HTTPToken.isCharacter) else { throw bad("malformed header name") }
         var value = line[(colon + 1)...]
         while let first = value.first, first == sp || first == tab { value = value.dropFirst() }
         while let last = value.last, last == sp || last == tab { value = value.dropLast() }
@@ -145,15 +146,6 @@ enum HTTPRequestParser {
     private static func decodeFieldValue(_ bytes: ArraySlice<UInt8>) -> String {
         if let text = String(validating: bytes, as: UTF8.self) { return text }
         return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
-    }
-
-    private static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
     }
 
     private static func digit(_ byte: UInt8) -> Int? {

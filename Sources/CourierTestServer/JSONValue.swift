@@ -1,4 +1,5 @@
 import Foundation
+import CourierSupport
 
 /// A small JSON model whose objects keep their key order, so responses are byte-for-byte stable.
 indirect enum JSONValue: Equatable, Sendable {
@@ -41,7 +42,7 @@ indirect enum JSONValue: Equatable, Sendable {
         case .bool(let value): out += value ? "true" : "false"
         case .int(let value): out += String(value)
         case .double(let value): out += value.isFinite ? "\(value)" : "null"
-        case .string(let value): JSONValue.writeString(value, to: &out)
+        case .string(let value): JSONString.append(value, to: &out)
         case .array(let values):
             out += "["
             for (index, value) in values.enumerated() {
@@ -53,30 +54,12 @@ indirect enum JSONValue: Equatable, Sendable {
             out += "{"
             for (index, (key, value)) in members.enumerated() {
                 if index > 0 { out += "," }
-                JSONValue.writeString(key, to: &out)
+                JSONString.append(key, to: &out)
                 out += ":"
                 value.write(to: &out)
             }
             out += "}"
         }
-    }
-
-    private static func writeString(_ value: String, to out: inout String) {
-        out += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
     }
 
     /// Parses `data` as JSON (any top-level value), or returns `nil` if it is not valid JSON.

@@ -1,3 +1,4 @@
+import CourierSupport
 /// The thread-safe record of what the server received and served: every request in arrival
 /// order, and per path the traffic of the ranged routes (``PathTraffic``).
 final class RequestLog: Sendable {

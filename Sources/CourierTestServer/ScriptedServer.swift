@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import CourierSupport
 
 /// A raw-socket HTTP responder for hostile-server tests: every byte of every answer is the
 /// script's, so a test can send what no well-behaved server would (a status line and nothing

@@ -1,3 +1,4 @@
+import CourierSupport
 /// The bearer token `/authorized/…` accepts: one at a time, as an API that revokes a token when
 /// it issues the next one (``TestServer/issueToken()``, ``TestServer/revokeToken()``).
 final class TokenStore: Sendable {

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierSupport
 
 /// A response whose whole body reached the caller.
 struct Fetched: Sendable {
@@ -81,20 +82,5 @@ extension BenchOptions {
     /// How the `stream` consumer treats chunks: `--sha256` hashes, `--consume-mib-s` paces.
     var streamConsumer: StreamConsumer {
         StreamConsumer(hashes: expectedSHA256 != nil, bytesPerSecond: consumeMiBPerSecond.map { $0 * 1_048_576 })
-    }
-}
-
-/// One value behind one `NSLock` (like the library's: ThreadSanitizer sees it, unlike futexes).
-final class Protected<Value: Sendable>: @unchecked Sendable {  // `value` is only touched under `lock`
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    /// Runs `body` with exclusive access; keep it short and never call out of it.
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
     }
 }

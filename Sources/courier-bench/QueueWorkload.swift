@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierSupport
 
 /// `queue`: what a durable `DownloadQueue` costs over plain download tasks, and what queued items
 /// cost in memory (issue 14). Courier only; the files are `--url` with `i=1` … `i=N` added to the
@@ -250,7 +251,7 @@ final class Finishes: Sendable {
     }
 
     private let total: Int
-    private let seen = Protected(Seen())
+    private let seen = Locked(Seen())
     private let done = DispatchSemaphore(value: 0)
 
     init(total: Int) {
@@ -297,7 +298,7 @@ final class DownloadWindow: Sendable {
     private let requests: [URLRequest]
     private let files: [URL]
     private let concurrency: Int
-    private let state = Protected(Outcome())
+    private let state = Locked(Outcome())
     private let finished = DispatchSemaphore(value: 0)
 
     /// Download `k` fetches `requests[k]` into `files[k]`.
@@ -363,7 +364,7 @@ final class Gate: Sendable {
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let state = Protected(Waiting())
+    private let state = Locked(Waiting())
 
     /// Returns once the gate is open.
     func wait() async {

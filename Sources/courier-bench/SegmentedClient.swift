@@ -3,6 +3,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierSupport
 
 /// Who downloads in one `segmented` run, and how.
 enum SegmentedClient: Sendable {
@@ -91,7 +92,7 @@ final class SegmentedCourier: Sendable {
         for leftover in [file, partial, DownloadPolicy.recordFile(for: partial)] {
             try? FileManager.default.removeItem(at: leftover)
         }
-        let outcome = Protected<SegmentedOutcome?>(nil)
+        let outcome = Locked<SegmentedOutcome?>(nil)
         let done = DispatchSemaphore(value: 0)
         let task = manager.downloadTask(
             with: URLRequest(url: url, timeoutInterval: timeout), to: .file(file, options: .removePreviousFile), policy: policy

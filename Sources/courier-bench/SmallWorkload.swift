@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierSupport
 
 /// `small`: request rate and latency. `--warmup` untimed GETs, then `--requests` timed ones,
 /// each phase keeping `--concurrency` in flight.
@@ -74,7 +75,7 @@ final class SlidingWindow: Sendable {
     private let total: Int
     private let concurrency: Int
     private let recordsLatency: Bool
-    private let state: Protected<Outcome>
+    private let state: Locked<Outcome>
     private let finished = DispatchSemaphore(value: 0)
 
     init(
@@ -88,7 +89,7 @@ final class SlidingWindow: Sendable {
         self.recordsLatency = recordsLatency
         var outcome = Outcome(expectedBytes: expectedBytes)
         if recordsLatency { outcome.latencies.reserveCapacity(total) }  // no reallocation while timing
-        state = Protected(outcome)
+        state = Locked(outcome)
     }
 
     /// Runs every request; returns when the last one completed (`MonotonicClock`), or `nil` when

@@ -1,4 +1,5 @@
 import Foundation
+import CourierSupport
 
 /// A monotonic clock for the timings: wall-clock time can jump (NTP), this cannot.
 enum MonotonicClock {
@@ -50,7 +51,7 @@ struct Deadline {
 /// The result of one request, and when it arrived, handed from the client's queue to the
 /// waiting main thread.
 final class Arrival<Value: Sendable>: Sendable {
-    private let value = Protected<(value: Value, at: Double)?>(nil)
+    private let value = Locked<(value: Value, at: Double)?>(nil)
     private let arrived = DispatchSemaphore(value: 0)
 
     /// Stores `value` with the time it arrived; call once.

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Courier  // the package's SHA-256 (`package` access: the same hash on both clients) and, lean, PlatformFixes
+import CourierSupport
 
 /// The baseline: the workloads on a raw delegate-based `URLSession`, as directly as it allows.
 ///
@@ -218,7 +219,7 @@ final class RawTransfer: @unchecked Sendable {  // the `var`s change only on the
 /// have default implementations, and FoundationNetworking calls only what this class declares
 /// (Docs/Platform.md §5.3).
 final class RawSessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloadDelegate, Sendable {
-    private let transfers = Protected<[Int: RawTransfer]>([:])
+    private let transfers = Locked<[Int: RawTransfer]>([:])
 
     /// Registers `transfer` before its task is resumed, so no callback can miss it.
     func register(_ transfer: RawTransfer, for task: URLSessionTask) {

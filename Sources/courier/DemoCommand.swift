@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import Courier
 import CourierTestServer
+import CourierSupport
 
 /// `courier demo`: Courier's main job with no network. An embedded server offers a generated
 /// 64 MiB file and drops the connection part-way through every response; Courier continues
@@ -40,7 +41,7 @@ struct DemoCommand {
         // Completions on the manager's own queue: this process has no main run loop to deliver to.
         let manager = SessionManager()
         let finished = DispatchSemaphore(value: 0)
-        let slot = Guarded<DownloadResponse?>(nil)
+        let slot = Locked<DownloadResponse?>(nil)
         let started = Date()
         manager.downloadTask(
             with: URLRequest(url: server.url("/files/\(name)?close_after=\(dropAfter)")),

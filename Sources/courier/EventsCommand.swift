@@ -6,6 +6,7 @@ import FoundationNetworking
 import Glibc
 #endif
 import Courier
+import CourierSupport
 
 /// `courier events <url>`: a Server-Sent Events debugging tool. Each event is one JSON line on
 /// stdout (`{"id":…,"event":…,"data":…}`), written as it arrives, so it works in a pipe
@@ -57,7 +58,7 @@ struct EventsCommand {
         defer { manager.invalidate(cancelingTasks: true) }
         let stream = manager.events(for: request(), policy: policy(), reconnection: reconnection())
 
-        let ending = Guarded<Ending?>(nil)
+        let ending = Locked<Ending?>(nil)
         let finished = DispatchSemaphore(value: 0)
         let task = Task { [options] in
             let end = await Self.consume(stream, maximum: options.maxEvents)
@@ -184,29 +185,7 @@ final class ConnectionLog: Sendable {
 /// `JSONSerialization` does not promise), `id` `null` when the stream has no last event ID.
 enum JSONLine {
     static func event(_ event: ServerSentEvent) -> String {
-        let id = event.lastEventID.isEmpty ? "null" : quote(event.lastEventID)
-        return "{\"id\":\(id),\"event\":\(quote(event.event)),\"data\":\(quote(event.data))}\n"
-    }
-
-    /// `text` as a JSON string (RFC 8259 §7): quote, backslash and control characters escaped,
-    /// everything else as is (UTF-8 on output).
-    static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        let id = event.lastEventID.isEmpty ? "null" : JSONString.quoted(event.lastEventID)
+        return "{\"id\":\(id),\"event\":\(JSONString.quoted(event.event)),\"data\":\(JSONString.quoted(event.data))}\n"
     }
 }

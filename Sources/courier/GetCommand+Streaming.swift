@@ -6,6 +6,7 @@ import FoundationNetworking
 import Glibc
 #endif
 import Courier
+import CourierSupport
 
 /// `-o -`: the body goes to stdout as it arrives, through the library's `bytes(for:)`.
 ///
@@ -64,11 +65,11 @@ extension GetCommand {
             return ExitCode.network
         }
 
-        let retries = Guarded(0)
+        let retries = Locked(0)
         let verbose = options.verbose ? VerboseMonitor(printer: printer) : nil
         let manager = streamingManager(printer: printer, retries: retries, verbose: verbose)
         defer { manager.invalidate(cancelingTasks: true) }
-        let ended = Guarded<StreamEnd?>(nil)
+        let ended = Locked<StreamEnd?>(nil)
         let finished = DispatchSemaphore(value: 0)
         let started = ProgressPrinter.monotonicSeconds()
         let request = streamingRequest()
@@ -137,7 +138,7 @@ extension GetCommand {
     /// policy (which continues a stream by `Range` once bytes were handed over), and a monitor
     /// that says each retry on stderr. `--timeout` is the stream's policy (``streamPolicy()``):
     /// URLSession's request timeout does not apply to streams.
-    private func streamingManager(printer: ProgressPrinter, retries: Guarded<Int>, verbose: VerboseMonitor?) -> SessionManager {
+    private func streamingManager(printer: ProgressPrinter, retries: Locked<Int>, verbose: VerboseMonitor?) -> SessionManager {
         var configuration = SessionManager.Configuration()
         configuration.tls = options.tls.announced()
         configuration.deadline = options.maxTime.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Courier
+import CourierSupport
 
 /// `courier get <url>`: downloads one URL into a file, crash-safely.
 ///
@@ -105,10 +106,10 @@ struct GetCommand {
         let manager = SessionManager(configuration: configuration)
         defer { manager.invalidate(cancelingTasks: true) }
         let finished = DispatchSemaphore(value: 0)
-        let result = Guarded<DownloadResponse?>(nil)
+        let result = Locked<DownloadResponse?>(nil)
         // The task, for its connection count on the bar; set right after it is made (its
         // progress begins only once it is resumed).
-        let counted = Guarded<DownloadTask?>(nil)
+        let counted = Locked<DownloadTask?>(nil)
         let task = manager.downloadTask(
             with: request(), to: target.destination, policy: target.policy,
             progress: { progress in
@@ -144,7 +145,7 @@ struct GetCommand {
         let destination: DownloadDestination
         let policy: DownloadPolicy
         /// The output file, once known (at once with `-o`, from the response without).
-        let chosenFile: Guarded<URL?>
+        let chosenFile: Locked<URL?>
         /// With `-o -`: the private directory the body is staged in, removed at the end when this
         /// process made it (a supervisor's is the supervisor's to remove).
         var ownStagingDirectory: URL? = nil
@@ -174,7 +175,7 @@ struct GetCommand {
             if let supplied { directory = supplied } else { directory = try Self.makeStagingDirectory() }
             let file = directory.appendingPathComponent("body")
             return Target(
-                destination: .file(file, options: [.removePreviousFile]), policy: policy, chosenFile: Guarded(file),
+                destination: .file(file, options: [.removePreviousFile]), policy: policy, chosenFile: Locked(file),
                 ownStagingDirectory: supplied == nil ? directory : nil)
         }
         let publishing: DownloadDestination.Options = options.force ? [.removePreviousFile] : []
@@ -182,7 +183,7 @@ struct GetCommand {
             // The partial file is `.<name>.courier-partial` beside the output (the library's default).
             let file = Self.outputURL(output, in: cwd)
             try Self.checkOutput(file, force: options.force)
-            return Target(destination: .file(file, options: publishing), policy: policy, chosenFile: Guarded(file))
+            return Target(destination: .file(file, options: publishing), policy: policy, chosenFile: Locked(file))
         }
         // The name is known only once the response is in; the partial file's place must not
         // wait for it, or a rerun could not find it. So it is named after the URL.
@@ -199,7 +200,7 @@ struct GetCommand {
         if !options.force, urlHasName, Self.isExistingFile(urlNamed) {
             throw GetFailure(ExitCode.fileSystem, Self.existsMessage(urlNamed))
         }
-        let chosenFile = Guarded<URL?>(nil)
+        let chosenFile = Locked<URL?>(nil)
         // Decided as soon as the headers arrive (a Content-Disposition name is known only then), so
         // a name that is taken stops the body at once, keeping what arrived for the next run.
         let destination = DownloadDestination(stagingDirectory: cwd, timing: .atResponse) { _, response in
@@ -314,7 +315,7 @@ struct GetCommand {
     /// What failed, without the URL: `HTTP 503 Service Unavailable`, `network error: …`.
     static func describe(_ error: CourierError) -> String {
         if error.code == .unacceptableStatusCode, let status = error.statusCode {
-            let phrase = HTTPStatus.reasonPhrase(status).map { " " + $0 } ?? ""
+            let phrase = HTTPReasonPhrase.phrase(for: status).map { " " + $0 } ?? ""
             return "HTTP \(status)\(phrase)"
         }
         switch error.code {
@@ -405,54 +406,6 @@ struct GetFailure: Error {
     init(_ status: Int32, _ message: String) {
         self.status = status
         self.message = message
-    }
-}
-
-/// Reason phrases for the statuses people meet, for error lines (RFC 9110 §15).
-enum HTTPStatus {
-    static func reasonPhrase(_ status: Int) -> String? {
-        switch status {
-        case 300: "Multiple Choices"
-        case 301: "Moved Permanently"
-        case 302: "Found"
-        case 303: "See Other"
-        case 304: "Not Modified"
-        case 307: "Temporary Redirect"
-        case 308: "Permanent Redirect"
-        case 400: "Bad Request"
-        case 401: "Unauthorized"
-        case 402: "Payment Required"
-        case 403: "Forbidden"
-        case 404: "Not Found"
-        case 405: "Method Not Allowed"
-        case 406: "Not Acceptable"
-        case 407: "Proxy Authentication Required"
-        case 408: "Request Timeout"
-        case 409: "Conflict"
-        case 410: "Gone"
-        case 411: "Length Required"
-        case 412: "Precondition Failed"
-        case 413: "Content Too Large"
-        case 414: "URI Too Long"
-        case 415: "Unsupported Media Type"
-        case 416: "Range Not Satisfiable"
-        case 417: "Expectation Failed"
-        case 421: "Misdirected Request"
-        case 422: "Unprocessable Content"
-        case 425: "Too Early"
-        case 426: "Upgrade Required"
-        case 428: "Precondition Required"
-        case 429: "Too Many Requests"
-        case 431: "Request Header Fields Too Large"
-        case 451: "Unavailable For Legal Reasons"
-        case 500: "Internal Server Error"
-        case 501: "Not Implemented"
-        case 502: "Bad Gateway"
-        case 503: "Service Unavailable"
-        case 504: "Gateway Timeout"
-        case 505: "HTTP Version Not Supported"
-        default: nil
-        }
     }
 }
 

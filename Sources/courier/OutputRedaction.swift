@@ -1,5 +1,6 @@
 import Foundation
 import Courier
+import CourierSupport
 
 /// The one ``Redaction`` of everything `courier` prints for people.
 ///
@@ -18,7 +19,7 @@ import Courier
 /// A process has one stderr, so one rule for it: a process-wide value rather than a parameter
 /// handed to every function that might, one day, print a URL.
 enum OutputRedaction {
-    private static let chosen = Guarded(Redaction.default)
+    private static let chosen = Locked(Redaction.default)
 
     /// The redaction in force: `Redaction.default` until ``use(_:)``.
     static var current: Redaction { chosen.current }

@@ -1,5 +1,6 @@
 import Foundation
 import Courier
+import CourierSupport
 
 /// The text of progress and summary lines. Pure (no clock, no I/O), so every case can be pinned
 /// down by unit tests.
@@ -293,7 +294,7 @@ final class ProgressPrinter: Sendable {
     let style: Style
     private let now: @Sendable () -> Double
     private let write: @Sendable (String) -> Void
-    private let state: Guarded<State>
+    private let state: Locked<State>
 
     private struct State {
         var start: Double?
@@ -321,7 +322,7 @@ final class ProgressPrinter: Sendable {
         self.style = style
         self.now = now
         self.write = write
-        self.state = Guarded(State(columns: columns, name: name))
+        self.state = Locked(State(columns: columns, name: name))
     }
 
     /// The style for this process: quiet when asked, terminal when stderr is one.

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Courier
+import CourierSupport
 
 /// `courier get -i FILE`: the downloads an input file lists, through a ``DownloadQueue`` whose
 /// journal makes rerunning the same command continue every unfinished download and skip the
@@ -83,7 +84,7 @@ struct QueueCommand {
                 return request
             }])
         }
-        let display = Guarded<QueueProgress?>(nil)
+        let display = Locked<QueueProgress?>(nil)
         if !shared.quiet {
             managerConfiguration.eventMonitors = [ClosureEventMonitor(onRetry: { _, event in
                 let line = GetCommand.retryLine(event)
@@ -279,7 +280,7 @@ struct QueueCommand {
     /// `HTTP 404 Not Found`, `integrity check failed: …`: a journaled failure in get's words.
     static func describe(_ failure: DownloadQueue.Failure) -> String {
         if failure.code == .unacceptableStatusCode, let status = failure.status {
-            return "HTTP \(status)" + (HTTPStatus.reasonPhrase(status).map { " " + $0 } ?? "")
+            return "HTTP \(status)" + (HTTPReasonPhrase.phrase(for: status).map { " " + $0 } ?? "")
         }
         switch ExitCode.forCode(failure.code) {
         case ExitCode.integrity: return "integrity check failed: \(failure.message)"

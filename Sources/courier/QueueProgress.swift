@@ -1,5 +1,6 @@
 import Foundation
 import Courier
+import CourierSupport
 
 /// What `courier get -i` shows on stderr while its queue runs.
 ///
@@ -18,7 +19,7 @@ final class QueueProgress: Sendable {
     let style: ProgressPrinter.Style
     private let now: @Sendable () -> Double
     private let write: @Sendable (String) -> Void
-    private let state: Guarded<State>
+    private let state: Locked<State>
 
     private struct Row {
         var completed: Int64 = 0
@@ -60,7 +61,7 @@ final class QueueProgress: Sendable {
         self.style = style
         self.now = now
         self.write = write
-        self.state = Guarded(State(columns: columns))
+        self.state = Locked(State(columns: columns))
     }
 
     /// A download of the input, shown as `name` until it finishes. Called before the queue is

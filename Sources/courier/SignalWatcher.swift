@@ -1,4 +1,5 @@
 import Foundation
+import CourierSupport
 
 /// Turns SIGINT/SIGTERM into calls on a dispatch queue instead of killing the process, so a
 /// download can stop cleanly (keep its partial file, write its record) before exiting.
@@ -41,7 +42,7 @@ final class StopSignals: Sendable {
         var action: (@Sendable () -> Void)?
         var beforeLeaving: (@Sendable () -> Void)?
     }
-    private let state = Guarded(State())
+    private let state = Locked(State())
     private let supervised = ProcessInfo.processInfo.environment[GetSupervisor.childVariable] != nil
 
     /// The first stop signal that came, if one did.

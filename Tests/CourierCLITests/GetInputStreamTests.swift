@@ -2,6 +2,7 @@ import XCTest
 import CourierTestServer
 @testable import Courier
 @testable import courier
+import CourierSupport
 
 /// `courier get -i -` fed through a pipe the test keeps open: the input is read as it comes.
 /// Downloads start before the input ends, a mistake is reported when its line is read, a fast
@@ -148,7 +149,7 @@ final class GetInputStreamTests: CommandLineTestCase {
         // Given a producer of endless distinct lines whose downloads each take 2 s
         let input = try InputPipe()
         let prefix = server.url("/delay/2000").absoluteString
-        let written = Guarded<Int>(0)
+        let written = Locked<Int>(0)
         let producerDone = DispatchSemaphore(value: 0)
         let command = try start(reading: input, ["-s"])
         let descriptor = input.writing

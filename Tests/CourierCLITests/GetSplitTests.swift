@@ -5,6 +5,7 @@ import CourierTestServer
 @testable import courier
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import CourierSupport
 #endif
 
 /// `courier get --split`, run as people run it (``CommandLineTestCase``): the option, its
@@ -114,7 +115,7 @@ final class GetSplitTests: CommandLineTestCase {
         policy.split = .connections(4)
         let file = logs.appendingPathComponent("probe.bin")
         let done = expectation(description: "probe")
-        let connections = Guarded(0)
+        let connections = Locked(0)
         manager.downloadTask(with: URLRequest(url: url), to: .file(file, options: [.removePreviousFile]), policy: policy) { response in
             connections.set(response.report.connections)
             done.fulfill()

@@ -1,5 +1,6 @@
 import XCTest
 @testable import courier
+import CourierSupport
 
 /// The pure text of `courier get`'s progress, ETA and summary lines, and the printer's pacing.
 final class ProgressFormatTests: XCTestCase {
@@ -219,8 +220,8 @@ final class ProgressFormatTests: XCTestCase {
     }
 
     func testTerminalPrinterRedrawsOneLineAndEndsItOnFinish() {
-        let clock = Guarded(0.0)
-        let written = Guarded("")
+        let clock = Locked(0.0)
+        let written = Locked("")
         let printer = ProgressPrinter(
             style: .terminal, columns: 40, name: "f.bin", now: { clock.current }, write: { text in written.withLock { $0 += text } })
         printer.update(completed: 0, total: 2048)
@@ -236,8 +237,8 @@ final class ProgressFormatTests: XCTestCase {
     }
 
     func testTerminalPrinterBlanksTheRestOfALongerLine() {
-        let clock = Guarded(0.0)
-        let written = Guarded("")
+        let clock = Locked(0.0)
+        let written = Locked("")
         let printer = ProgressPrinter(
             style: .terminal, columns: 40, now: { clock.current }, write: { text in written.withLock { $0 += text } })
         printer.update(completed: 5000, total: 10000)
@@ -247,8 +248,8 @@ final class ProgressFormatTests: XCTestCase {
     }
 
     func testTerminalPrinterRedrawsToFitWhenTheTerminalIsResized() {
-        let clock = Guarded(0.0)
-        let written = Guarded("")
+        let clock = Locked(0.0)
+        let written = Locked("")
         let printer = ProgressPrinter(
             style: .terminal, columns: 80, name: "f.bin", now: { clock.current },
             write: { text in written.withLock { $0 += text } })
@@ -266,8 +267,8 @@ final class ProgressFormatTests: XCTestCase {
     }
 
     func testMessagesBlankTheProgressLineAndTheNextUpdateRedrawsIt() {
-        let clock = Guarded(0.0)
-        let written = Guarded("")
+        let clock = Locked(0.0)
+        let written = Locked("")
         let printer = ProgressPrinter(
             style: .terminal, columns: 40, now: { clock.current }, write: { text in written.withLock { $0 += text } })
         printer.update(completed: 1024, total: nil)
@@ -276,7 +277,7 @@ final class ProgressFormatTests: XCTestCase {
         printer.update(completed: 2048, total: nil)
         XCTAssertEqual(written.current, "\r1.0 KiB" + "\r       \rcourier: retrying\n" + "\r2.0 KiB  1.0 KiB/s")
 
-        let plain = Guarded("")
+        let plain = Locked("")
         let log = ProgressPrinter(style: .plain, now: { clock.current }, write: { text in plain.withLock { $0 += text } })
         log.message("courier: retrying")
         XCTAssertEqual(plain.current, "courier: retrying\n")
@@ -284,9 +285,9 @@ final class ProgressFormatTests: XCTestCase {
 
     func testOnlyTheTerminalPrinterShowsTheConnectionCount() {
         // Given a terminal printer and a plain one, each told of 3 connections
-        let clock = Guarded(0.0)
-        let terminal = Guarded("")
-        let plain = Guarded("")
+        let clock = Locked(0.0)
+        let terminal = Locked("")
+        let plain = Locked("")
         let onTerminal = ProgressPrinter(
             style: .terminal, columns: 60, name: "f.bin", now: { clock.current }, write: { text in terminal.withLock { $0 += text } })
         let inALog = ProgressPrinter(style: .plain, now: { clock.current }, write: { text in plain.withLock { $0 += text } })
@@ -305,8 +306,8 @@ final class ProgressFormatTests: XCTestCase {
     }
 
     func testPlainAndQuietPrinters() {
-        let clock = Guarded(0.0)
-        let written = Guarded("")
+        let clock = Locked(0.0)
+        let written = Locked("")
         let plain = ProgressPrinter(style: .plain, now: { clock.current }, write: { text in written.withLock { $0 += text } })
         plain.start()
         plain.update(completed: 0, total: 4096)
@@ -317,7 +318,7 @@ final class ProgressFormatTests: XCTestCase {
         plain.finish()
         XCTAssertEqual(written.current, "courier: 1.0 KiB of 4.0 KiB (25%) 1.0 KiB/s, ETA 0:03\n", "nothing to end on finish")
 
-        let quietOutput = Guarded("")
+        let quietOutput = Locked("")
         let quiet = ProgressPrinter(style: .quiet, now: { clock.current }, write: { text in quietOutput.withLock { $0 += text } })
         quiet.update(completed: 1, total: 2)
         clock.set(10)

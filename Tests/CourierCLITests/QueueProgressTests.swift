@@ -1,6 +1,7 @@
 import XCTest
 @testable import Courier
 @testable import courier
+import CourierSupport
 
 /// `courier get -i`'s display as the input is read: items are made known line by line, the total
 /// says `+` until the input ends, and a finished item is forgotten (an input without end must
@@ -14,7 +15,7 @@ final class QueueProgressTests: XCTestCase {
 
     func testTheTotalCountsTheLinesReadWithAPlusUntilTheInputEnds() {
         // Given a terminal display with one line done before this run and one running
-        let written = Guarded("")
+        let written = Locked("")
         let display = QueueProgress(style: .terminal, columns: 100, now: { 0 }, write: { text in written.withLock { $0 += text } })
         display.addDone()
         display.add("a", name: "a.bin")
@@ -31,7 +32,7 @@ final class QueueProgressTests: XCTestCase {
 
     func testAFinishedItemIsForgotten() {
         // Given a plain display that saw an item start and fail
-        let written = Guarded("")
+        let written = Locked("")
         let display = QueueProgress(style: .plain, columns: 80, now: { 0 }, write: { text in written.withLock { $0 += text } })
         display.add("a", name: "a.bin")
         display.update(change("a", .running(received: 0, total: nil)))

@@ -2,6 +2,7 @@
 import Dispatch
 import Foundation
 import XCTest
+import CourierSupport
 
 /// `rate`, `slow_at`/`slow_factor` and `max_conns` over real sockets, and the traffic the server
 /// counts for them. Timings are lower bounds only: on a shared machine anything can be late.

@@ -1,4 +1,5 @@
 import Foundation
+internal import CourierSupport
 
 /// A parsed `Content-Disposition` response header (RFC 6266): a disposition type and its
 /// parameters, read leniently and without ever trapping, whatever the server sends.
@@ -22,14 +23,14 @@ struct ContentDisposition: Sendable, Equatable {
     init?(_ header: String) {
         var cursor = Cursor(header)
         cursor.skipWhitespace()
-        let type = cursor.read(while: Self.isTokenCharacter)
+        let type = cursor.read(while: HTTPToken.isCharacter)
         guard !type.isEmpty else { return nil }
         cursor.skipToSeparator()
 
         var parameters: [String: String] = [:]
         while cursor.consume(";") {
             cursor.skipWhitespace()
-            let name = cursor.read(while: Self.isTokenCharacter).lowercased()
+            let name = cursor.read(while: HTTPToken.isCharacter).lowercased()
             cursor.skipWhitespace()
             guard !name.isEmpty, cursor.consume("=") else {
                 cursor.skipToSeparator()
@@ -79,15 +80,6 @@ struct ContentDisposition: Sendable, Equatable {
             return String(scalars)
         default:
             return nil
-        }
-    }
-
-    /// RFC 9110 `tchar`: the characters allowed in a token (a type or parameter name).
-    private static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar {
-        case "a"..."z", "A"..."Z", "0"..."9": return true
-        case "!", "#", "$", "%", "&", "'", "*", "+", "-", ".", "^", "_", "`", "|", "~": return true
-        default: return false
         }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CourierSupport
 
 /// Writes one download's body into its partial file, behind the transfer.
 ///

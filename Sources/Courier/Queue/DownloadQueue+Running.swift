@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import CourierSupport
 
 /// Write-ahead: a change is decided under the lock as records plus actions; the writer appends
 /// the records (one `fsync` for every change waiting) and only then performs the actions, in

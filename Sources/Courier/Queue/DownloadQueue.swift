@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import CourierSupport
 
 /// A download queue that survives restarts: Linux's answer to background `URLSession`s (which
 /// FoundationNetworking does not have).

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CourierSupport
 
 /// Watches the network through the kernel's rtnetlink announcements: Linux's
 /// `AFNetworkReachabilityManager` and `NWPathMonitor` (Docs/Reachability.md).

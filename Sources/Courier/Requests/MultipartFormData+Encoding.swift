@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CourierSupport
 
 extension MultipartFormData {
     /// The size of the one buffer ``write(to:)`` encodes through.
@@ -222,7 +223,7 @@ extension MultipartFormData.Part {
     }
 
     private func check(field: String) throws(CourierError) {
-        guard !field.isEmpty, field.unicodeScalars.allSatisfy(MultipartFormData.isTokenCharacter) else {
+        guard !field.isEmpty, field.unicodeScalars.allSatisfy(HTTPToken.isCharacter) else {
             throw CourierError(code: .invalidRequest, message: "part \"\(name)\" has an invalid header name \"\(field)\"")
         }
         // The encoder writes these two itself; a second copy would leave servers guessing.

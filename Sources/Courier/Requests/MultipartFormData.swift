@@ -1,4 +1,5 @@
 import Foundation
+internal import CourierSupport
 
 /// A multipart/form-data body, built part by part and encoded either in memory or, streaming, into a private file.
 ///
@@ -69,7 +70,7 @@ public struct MultipartFormData: Sendable {
     /// The request's `Content-Type` header value: `multipart/form-data; boundary=<boundary>`
     /// (the boundary is quoted when it contains characters a bare token may not).
     public var contentType: String {
-        let isToken = !boundary.isEmpty && boundary.unicodeScalars.allSatisfy(Self.isTokenCharacter)
+        let isToken = !boundary.isEmpty && boundary.unicodeScalars.allSatisfy(HTTPToken.isCharacter)
         return "multipart/form-data; boundary=" + (isToken ? boundary : "\"\(boundary)\"")
     }
 
@@ -153,14 +154,6 @@ public struct MultipartFormData: Sendable {
     /// RFC 2046 delimiter (which starts with CRLF), so lenient parsers are safe too.
     static func delimiter(for boundary: String) -> [UInt8] {
         Array("--\(boundary)".utf8)
-    }
-
-    /// An RFC 9110 `tchar`.
-    static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar {
-        case "a"..."z", "A"..."Z", "0"..."9": return true
-        default: return "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar)
-        }
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import CourierSupport
 
 /// Checks that a request can be sent as given, before it reaches the network: a header with a
 /// line break in it would otherwise split the request head (header injection), and a URL
@@ -37,7 +38,7 @@ enum RequestValidation {
         guard let host = absolute.host, !host.isEmpty else {
             throw CourierError(code: .invalidRequest, message: "the URL has no host", url: url)
         }
-        if let method = request.httpMethod, !isToken(method) {
+        if let method = request.httpMethod, !HTTPToken.isToken(method) {
             throw CourierError(
                 code: .invalidRequest, message: "the method \(method.debugDescription) is not an RFC 9110 token", url: url)
         }
@@ -56,7 +57,7 @@ enum RequestValidation {
                     code: .invalidRequest, message: "the header name \(name.debugDescription) contains CR, LF or NUL",
                     url: url)
             }
-            if !isToken(name) {
+            if !HTTPToken.isToken(name) {
                 throw CourierError(
                     code: .invalidRequest, message: "the header name \(name.debugDescription) is not an RFC 9110 token",
                     url: url)
@@ -77,21 +78,6 @@ enum RequestValidation {
         return "a GET request cannot carry a body on Linux (FoundationNetworking refuses it); send the parameters in the query or use POST"
     }
 
-    /// Whether `text` is an RFC 9110 token: one or more `tchar`s.
-    static func isToken(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy(isTokenCharacter)
-    }
-
-    /// `tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA`
-    private static func isTokenCharacter(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"):
-            return true
-        default:
-            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
-        }
-    }
 
     private static func containsLineBreakOrNUL(_ text: String) -> Bool {
         text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import CourierSupport
 
 /// A set of tasks run together (AFNetworking's `batchOfRequestOperations`): a progress callback
 /// `(finished, total)` after each task completes, and one completion with every task's result,

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import CourierSupport
 
 /// The extra URLSessions split downloads' connections run in (Docs/SegmentedDownloads.md, "Lanes").
 ///

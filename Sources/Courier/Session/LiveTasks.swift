@@ -1,4 +1,5 @@
 import Foundation
+internal import CourierSupport
 
 /// The manager's tasks that were resumed and have not completed: running, waiting for a slot, an
 /// adapter or a retry, or paused. What ``SessionManager/allTasks`` shows and

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import CourierSupport
 
 /// Owns the one `URLSession` of a manager and guards every use of it.
 ///

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import CourierSupport
 
 /// Every task at once: a snapshot of the live tasks, and cancelling them all.
 extension SessionManager {

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import CourierSupport
 
 extension SessionManager {
     /// Fetches `request` and returns the body and response. Throws ``CourierError`` only (typed

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import CourierSupport
 
 /// The per-task delegate table: URLSession task identifier → the Courier object driving that
 /// transfer, plus the per-host admission queue. One lock around one state value; the router

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import CourierSupport
 
 /// Server-Sent Events from ``SessionManager/events(for:policy:reconnection:)``: one
 /// uninterrupted sequence across reconnections.

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import CourierSupport
 
 /// What a streamed body holds between the network and its one consumer: the response head, the
 /// chunks not yet taken, and how the stream ended.

@@ -1,4 +1,5 @@
 import Foundation
+internal import CourierSupport
 
 /// The `cancel()` of a sequence that makes its own connections (``EventStream``,
 /// ``JSONLineStream``): shared by the sequence and its iterator, so a `cancel()` from anywhere

@@ -1,4 +1,5 @@
 import Foundation
+internal import CourierSupport
 
 /// A value behind a lock that a thread can also wait on: ``Locked`` plus a condition variable,
 /// for state where one thread must sleep until another changes it (the journal's group commit,

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CourierSupport
 
 extension SideFile {
     /// Whether `name` is one Courier gives only to files that no later run can use, and so

@@ -1,5 +1,6 @@
 import Foundation
 internal import CCourierPlatformFixes
+internal import CourierSupport
 
 /// The TLS policies registered with the platform kit in this process.
 ///

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import CourierSupport
 
 /// The per-task delegate: drives one Courier task (data, upload or download) from creation to
 /// its single completion.

@@ -5,6 +5,7 @@ import CourierTestServer
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierSupport
 
 /// Nothing fetched is thrown away by a polite stop: cancelling the awaiting Swift `Task`, or a
 /// destination that is already taken.

@@ -5,6 +5,7 @@ import CourierTestServer
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierSupport
 
 final class LoggingMonitorTests: CourierTestCase {
     /// Every record of a `.trace` monitor.

@@ -5,6 +5,7 @@ import CourierTestServer
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierSupport
 
 /// Pause, cancel and remove racing the moment a download publishes its file (issue 20, item 6):
 /// every item's final state must say what is on disk.

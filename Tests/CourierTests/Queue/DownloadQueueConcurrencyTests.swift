@@ -4,6 +4,7 @@ import CourierTestServer
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierSupport
 
 /// Many callers at once on one queue (also under ThreadSanitizer in CI).
 final class DownloadQueueConcurrencyTests: CourierTestCase {

@@ -4,6 +4,7 @@ import CourierTestServer
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierSupport
 
 /// Expiring signed URLs, a file published just before a crash, and compaction.
 final class DownloadQueueRefreshTests: CourierTestCase {

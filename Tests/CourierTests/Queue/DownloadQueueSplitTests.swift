@@ -4,6 +4,7 @@ import CourierTestServer
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierSupport
 
 /// Split items in a `DownloadQueue` over real sockets: the per-host cap counts every connection
 /// a split item holds (Docs/DownloadQueue.md, "Split items and the per-host cap").

@@ -4,6 +4,7 @@ import CourierTestServer
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierSupport
 
 /// `DownloadQueue` over real sockets: states, caps, order, pause/resume/cancel/remove, reopening.
 final class DownloadQueueTests: CourierTestCase {

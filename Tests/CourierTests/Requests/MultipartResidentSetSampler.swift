@@ -3,6 +3,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import CourierSupport
 
 /// Samples the process's current resident set from a background thread: field 2 of
 /// `/proc/self/statm` (resident pages) times the page size. Current, not peak (`VmHWM`), so that

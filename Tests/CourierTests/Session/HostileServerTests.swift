@@ -5,6 +5,7 @@ import CourierTestServer
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierSupport
 
 /// Downloads against a server whose every byte is scripted: a download ends exact and complete
 /// (checked against the length the server itself announced) or fails with a typed error, leaving

@@ -5,6 +5,7 @@ import CourierTestServer
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierSupport
 
 /// At most `maximumRunningTasksPerHost` tasks run per host; the rest wait in order.
 final class PerHostCapTests: CourierTestCase {

@@ -7,6 +7,7 @@ import FoundationNetworking
 #if canImport(Glibc)
 import Glibc
 #endif
+import CourierSupport
 
 /// A server that answers, thousands of times, with the responses that kill any process reading
 /// them through plain FoundationNetworking 6.3.1 (Docs/Platform.md §7.1 and §7.2), mixed with good

@@ -4,6 +4,7 @@ import CourierTestServer
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierSupport
 
 /// Many streams at once (also run under ThreadSanitizer in CI): bytes, events, the callback form
 /// and consumers that give up, all on one manager.

@@ -4,6 +4,7 @@ import CourierTestServer
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierSupport
 
 /// A consumer slower than the network: bounded memory under each overflow policy.
 final class StreamOverflowTests: CourierTestCase {

@@ -4,6 +4,7 @@ import CourierTestServer
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierSupport
 
 /// The callback form: head, chunks, then one completion, in order on the chosen queue.
 final class StreamTaskTests: CourierTestCase {

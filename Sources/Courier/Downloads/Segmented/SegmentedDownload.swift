@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import CourierSupport
 
 /// The connections of one split download (Docs/SegmentedDownloads.md): a crew working for the
 /// download's `TransferTask`, which stays the task the caller sees.

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import CourierSupport
 
 /// An adapter and retrier that authenticates requests with an ``Authenticator``'s credential and
 /// refreshes it **once** however many requests need it: Courier's answer to Alamofire's

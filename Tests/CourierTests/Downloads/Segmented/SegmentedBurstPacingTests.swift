@@ -5,6 +5,7 @@ import CourierTestServer
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierSupport
 
 /// The automatic split against a server that paces each connection in bursts, as nginx's
 /// `limit_rate` does (a chunk at once, then silence until the next is due): it must find the cap

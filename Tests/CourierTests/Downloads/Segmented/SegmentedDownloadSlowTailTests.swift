@@ -5,6 +5,7 @@ import XCTest
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierSupport
 
 /// A split download one of whose connections slows to a trickle: its tail is taken over (split off
 /// while it is large, raced in the end game once it is under the 1 MiB floor for splitting), and

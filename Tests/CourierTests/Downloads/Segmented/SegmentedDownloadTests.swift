@@ -5,6 +5,7 @@ import CourierTestServer
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import CourierSupport
 
 /// Split downloads over real sockets: one file over several `Range` connections, exact or a typed error.
 final class SegmentedDownloadTests: CourierTestCase {
