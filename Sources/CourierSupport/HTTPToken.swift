@@ -4,6 +4,7 @@
 /// `tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA`
 package enum HTTPToken {
     /// Whether `byte` is a `tchar`.
+    @inlinable
     package static func isCharacter(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
@@ -19,11 +20,13 @@ package enum HTTPToken {
     }
 
     /// Whether `scalar` is a `tchar` (never a non-ASCII scalar).
+    @inlinable
     package static func isCharacter(_ scalar: Unicode.Scalar) -> Bool {
         scalar.isASCII && isCharacter(UInt8(scalar.value))
     }
 
     /// Whether `text` is a token: one or more `tchar`s.
+    @inlinable
     package static func isToken(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.allSatisfy(isCharacter)
     }

@@ -1,4 +1,5 @@
 import Foundation
+internal import CourierSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -42,9 +43,14 @@ public struct RedirectPolicy: Sendable {
 
     /// Scheme, host and port (with the scheme's default port) of `url`, in lower case.
     static func origin(of url: URL?) -> String? {
-        guard let url, let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased() else { return nil }
+        guard let url, let rawScheme = url.scheme, let rawHost = url.host else { return nil }
+        // Asked for every request (the per-host cap's key): no lowercased copies where the URL
+        // is already in lower case, as it nearly always is.
+        let scheme = ASCIICase.equals(rawScheme, "https") ? "https"
+            : ASCIICase.equals(rawScheme, "http") ? "http" : rawScheme.lowercased()
+        let host = rawHost.utf8.contains { $0 >= 0x80 || $0 != ASCIICase.folded($0) } ? rawHost.lowercased() : rawHost
         let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
-        return "\(scheme)://\(host):\(port)"
+        return scheme + "://" + host + ":" + String(port)
     }
 }
 

@@ -31,7 +31,7 @@ enum RequestValidation {
             throw CourierError(code: .invalidRequest, message: "the request has no URL")
         }
         let absolute = url.absoluteURL
-        guard let scheme = absolute.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+        guard let scheme = absolute.scheme, isHTTPScheme(scheme) else {
             throw CourierError(
                 code: .invalidRequest, message: "the URL is not an absolute http or https URL", url: url)
         }
@@ -42,32 +42,37 @@ enum RequestValidation {
             throw CourierError(
                 code: .invalidRequest, message: "the method \(method.debugDescription) is not an RFC 9110 token", url: url)
         }
-        let method = (request.httpMethod ?? "GET").uppercased()
-        if method == "GET" || method == "HEAD",
+        let method = request.httpMethod ?? "GET"
+        let isGET = ASCIICase.equals(method, "get")
+        if isGET || ASCIICase.equals(method, "head"),
             sendingUploadBody || request.httpBody?.isEmpty == false || request.httpBodyStream != nil
         {
-            throw CourierError(code: .invalidRequest, message: bodyRefusal(method: method), url: url)
+            throw CourierError(code: .invalidRequest, message: bodyRefusal(method: isGET ? "GET" : "HEAD"), url: url)
         }
-        for (name, value) in (request.allHTTPHeaderFields ?? [:]).sorted(by: { $0.key < $1.key }) {
-            if name.isEmpty {
-                throw CourierError(code: .invalidRequest, message: "a header has an empty name", url: url)
-            }
-            if containsLineBreakOrNUL(name) {
-                throw CourierError(
-                    code: .invalidRequest, message: "the header name \(name.debugDescription) contains CR, LF or NUL",
-                    url: url)
-            }
-            if !HTTPToken.isToken(name) {
-                throw CourierError(
-                    code: .invalidRequest, message: "the header name \(name.debugDescription) is not an RFC 9110 token",
-                    url: url)
-            }
-            if containsLineBreakOrNUL(value) {
-                throw CourierError(
-                    code: .invalidRequest,
-                    message: "the value of header \(name) contains CR, LF or NUL: \(value.debugDescription)", url: url)
+        // Every attempt is checked: the headers are looked at in any order first (no sorting, no
+        // allocation), and only a request with a problem is looked at again in sorted order, so
+        // that the same bad request always reports the same header.
+        let headers = request.allHTTPHeaderFields ?? [:]
+        guard headers.contains(where: { problem(name: $0.key, value: $0.value) != nil }) else { return }
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+            if let problem = problem(name: name, value: value) {
+                throw CourierError(code: .invalidRequest, message: problem, url: url)
             }
         }
+    }
+
+    /// What is wrong with one header, or `nil`.
+    private static func problem(name: String, value: String) -> String? {
+        if name.isEmpty { return "a header has an empty name" }
+        if containsLineBreakOrNUL(name) { return "the header name \(name.debugDescription) contains CR, LF or NUL" }
+        if !HTTPToken.isToken(name) { return "the header name \(name.debugDescription) is not an RFC 9110 token" }
+        if containsLineBreakOrNUL(value) { return "the value of header \(name) contains CR, LF or NUL: \(value.debugDescription)" }
+        return nil
+    }
+
+    /// `scheme` is "http" or "https" in any case, without making a lowercased copy.
+    private static func isHTTPScheme(_ scheme: String) -> Bool {
+        ASCIICase.equals(scheme, "http") || ASCIICase.equals(scheme, "https")
     }
 
     /// Why a `GET` or `HEAD` request with a body is refused, and what to do instead.

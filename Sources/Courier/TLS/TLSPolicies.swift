@@ -1,4 +1,5 @@
 import Foundation
+internal import CourierSupport
 
 /// Which ``TLSPolicy`` applies to which server: one for every https host, and others for
 /// particular hosts (Alamofire's `ServerTrustManager`). Set on
@@ -46,7 +47,7 @@ public struct TLSPolicies: Sendable, Hashable {
 
     /// `scheme` is "https" in any case, without making a lowercased copy.
     private static func isHTTPS(_ scheme: String) -> Bool {
-        scheme.utf8.elementsEqual("https".utf8) { $0 | 0x20 == $1 }
+        ASCIICase.equals(scheme, "https")
     }
 
     /// Lower case, and an IPv6 literal in brackets kept as written.

@@ -42,4 +42,15 @@ final class SharedSupportTests: XCTestCase {
         counter.set(1)
         XCTAssertEqual(counter.current, 1)
     }
+
+    func testASCIICaseFoldsOnlyLetters() {
+        XCTAssertTrue(ASCIICase.equals("HtTpS", "https"))
+        XCTAssertTrue(ASCIICase.equals("Content-Length", "content-length"))
+        XCTAssertFalse(ASCIICase.equals("http", "https"))
+        // "@" (0x40) and "`" (0x60) differ only in the bit a careless fold would clear
+        XCTAssertFalse(ASCIICase.equals("`", "@"))
+        XCTAssertFalse(ASCIICase.equals("[", "{"))
+        XCTAssertFalse(ASCIICase.equals("É", "é"))
+        XCTAssertTrue(ASCIICase.equals("X-Ünïcode", "x-Ünïcode"))
+    }
 }
