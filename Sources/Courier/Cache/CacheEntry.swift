@@ -56,11 +56,9 @@ struct CacheEntryHead: Sendable, Equatable, Codable {
     var responseTime: Date
     /// The body's length in bytes.
     var bodyLength: Int
-    /// The body's SHA-256, checked on every read from disk.
-    var bodyDigest: [UInt8]?
 
     /// One request field `Vary` names: its normalised value, or `nil` when the request lacked it.
-    struct VaryValue: Sendable, Equatable, Codable {
+    struct VaryValue: Sendable, Hashable, Codable {
         var name: String
         var value: String?
     }
@@ -71,6 +69,16 @@ struct CacheEntryHead: Sendable, Equatable, Codable {
     }
 
     var response: CacheResponseHead { CacheResponseHead(status: status, headers: headers) }
+
+    /// What tells two variants of one URL apart: a new response for the same request values
+    /// replaces the old one.
+    var variant: CacheVariant { CacheVariant(key: key, vary: vary) }
+}
+
+/// One variant of a URL key: the key and the request values its `Vary` named.
+struct CacheVariant: Sendable, Hashable {
+    var key: String
+    var vary: [CacheEntryHead.VaryValue]
 }
 
 /// A stored response with its body.

@@ -23,7 +23,7 @@ final class CachePolicyTests: XCTestCase {
             key: CachePolicy.key(for: url), url: url.absoluteString, status: status, headers: fields,
             vary: CachePolicy.varyValues(names: names, request: request ?? self.request()),
             requestTime: t0.addingTimeInterval(requestTime), responseTime: t0.addingTimeInterval(responseTime),
-            bodyLength: 0, bodyDigest: nil)
+            bodyLength: 0)
     }
 
     func decide(_ stored: [CacheEntryHead], _ request: CacheRequest? = nil, at offset: TimeInterval) -> CacheDecision {
