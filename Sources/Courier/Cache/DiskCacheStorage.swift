@@ -97,7 +97,7 @@ final class DiskCacheStorage: CacheStorage {
 
     // MARK: - Writing
 
-    func store(_ entry: CacheEntry) -> Bool {
+    @discardableResult func store(_ entry: CacheEntry) -> Bool {
         guard let data = Self.encode(entry), data.count <= maximumBytes else {
             remove(entry.head.variant)
             return false

@@ -22,7 +22,7 @@ final class MemoryCacheStorage: CacheStorage {
         state.withLock { state in (state.variants[key] ?? []).compactMap { state.entries[$0] } }
     }
 
-    func store(_ entry: CacheEntry) -> Bool {
+    @discardableResult func store(_ entry: CacheEntry) -> Bool {
         let size = entry.byteCount
         guard size <= maximumBytes else {
             remove(entry.head.variant)
