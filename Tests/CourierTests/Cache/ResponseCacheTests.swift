@@ -257,5 +257,19 @@ final class ResponseCacheTests: CourierTestCase {
         _ = get()
         let hit = get()
         XCTAssertTrue(hit.metrics?.description.contains("cache: hit") == true)
+        XCTAssertEqual(hit.metrics?.attempts.count, 0, "a hit makes no attempt")
+    }
+
+    func testStaleWhileRevalidateAnswersAtOnceAndRefreshesInTheBackground() {
+        script(
+            ok([("Cache-Control", "max-age=0, stale-while-revalidate=60"), ("ETag", "\"v1\"")]),
+            .response(status: 304, reason: "Not Modified", headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=3600")]))
+        _ = get()
+        let stale = get()
+        XCTAssertEqual(stale.cacheOutcome, .stale)
+        XCTAssertEqual(header(stale, "Cache-Status")?.contains("detail=stale-while-revalidate"), true)
+        waitUntil("the background revalidation reached the origin") { origin.requests.count == 2 }
+        waitUntil("the entry is fresh again") { get().cacheOutcome == .hit }
+        XCTAssertEqual(origin.requests.count, 2)
     }
 }
