@@ -53,7 +53,8 @@ extension CacheBinding {
         let decision = CachePolicy.decide(cacheRequest, candidates: candidates.map(\.head), now: now, secrets: secrets)
         var sent = request
         // FoundationNetworking has no cache (`urlCache = nil`): what the policy asked was done here.
-        sent.cachePolicy = .useProtocolCachePolicy
+        // Set only when it differs: each change of a URLRequest copies it.
+        if sent.cachePolicy != .useProtocolCachePolicy { sent.cachePolicy = .useProtocolCachePolicy }
         func exchange(validating: CacheEntry?, fallback: CacheEntry?, why: String) -> CacheExchange {
             CacheExchange(request: cacheRequest, validating: validating, fallback: fallback, why: why, requestTime: now, cacher: cacher)
         }
@@ -115,6 +116,6 @@ extension CacheBinding {
         CacheHeaders(response.allHeaderFields.compactMap { key, value in
             guard let name = key as? String else { return nil }
             return (name, value as? String ?? String(describing: value))
-        }.sorted { $0.0 < $1.0 })
+        })
     }
 }
