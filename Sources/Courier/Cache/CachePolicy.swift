@@ -32,7 +32,12 @@ enum CachePolicy {
     static func isCacheableMethod(_ method: String) -> Bool { method == "GET" || method == "HEAD" }
 
     /// The request methods that never invalidate (RFC 9110 §9.2.1 safe methods).
-    static func isSafeMethod(_ method: String) -> Bool { ["GET", "HEAD", "OPTIONS", "TRACE"].contains(method) }
+    static func isSafeMethod(_ method: String) -> Bool {
+        switch method {
+        case "GET", "HEAD", "OPTIONS", "TRACE": return true
+        default: return false
+        }
+    }
 
     // MARK: - Storing (RFC 9111 §3)
 
@@ -106,7 +111,7 @@ enum CachePolicy {
 
     /// The `Date` of the response, or when it arrived when it has none (or none that parses).
     static func dateValue(_ head: CacheEntryHead) -> Date {
-        HTTPDate.parse(head.headers.values("Date").first) ?? head.responseTime
+        head.date ?? head.responseTime
     }
 
     /// The `Age` the response came with: the first element of the first line, digits only,

@@ -43,9 +43,9 @@ extension CacheBinding {
         for key in CachePolicy.invalidatedKeys(request: exchange.request, status: status, headers: head.headers) {
             storage.remove(key: key)
         }
-        let key = CachePolicy.key(for: exchange.request.url)
+        let key = exchange.key
         // A redirect followed inside URLSession answered another URL: not this key's answer.
-        let sameURL = response.url.map { CachePolicy.key(for: $0) == key } ?? true
+        let sameURL = response.url.map { $0 == exchange.request.url || CachePolicy.key(for: $0) == key } ?? true
         if exchange.request.method == "HEAD", status == 200, sameURL {
             for entry in storage.entries(for: key) where CachePolicy.varyMatches(entry.head, request: exchange.request, secrets: secrets) {
                 if let updated = CachePolicy.headUpdated(entry.head, with: head, requestTime: exchange.requestTime, responseTime: now) {
@@ -92,7 +92,7 @@ extension CacheBinding {
         }
         guard let names = CachePolicy.varyNames(headers) else { return false }
         let entryHead = CacheEntryHead(
-            key: CachePolicy.key(for: exchange.request.url), url: exchange.request.url.absoluteString, status: status,
+            key: exchange.key, url: exchange.request.url.absoluteString, status: status,
             headers: headers, vary: CachePolicy.varyValues(names: names, request: exchange.request, secrets: secrets),
             requestTime: exchange.requestTime, responseTime: now, bodyLength: body.count)
         return storage.store(CacheEntry(head: entryHead, body: body))
