@@ -130,7 +130,11 @@ final class DiskCacheStorage: CacheStorage {
             return false
         }
         let relative = Self.relativePath(entry.head.variant)
-        guard write(data, to: relative) else { return false }
+        guard write(data, to: relative) else {
+            // The older answer must not outlive a newer one that could not be kept (a full disk).
+            discard(relative)
+            return false
+        }
         let over = state.withLock { state -> Bool in
             Self.forget(relative, in: &state)
             state.files[relative] = Indexed(size: data.count)
@@ -213,7 +217,8 @@ final class DiskCacheStorage: CacheStorage {
 
     /// Under the directory's lock: re-reads the directory (other processes' files count too),
     /// keeping this process's order of use for the files it knows, then removes the least
-    /// recently used until the total is under the limit.
+    /// recently used until the total is under nine tenths of the limit — so that a full cache
+    /// re-reads its directory once per tenth of its size stored, not on every store.
     private func evict() {
         withDirectoryLock {
             let fresh = scan()
@@ -228,7 +233,8 @@ final class DiskCacheStorage: CacheStorage {
                 }
                 for relative in known where merged.files[relative] != nil { merged.order.touch(relative) }
                 state = merged
-                while state.bytes > maximumBytes, let oldest = state.order.oldest {
+                let target = maximumBytes - maximumBytes / 10
+                while state.bytes > target, let oldest = state.order.oldest {
                     unlink(directory.appendingPathComponent(oldest).path)
                     Self.forget(oldest, in: &state)
                 }
