@@ -25,7 +25,9 @@ extension CacheBinding {
 
         if status == 304, let validating = exchange.validating {
             guard let merged = CachePolicy.freshened(validating.head, with: head, requestTime: exchange.requestTime, responseTime: now) else {
-                // The 304 names another representation: the stored one is no longer trusted.
+                // The transfer asks again without validators when a 304 names another
+                // representation (TransferState+FollowUps.swift); this is only reached if that
+                // failed too. The stored one is no longer trusted.
                 storage.remove(validating.head.variant)
                 return stamped(outcome, CachePolicy.cacheStatus(hit: false, forward: exchange.why, forwardStatus: 304, detail: "validator-mismatch"), .miss)
             }

@@ -87,6 +87,21 @@ final class ResponseCacheTests: CourierTestCase {
         XCTAssertEqual(origin.requests.count, 2)
     }
 
+    func testA304NamingAnotherValidatorIsAskedAgainWithoutValidators() {
+        script(
+            ok([("Cache-Control", "max-age=0"), ("ETag", "\"v1\"")], body: "old"),
+            .response(status: 304, reason: "Not Modified", headers: [("ETag", "\"v2\"")]),
+            ok([("Cache-Control", "max-age=3600"), ("ETag", "\"v2\"")], body: "new"))
+        _ = get()
+        let second = get()
+        XCTAssertEqual(second.response?.statusCode, 200)
+        XCTAssertEqual(second.data, Data("new".utf8), "never the old body under the new validator")
+        XCTAssertEqual(origin.requests.count, 3)
+        XCTAssertNil(origin.requests.last?.headers.first { $0.name.lowercased() == "if-none-match" }, "asked without validators")
+        XCTAssertEqual(get().data, Data("new".utf8))
+        XCTAssertEqual(origin.requests.count, 3, "the new answer replaced the entry")
+    }
+
     func testANew200ReplacesTheEntry() {
         script(
             ok([("Cache-Control", "max-age=0"), ("Last-Modified", "Mon, 01 Jan 2024 00:00:00 GMT")], body: "old"),
