@@ -275,6 +275,22 @@ final class ResponseCacheTests: CourierTestCase {
         XCTAssertEqual(hit.metrics?.attempts.count, 0, "a hit makes no attempt")
     }
 
+    func testTheLoggingMonitorSaysWhereTheAnswerCameFrom() {
+        script(ok([("Cache-Control", "max-age=3600")]))
+        let records = Box<LoggingMonitor.Record>()
+        var configuration = makeConfiguration()
+        configuration.eventMonitors = [LoggingMonitor(level: .info) { records.append($0) }]
+        let logged = SessionManager(configuration: configuration)
+        defer { logged.invalidate() }
+        for _ in 0..<2 {
+            _ = wait { finish in logged.dataTask(with: URLRequest(url: origin.url("/logged")), completion: finish).resume() } as DataResponse<Data>?
+        }
+        waitUntil("two completed records") { records.all.filter { $0.event == "completed" }.count == 2 }
+        let completed = records.all.filter { $0.event == "completed" }
+        XCTAssertEqual(completed.map { $0.metadata["cache"] }, ["miss", "hit"])
+        XCTAssertTrue(completed.last?.message.contains("cache hit") == true, completed.last?.message ?? "")
+    }
+
     func testStaleWhileRevalidateAnswersAtOnceAndRefreshesInTheBackground() {
         script(
             ok([("Cache-Control", "max-age=0, stale-while-revalidate=60"), ("ETag", "\"v1\"")]),
