@@ -471,6 +471,9 @@ final class TransferTask: Sendable {
             }
             guard state.phase.finishRequested() else { return nil }
             state.response = answer.response
+            // The final progress counts the stored body (an upload sent nothing).
+            state.received = Int64(answer.data.count)
+            state.expectedToReceive = Int64(answer.data.count)
             var completion = state.complete(error: nil)
             completion.outcome.data = answer.data
             completion.outcome.metrics.cacheOutcome = answer.outcome

@@ -275,6 +275,23 @@ final class ResponseCacheTests: CourierTestCase {
         XCTAssertEqual(hit.metrics?.attempts.count, 0, "a hit makes no attempt")
     }
 
+    func testAHitDeliversItsFinalProgressBeforeTheCompletion() {
+        script(ok([("Cache-Control", "max-age=3600")]))
+        _ = get()
+        let fractions = Box<Double>()
+        let response: DataResponse<Data>? = wait { finish in
+            manager.dataTask(
+                with: URLRequest(url: origin.url("/r")), downloadProgress: { fractions.append($0.fractionCompleted) },
+                completion: { response in
+                    XCTAssertEqual(fractions.all.last, 1.0, "the final progress came first")
+                    finish(response)
+                }
+            ).resume()
+        }
+        XCTAssertEqual(response?.cacheOutcome, .hit)
+        XCTAssertEqual(fractions.all, [1.0])
+    }
+
     func testTheLoggingMonitorSaysWhereTheAnswerCameFrom() {
         script(ok([("Cache-Control", "max-age=3600")]))
         let records = Box<LoggingMonitor.Record>()
