@@ -9,8 +9,9 @@ struct CacheBinding: Sendable {
     let cache: ResponseCache
     /// Lower-cased header names never stored in clear (the manager's sensitive headers).
     let secrets: Set<String>
-    /// Starts a background revalidation of `request` on the manager (its answer refreshes the entry).
-    let revalidate: @Sendable (URLRequest) -> Void
+    /// Starts a background revalidation of `request` on the manager (its answer refreshes the
+    /// entry), then calls the closure when it ended.
+    let revalidate: @Sendable (URLRequest, @escaping @Sendable () -> Void) -> Void
 
     var storage: any CacheStorage { cache.storage }
 }
@@ -71,10 +72,11 @@ extension CacheBinding {
         case .serveStale(let index, let revalidating):
             let entry = candidates[index]
             storage.touch(entry.head.variant)
-            if revalidating {
+            if revalidating, cache.beginRevalidation(entry.head.variant) {
                 var background = request
                 background.cachePolicy = .reloadRevalidatingCacheData
-                revalidate(background)
+                let variant = entry.head.variant
+                revalidate(background) { [cache] in cache.endRevalidation(variant) }
             }
             let status = CachePolicy.cacheStatus(
                 hit: true, ttl: CachePolicy.freshnessLeft(entry.head, now: now),

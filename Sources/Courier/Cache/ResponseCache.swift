@@ -31,9 +31,22 @@ public final class ResponseCache: Sendable {
     }
 
     let storage: any CacheStorage
+    /// Variants being revalidated in the background (`stale-while-revalidate`): one request each,
+    /// however many stale answers are served meanwhile.
+    private let revalidating = Locked(Set<CacheVariant>())
 
     init(storage: any CacheStorage) {
         self.storage = storage
+    }
+
+    /// Whether a background revalidation of `variant` may start now (none runs); the caller
+    /// calls ``endRevalidation(_:)`` when it ends.
+    func beginRevalidation(_ variant: CacheVariant) -> Bool {
+        revalidating.withLock { $0.insert(variant).inserted }
+    }
+
+    func endRevalidation(_ variant: CacheVariant) {
+        _ = revalidating.withLock { $0.remove(variant) }
     }
 
     /// A cache in this process's memory, holding at most `maximumBytes` (bodies and fields); the

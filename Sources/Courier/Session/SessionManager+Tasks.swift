@@ -83,9 +83,10 @@ extension SessionManager {
         guard let cache = configuration.responseCache else { return nil }
         return CacheBinding(
             cache: cache, secrets: taskOptions.sensitiveHeaders,
-            revalidate: { [weak self] request in
+            revalidate: { [weak self] request, ended in
                 // Its answer refreshes (or replaces) the entry; nobody waits for it.
-                self?.dataTask(with: request) { _ in }.resume()
+                guard let self else { return ended() }
+                self.dataTask(with: request) { _ in ended() }.resume()
             })
     }
 

@@ -320,4 +320,18 @@ final class ResponseCacheTests: CourierTestCase {
         waitUntil("the entry is fresh again") { get().cacheOutcome == .hit }
         XCTAssertEqual(origin.requests.count, 2)
     }
+
+    func testManyStaleAnswersStartOneBackgroundRevalidation() {
+        script(
+            ok([("Cache-Control", "max-age=0, stale-while-revalidate=60"), ("ETag", "\"v1\"")]),
+            ScriptedServer.Reply([
+                .pause(milliseconds: 1500),
+                .send(ScriptedServer.Reply.head(status: 304, reason: "Not Modified", headers: [("ETag", "\"v1\"")])),
+            ]))
+        _ = get()
+        // The origin holds the revalidation open: every request meanwhile is a stale answer.
+        for _ in 0..<10 { XCTAssertEqual(get().cacheOutcome, .stale) }
+        waitUntil("the revalidation reached the origin") { origin.requests.count == 2 }
+        XCTAssertEqual(origin.requests.count, 2, "one background revalidation, not one per stale answer")
+    }
 }
