@@ -46,14 +46,15 @@ struct CacheHeaders: Sendable, Equatable, Codable {
 
     /// Replaces every line of `name` with one line holding `value`, where the first one was (or at the end).
     mutating func set(_ name: String, _ value: String) {
-        if let index = fields.firstIndex(where: { Self.sameName($0.name, name) }) {
-            fields[index] = Field(name: fields[index].name, value: value)
-            fields.removeAll { Self.sameName($0.name, name) && $0.value != value }
-            if !fields.contains(where: { Self.sameName($0.name, name) }) {
-                fields.append(Field(name: name, value: value))
-            }
-        } else {
-            fields.append(Field(name: name, value: value))
+        guard let first = fields.firstIndex(where: { Self.sameName($0.name, name) }) else {
+            return fields.append(Field(name: name, value: value))
+        }
+        let spelling = fields[first].name
+        var kept = false
+        fields = fields.compactMap { field in
+            guard Self.sameName(field.name, name) else { return field }
+            defer { kept = true }
+            return kept ? nil : Field(name: spelling, value: value)
         }
     }
 

@@ -71,6 +71,26 @@ final class CacheControlTests: XCTestCase {
         XCTAssertNil(CacheControl("\"unterminated, max-age=5").maxAge, "inside an unterminated quote")
     }
 
+    // MARK: - Fields
+
+    func testSettingAFieldLeavesOneLineWhereTheFirstWas() {
+        var headers = CacheHeaders([("Age", "5"), ("X", "1"), ("age", "5"), ("AGE", "7")])
+        headers.set("Age", "9")
+        XCTAssertEqual(headers.fields.map { "\($0.name)=\($0.value)" }, ["Age=9", "X=1"])
+        headers.set("New", "v")
+        XCTAssertEqual(headers["new"], "v")
+        headers.remove("x")
+        XCTAssertEqual(headers.fields.map(\.name), ["Age", "New"])
+    }
+
+    func testListsSplitOutsideQuotesAndNamesCompareWithoutCase() {
+        XCTAssertEqual(CacheHeaders.splitList(" a , \"b,c\" ,, d\t"), ["a", "\"b,c\"", "d"])
+        XCTAssertEqual(CacheHeaders.splitList("\"x\\\",y\", z"), ["\"x\\\",y\"", "z"])
+        XCTAssertTrue(CacheHeaders.sameName("Cache-Control", "cache-CONTROL"))
+        XCTAssertFalse(CacheHeaders.sameName("Cache-Control", "Cache-Contro1"))
+        XCTAssertFalse(CacheHeaders.sameName("ETag", "ETags"))
+    }
+
     // MARK: - HTTP dates
 
     func testTheThreeDateFormsParseToTheSameInstant() {
