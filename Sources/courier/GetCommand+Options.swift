@@ -41,6 +41,12 @@ extension GetCommand {
         /// `--split N|auto|auto:N`: how many connections the download may use (long option only:
         /// `-s` is curl's `--silent`). Default off: one (GetCommand+Split.swift).
         var split = DownloadSplit.off
+        /// `-z`/`--time-cond`: a date or a file, `-` first for If-Unmodified-Since (ConditionalFetch.swift).
+        var timeCondition: String?
+        /// `--etag-compare`: the file whose ETag goes into `If-None-Match`.
+        var etagCompare: String?
+        /// `--etag-save`: the file the response's ETag is written to once the file is saved.
+        var etagSave: String?
 
         init(url: URL) { self.url = url }
 
@@ -51,7 +57,7 @@ extension GetCommand {
 
         static let valued = Set([
             "-o", "--output", "--retries", "--sha256", "-H", "--header", "--max-time", "--timeout", "-C", "--continue-at",
-            "--wait-for-network", "--split",
+            "--wait-for-network", "--split", "-z", "--time-cond", "--etag-compare", "--etag-save",
         ]).union(QueueOptions.valued).union(OutputRedaction.valued).union(TLSOptions.valued)
         static let flags: Set<String> = TLSOptions.flags.union([
             "-q", "--quiet", "-s", "--silent", "--force", "-h", "--help", "--location-trusted", "--accept-unverified",
@@ -141,6 +147,18 @@ extension GetCommand {
                     }
                 case "--split":
                     options.split = try Self.split(value)
+                // Given more than once, the last counts, as in curl.
+                case "-z", "--time-cond":
+                    guard !value.isEmpty, value != "-", value != "+" else {
+                        throw UsageError(get: "\(name) takes a date or a file name (- first for If-Unmodified-Since)")
+                    }
+                    options.timeCondition = value
+                case "--etag-compare", "--etag-save":
+                    guard !value.isEmpty else { throw UsageError(get: "\(name) takes a file name") }
+                    if value == "-" {
+                        throw UsageError(get: "\(name) takes a file name, not - (stdout carries the saved file's path or the body)")
+                    }
+                    if name == "--etag-save" { options.etagSave = value } else { options.etagCompare = value }
                 case "--sha256":
                     guard let digest = DownloadPolicy.sha256(hex: value) else {
                         throw UsageError(get: "--sha256 takes 64 hexadecimal digits, not '\(value)'")
