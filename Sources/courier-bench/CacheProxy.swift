@@ -31,14 +31,19 @@ struct CacheProxy {
 
     /// Serves until the process is killed; returns only when it cannot start.
     func run() throws -> Never {
-        let manager = SessionManager(configuration: try Self.configuration(options))
-        let server = try ScriptedServer(readingBodies: true) { [options] request, _ in
-            Self.forward(request, through: manager, options: options)
-        }
+        let server = try start()
         // Written straight to the descriptor: the script waiting for it reads a pipe, which stdio buffers.
         let line = "cache-proxy listening on http://127.0.0.1:\(server.port) upstream \(options.upstream.absoluteString)\n"
         FileHandle.standardOutput.write(Data(line.utf8))
         while true { sleep(3600) }
+    }
+
+    /// Starts serving on a free port of 127.0.0.1; it serves until the server is stopped.
+    func start() throws -> ScriptedServer {
+        let manager = SessionManager(configuration: try Self.configuration(options))
+        return try ScriptedServer(readingBodies: true) { [options] request, _ in
+            Self.forward(request, through: manager, options: options)
+        }
     }
 
     /// The manager of a plain HTTP client: nothing added, nothing followed, nothing retried.
@@ -88,7 +93,8 @@ struct CacheProxy {
             return failure(status: 400, "the request target \(received.target.debugDescription) is not a path")
         }
         let arrival = Arrival<DataResponse<Data>>()
-        manager.dataTask(with: request, validation: .none) { arrival.deliver($0) }.resume()
+        // `.dataOrEmpty`: an empty 3xx, 4xx or 5xx is an answer to pass on, not an error.
+        manager.dataTask(with: request, serializer: .dataOrEmpty, validation: .none) { arrival.deliver($0) }.resume()
         // Courier's own deadline ends the task first; this one only guards against a lost completion.
         guard let (response, _) = arrival.wait(until: Deadline(seconds: options.timeout + 10)) else {
             return failure(status: 504, "no answer within \(options.timeout) s")
