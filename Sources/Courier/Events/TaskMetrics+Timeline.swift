@@ -53,6 +53,7 @@ extension TaskMetrics: CustomStringConvertible {
             if !redirect.strippedHeaders.isEmpty { line += ", stripped \(redirect.strippedHeaders.joined(separator: ", "))" }
             lines.append(line)
         }
+        if let cacheOutcome { lines.append("cache: \(cacheOutcome.rawValue)") }
         let total = completedAt.map { "total \(Self.ms($0)) ms" } ?? "running"
         lines.append(
             "\(total) · \(attempts.count) attempt\(attempts.count == 1 ? "" : "s") · \(retryCount) retr\(retryCount == 1 ? "y" : "ies")"

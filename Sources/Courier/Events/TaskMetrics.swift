@@ -34,6 +34,9 @@ public struct TaskMetrics: Sendable, Equatable, Codable {
     /// for, in the order they started; `nil` for a download that was not split (and in timelines
     /// encoded before splits existed).
     public var segmentRequests: [SegmentRequest]?
+    /// Where the answer came from when the manager has a ``ResponseCache`` (hit, revalidated,
+    /// miss, stale); `nil` when no cache was asked (none configured, a stream, a download).
+    public var cacheOutcome: ResponseCache.Outcome?
 
     /// One request of a split download's connection: the range it asked for, when, and how it ended.
     public struct SegmentRequest: Sendable, Equatable, Codable {

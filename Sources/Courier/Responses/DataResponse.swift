@@ -30,6 +30,8 @@ public struct DataResponse<Value: Sendable>: Sendable {
 
     /// The value, if serialization succeeded.
     public var value: Value? { try? result.get() }
+    /// Where the answer came from when the manager has a ``ResponseCache``; `nil` otherwise.
+    public var cacheOutcome: ResponseCache.Outcome? { metrics?.cacheOutcome }
     /// The error, if the task failed.
     public var error: CourierError? {
         if case .failure(let error) = result { return error }

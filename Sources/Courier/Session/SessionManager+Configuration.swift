@@ -94,6 +94,14 @@ extension SessionManager {
         public var waitsForConnectivity: Duration?
         /// The monitor whose announcements end the waits; `nil` for ``NetworkMonitor/shared``.
         public var networkMonitor: NetworkMonitor?
+        /// A private HTTP cache (RFC 9111) for data and upload tasks — and so `decodable` and
+        /// ``HTTPClient`` calls: ``ResponseCache/memory(maximumBytes:)`` or
+        /// ``ResponseCache/disk(directory:maximumBytes:)``. `nil` (the default) caches nothing.
+        /// Streams and downloads never use it. Docs/Caching.md.
+        public var responseCache: ResponseCache?
+        /// What tasks store in ``responseCache`` unless they say otherwise
+        /// (``CourierTask/cacheResponse(using:)``); `nil` for the rules of RFC 9111 (``ResponseCacher/cache``).
+        public var responseCacher: ResponseCacher?
 
         /// The defaults.
         public init() {}

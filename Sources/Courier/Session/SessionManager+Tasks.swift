@@ -58,9 +58,15 @@ extension SessionManager {
         downloadProgress: (@Sendable (Progress) -> Void)?,
         completion: @escaping @Sendable (DataResponse<Serializer.Value>) -> Void
     ) -> DataTask {
-        let settings = settings(for: queue)
-        let finisher = dataFinisher(
+        var settings = settings(for: queue)
+        var finisher = dataFinisher(
             serializer: serializer, validation: validation, delivery: settings.delivery, completion: completion)
+        if let cache = cacheBinding() {
+            // The cache settles the outcome (304 merged, stale on error, stored) before validation sees it.
+            settings.cache = cache
+            let serialize = finisher
+            finisher = { outcome, handle in serialize(cache.settle(outcome), handle) }
+        }
         let transfer = TransferTask(
             core: core, request: prepared(request), kind: kind, validation: validation, options: taskOptions,
             settings: settings, events: events, finisher: finisher)
@@ -70,6 +76,17 @@ extension SessionManager {
         transfer.prepare(handle: task)
         sweepSideFiles(for: kind)
         return task
+    }
+
+    /// The manager's cache as a transfer uses it; `nil` without one.
+    private func cacheBinding() -> CacheBinding? {
+        guard let cache = configuration.responseCache else { return nil }
+        return CacheBinding(
+            cache: cache, secrets: taskOptions.sensitiveHeaders,
+            revalidate: { [weak self] request in
+                // Its answer refreshes (or replaces) the entry; nobody waits for it.
+                self?.dataTask(with: request) { _ in }.resume()
+            })
     }
 
     /// Validation and serialization on the processing queue (or where the transfer ended, for a

@@ -76,6 +76,10 @@ public final class SessionManager: Sendable {
     /// is counted here or in ``runningTaskCount``.
     public var queuedTaskCount: Int { core.table.waitingCount }
 
+    /// The manager's response cache (``Configuration/responseCache``): its size, and removing
+    /// one URL's answers or all of them.
+    public var responseCache: ResponseCache? { configuration.responseCache }
+
     /// Whether the manager has been invalidated; tasks created afterwards fail at once.
     public var isInvalidated: Bool { core.isInvalidated }
 
@@ -115,7 +119,7 @@ public final class SessionManager: Sendable {
             interceptor: interceptor, redirectPolicy: configuration.redirectPolicy,
             credential: configuration.credential,
             sensitiveHeaders: Set(configuration.sensitiveHeaders.map { $0.lowercased() }),
-            deadline: configuration.deadline)
+            deadline: configuration.deadline, responseCacher: configuration.responseCacher)
     }
 
     /// The request as Courier sends it: URLSession on Linux truncates timeouts to whole seconds.

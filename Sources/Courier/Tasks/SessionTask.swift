@@ -90,6 +90,15 @@ public final class CourierTask<Kind: TaskKind>: SessionTask {
         return self
     }
 
+    /// Decides what this task stores in the manager's ``ResponseCache`` instead of the manager's
+    /// ``SessionManager/Configuration/responseCacher`` (Alamofire's `cacheResponse(using:)`). Set
+    /// it before `resume()`.
+    @discardableResult
+    public func cacheResponse(using cacher: ResponseCacher) -> Self {
+        transfer.state.withLock { $0.options.responseCacher = cacher }
+        return self
+    }
+
     /// Adds adapters and retriers for this task, after the manager's (and after the manager's
     /// `retryPolicy`, so a task cannot loosen it). Set them before `resume()`.
     @discardableResult

@@ -11,6 +11,8 @@ struct TaskOptions: Sendable {
     var sensitiveHeaders: Set<String>
     /// The whole-task deadline, counted from the first `resume()`.
     var deadline: Duration?
+    /// What this task stores in the response cache (``ResponseCacher``); `nil`: the rules of RFC 9111.
+    var responseCacher: ResponseCacher? = nil
 
     /// The same options with the interceptor's adapters, and of its retriers only those that
     /// retry only refusals (``RequestRetrier/retriesOnlyRefusals``: an authentication challenge

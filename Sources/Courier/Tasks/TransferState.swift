@@ -97,6 +97,8 @@ struct TransferState {
     /// A split download's connections while they work (SegmentedDownload.swift); the current
     /// attempt's URLSession task is their first connection.
     var crew: SegmentedDownload?
+    /// What the response cache decided before the current attempt (Sources/Courier/Cache).
+    var cacheExchange: CacheExchange?
 
     init(context: Context, options: TaskOptions) {
         self.context = context
@@ -206,7 +208,7 @@ extension TransferState {
             request: currentRequest ?? context.originalRequest, response: response, data: data,
             stagedFile: nil, error: error?.adding(url: context.originalRequest.url, response: response, body: nil),
             alreadyComplete: ignoresBody, report: file?.report(continuations: timeline.attempts.count { $0.kind == .continuation }) ?? DownloadReport(), obsoleteFiles: obsoleteFiles,
-            resolvedDestination: file?.resolvedDestination, metrics: timeline)
+            resolvedDestination: file?.resolvedDestination, metrics: timeline, cache: cacheExchange)
         var finalProgress: [ProgressDirection: Progress] = [:]
         if error == nil {
             for direction in Set(observers.map(\.direction)) {

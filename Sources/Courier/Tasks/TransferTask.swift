@@ -31,6 +31,8 @@ final class TransferTask: Sendable {
         /// How long an attempt waits for a route to its host (TransferTask+Connectivity.swift).
         var waitsForConnectivity: Duration? = nil
         var networkMonitor: NetworkMonitor = .shared
+        /// The manager's response cache, for data and upload tasks only (Sources/Courier/Cache).
+        var cache: CacheBinding? = nil
     }
 
     /// Runs once with the outcome; builds the typed response and dispatches the completion.
@@ -392,7 +394,7 @@ final class TransferTask: Sendable {
     }
 
     private func createAttempt(_ given: URLRequest) {
-        let request: URLRequest
+        var request: URLRequest
         do {
             // CR/LF in a header, a bad name, a non-http URL, a GET with a body: refused before
             // anything is sent.
@@ -401,6 +403,15 @@ final class TransferTask: Sendable {
             request = try core.tls.stamped(given)
         } catch {
             return fail(with: error)
+        }
+        // The cache is asked after the adapters, with the request as it would be sent.
+        if let cache = settings.cache, let lookup = cache.lookup(request, cacher: locked({ $0.options.responseCacher })) {
+            switch lookup {
+            case .answer(let answer): return answerFromCache(answer)
+            case .send(let sent, let exchange):
+                request = sent
+                locked { $0.cacheExchange = exchange }
+            }
         }
         let number = locked { $0.phase.attemptQueued() }
         // With waitsForConnectivity, a host with no route holds the attempt here (TransferTask+Connectivity.swift).
@@ -448,6 +459,25 @@ final class TransferTask: Sendable {
             fail(with: .cancelled(url: request.url))
         case .dropped: task.cancel()
         }
+    }
+
+    /// Completes the task with a stored answer (or the 504 of `only-if-cached`), once, through
+    /// the same finisher as a network answer: validation, serializers and the completion queue.
+    private func answerFromCache(_ answer: CacheAnswer) {
+        let completion = locked { state -> Completion? in
+            // A cancel that came first wins.
+            if state.phase.state == .cancelling {
+                return state.finishRequested(.cancelled(url: originalRequest.url), handle: nil, keepingBytes: false)
+            }
+            guard state.phase.finishRequested() else { return nil }
+            state.response = answer.response
+            var completion = state.complete(error: nil)
+            completion.outcome.data = answer.data
+            completion.outcome.metrics.cacheOutcome = answer.outcome
+            completion.outcome.cache = nil
+            return completion
+        }
+        if let completion { perform(completion) }
     }
 
     // MARK: - Completion
@@ -527,8 +557,8 @@ extension TransferTask.Completion {
 /// What a transfer produced, handed to the finisher for validation and serialization.
 struct TransferOutcome: Sendable {
     let request: URLRequest
-    let response: HTTPURLResponse?
-    let data: Data
+    var response: HTTPURLResponse?
+    var data: Data
     /// A download's complete staging file, not yet published.
     var stagedFile: URL?
     /// Its open descriptor, released once it is published or removed (it holds the file's lock).
@@ -543,4 +573,6 @@ struct TransferOutcome: Sendable {
     var resolvedDestination: (url: URL, options: DownloadDestination.Options)?
     /// The task's timeline, ended.
     var metrics: TaskMetrics
+    /// What the response cache decided before the last attempt (`nil` without a cache).
+    var cache: CacheExchange? = nil
 }

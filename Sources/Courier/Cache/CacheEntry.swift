@@ -1,0 +1,91 @@
+import Foundation
+
+/// A request as the cache's rules see it: method, URL, header fields and the caller's
+/// `URLRequest.cachePolicy`, with no I/O behind it.
+struct CacheRequest: Sendable, Equatable {
+    var method: String
+    var url: URL
+    var headers: CacheHeaders
+    var mode: CacheMode = .protocolPolicy
+
+    init(method: String, url: URL, headers: CacheHeaders = CacheHeaders(), mode: CacheMode = .protocolPolicy) {
+        self.method = method.uppercased()
+        self.url = url
+        self.headers = headers
+        self.mode = mode
+    }
+}
+
+/// `URLRequest.CachePolicy` as Darwin documents its five cases.
+enum CacheMode: Sendable, Equatable {
+    /// The rules of RFC 9111.
+    case protocolPolicy
+    /// Never read the cache (the answer may still be stored).
+    case reloadIgnoringCache
+    /// Validate any stored answer with the origin before using it.
+    case reloadRevalidating
+    /// Use a stored answer whatever its age; load only without one.
+    case returnCacheElseLoad
+    /// Use a stored answer whatever its age; never load (a miss is a 504).
+    case returnCacheDontLoad
+}
+
+/// A response's status and header fields.
+struct CacheResponseHead: Sendable, Equatable {
+    var status: Int
+    var headers: CacheHeaders
+}
+
+/// One stored response (a variant of a URL), without its body: what the rules read.
+///
+/// It never holds the request's `Authorization` or `Cookie` values: of the request it keeps only
+/// the fields its `Vary` names, normalised, and a secret one (credentials, cookies, the
+/// manager's sensitive headers) only as a SHA-256 (CachePolicy+Vary.swift).
+struct CacheEntryHead: Sendable, Equatable, Codable {
+    /// The URL key (``CachePolicy/key(for:)``).
+    var key: String
+    /// The URL as requested, to rebuild the `HTTPURLResponse`.
+    var url: String
+    var status: Int
+    var headers: CacheHeaders
+    /// The request fields the response varies on, normalised (``CachePolicy/varyValues(names:request:secrets:)``).
+    var vary: [VaryValue]
+    /// When the request that fetched or last validated it was sent (RFC 9111 §4.2.3 `request_time`).
+    var requestTime: Date
+    /// When its head arrived (`response_time`).
+    var responseTime: Date
+    /// The body's length in bytes.
+    var bodyLength: Int
+
+    /// One request field `Vary` names: its normalised value, or `nil` when the request lacked it.
+    struct VaryValue: Sendable, Hashable, Codable {
+        var name: String
+        var value: String?
+    }
+
+    /// The bytes this head accounts for in a store (fields and bookkeeping, not the body).
+    var byteCount: Int {
+        headers.byteCount + key.utf8.count + url.utf8.count + vary.reduce(0) { $0 + $1.name.utf8.count + ($1.value?.utf8.count ?? 0) } + 96
+    }
+
+    var response: CacheResponseHead { CacheResponseHead(status: status, headers: headers) }
+
+    /// What tells two variants of one URL apart: a new response for the same request values
+    /// replaces the old one.
+    var variant: CacheVariant { CacheVariant(key: key, vary: vary) }
+}
+
+/// One variant of a URL key: the key and the request values its `Vary` named.
+struct CacheVariant: Sendable, Hashable {
+    var key: String
+    var vary: [CacheEntryHead.VaryValue]
+}
+
+/// A stored response with its body.
+struct CacheEntry: Sendable, Equatable {
+    var head: CacheEntryHead
+    var body: Data
+
+    /// The bytes it costs a store.
+    var byteCount: Int { head.byteCount + body.count }
+}

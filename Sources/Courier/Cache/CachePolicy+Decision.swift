@@ -1,0 +1,130 @@
+import Foundation
+
+/// What the cache does with a request, decided by ``CachePolicy/decide(_:candidates:now:secrets:)``;
+/// the driver performs it.
+enum CacheDecision: Sendable, Equatable {
+    /// Answer with the stored response at `index` of the candidates: it is fresh enough.
+    case serve(Int)
+    /// Answer with the stored response at `index` although it is stale, because the request
+    /// (`max-stale`, `returnCacheDataElseLoad`) or the response (`stale-while-revalidate`)
+    /// allows it; with `revalidate`, refresh it in the background.
+    case serveStale(Int, revalidate: Bool)
+    /// Send the request with these validators; a `304` refreshes the stored response at `index`.
+    case validate(Int, conditions: [CacheHeaders.Field])
+    /// Send the request as it is. `fallback`: a stored response that may answer if the origin
+    /// cannot be reached (stale-if-error, or disconnected), `why` says why it was forwarded
+    /// (for `Cache-Status`: `uri-miss`, `vary-miss`, `stale`, `request`, `method`, `bypass`).
+    case forward(fallback: Int?, why: String)
+    /// `only-if-cached` (or `returnCacheDataDontLoad`) with nothing usable: answer `504`.
+    case gatewayTimeout
+}
+
+/// Why a forwarded request failed, for serving stale (RFC 9111 §4.2.4, RFC 5861 §4).
+enum CacheFailure: Sendable, Equatable {
+    /// No answer: the connection could not be made or broke (the cache is "disconnected").
+    case transport
+    /// An answer with this status.
+    case status(Int)
+}
+
+extension CachePolicy {
+    /// Decides what to do with `request` given the stored responses for its URL key, newest
+    /// first (RFC 9111 §4). Pure: `now` is the time.
+    static func decide(_ request: CacheRequest, candidates: [CacheEntryHead], now: Date, secrets: Set<String> = []) -> CacheDecision {
+        let onlyCached = request.mode == .returnCacheDontLoad
+            || CacheControl(lines: request.headers.values("Cache-Control")).onlyIfCached
+        guard isCacheableMethod(request.method) else { return .forward(fallback: nil, why: "method") }
+        if hasOwnConditions(request) { return onlyCached ? .gatewayTimeout : .forward(fallback: nil, why: "bypass") }
+        let directives = CacheControl(lines: request.headers.values("Cache-Control"))
+        if request.mode == .reloadIgnoringCache || directives.noStore {
+            return .forward(fallback: nil, why: "request")
+        }
+        guard let index = candidates.firstIndex(where: { varyMatches($0, request: request, secrets: secrets) }) else {
+            if onlyCached { return .gatewayTimeout }
+            return .forward(fallback: nil, why: candidates.isEmpty ? "uri-miss" : "vary-miss")
+        }
+        let head = candidates[index]
+        let stored = CacheControl(lines: head.headers.values("Cache-Control"))
+        switch request.mode {
+        case .returnCacheElseLoad, .returnCacheDontLoad:
+            // Darwin's meaning: whatever its age.
+            return freshnessLeft(head, now: now) > 0 ? .serve(index) : .serveStale(index, revalidate: false)
+        case .reloadRevalidating:
+            return validation(index, head) ?? .forward(fallback: nil, why: "request")
+        case .protocolPolicy, .reloadIgnoringCache:
+            break
+        }
+        // `Pragma: no-cache` counts only when the request has no Cache-Control (RFC 9111 §5.4).
+        let pragmaNoCache = !request.headers.contains("Cache-Control")
+            && request.headers.listElements("Pragma").contains { $0.lowercased() == "no-cache" }
+        if directives.noCache || pragmaNoCache {
+            if onlyCached { return .gatewayTimeout }
+            return validation(index, head) ?? .forward(fallback: nil, why: "request")
+        }
+        let lifetime = freshnessLifetime(head)
+        let age = currentAge(head, now: now)
+        let left = lifetime - age
+        if !stored.noCache {
+            let fresh = left > 0
+            let youngEnough = directives.maxAge.map { age <= TimeInterval($0) } ?? true
+            let freshEnough = directives.minFresh.map { left >= TimeInterval($0) } ?? true
+            if fresh && youngEnough && freshEnough { return .serve(index) }
+            // Stale: the client may accept it, unless the response forbids stale reuse.
+            if !fresh && !stored.mustRevalidate {
+                if let maxStale = directives.maxStale, -left <= TimeInterval(maxStale), youngEnough, freshEnough {
+                    return .serveStale(index, revalidate: false)
+                }
+                if let window = stored.staleWhileRevalidate, -left <= TimeInterval(window), directives.maxAge == nil,
+                    directives.minFresh == nil, !onlyCached
+                {
+                    return .serveStale(index, revalidate: true)
+                }
+            }
+        }
+        if onlyCached { return .gatewayTimeout }
+        return validation(index, head) ?? .forward(fallback: index, why: "stale")
+    }
+
+    /// A conditional request for the stored response at `index`, if it has a validator.
+    private static func validation(_ index: Int, _ head: CacheEntryHead) -> CacheDecision? {
+        let conditions = conditionalHeaders(for: head)
+        return conditions.isEmpty ? nil : .validate(index, conditions: conditions)
+    }
+
+    /// The validators to send for `head` (RFC 9111 §4.3.1): `If-None-Match` with its `ETag`
+    /// (quoted if the origin sent it bare), `If-Modified-Since` with its `Last-Modified`.
+    static func conditionalHeaders(for head: CacheEntryHead) -> [CacheHeaders.Field] {
+        var fields: [CacheHeaders.Field] = []
+        if let etag = head.headers["ETag"]?.trimmingCharacters(in: .whitespaces), !etag.isEmpty {
+            let quoted = etag.hasPrefix("\"") || etag.hasPrefix("W/") ? etag : "\"\(etag)\""
+            fields.append(.init(name: "If-None-Match", value: quoted))
+        }
+        if let lastModified = head.headers["Last-Modified"], HTTPDate.parse(lastModified) != nil {
+            fields.append(.init(name: "If-Modified-Since", value: lastModified))
+        }
+        return fields
+    }
+
+    /// Whether the stored `head` may answer at `now` after forwarding failed (RFC 9111 §4.2.4,
+    /// RFC 5861 §4): never when it requires validation (`must-revalidate`, `no-cache`) or the
+    /// request asked for no cached answer; with `stale-if-error` (response or request) within its
+    /// window for a failure or a 500, 502, 503 or 504; and, without it, only when the origin could not
+    /// be reached at all (the cache is "disconnected").
+    static func mayServeStale(_ head: CacheEntryHead, request: CacheRequest, after failure: CacheFailure, now: Date) -> Bool {
+        let stored = CacheControl(lines: head.headers.values("Cache-Control"))
+        let asked = CacheControl(lines: request.headers.values("Cache-Control"))
+        guard !stored.mustRevalidate, !stored.noCache, !stored.proxyRevalidate, stored.sharedMaxAge == nil,
+            !asked.noCache, !asked.noStore, request.mode == .protocolPolicy || request.mode == .returnCacheElseLoad
+        else { return false }
+        let errorStatus: Bool
+        switch failure {
+        case .transport: errorStatus = true
+        case .status(let status): errorStatus = [500, 502, 503, 504].contains(status)
+        }
+        guard errorStatus else { return false }
+        let staleness = -freshnessLeft(head, now: now)
+        if let window = asked.staleIfError ?? stored.staleIfError { return staleness <= TimeInterval(window) }
+        if let maxStale = asked.maxStale, staleness <= TimeInterval(maxStale) { return true }
+        return failure == .transport
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+
+/// HTTP dates (RFC 9110 §5.6.7): the IMF-fixdate every sender must use, and the two obsolete
+/// forms a recipient must accept (RFC 850 and asctime). Anything else is `nil` — for `Expires`
+/// that means "already expired" (RFC 9111 §5.3).
+///
+/// Parsed by hand, byte by byte: strict about the layout (one space, two-digit day and hour, the
+/// comma, `GMT`), lenient only about the case of names, as RFC 9110 allows. No `DateFormatter`:
+/// it is locale-sensitive and costs more than the rest of a cache lookup.
+enum HTTPDate {
+    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+    private static let shortDays = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+    private static let longDays = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+    /// Seconds since 1970 for `text`, or `nil` when it is not an HTTP date.
+    static func parse(_ text: String?) -> Date? {
+        guard let text else { return nil }
+        let value = text.trimmingCharacters(in: .whitespaces)
+        return imfFixdate(value) ?? rfc850(value) ?? asctime(value)
+    }
+
+    /// `Sun, 06 Nov 1994 08:49:37 GMT`
+    private static func imfFixdate(_ text: String) -> Date? {
+        let parts = text.split(separator: " ", omittingEmptySubsequences: false)
+        guard parts.count == 6, parts[0].count == 4, parts[0].last == ",",
+            shortDays.contains(parts[0].dropLast().lowercased()),
+            parts[1].count == 2, let day = digits(parts[1]),
+            let month = month(parts[2]),
+            parts[3].count >= 4, let year = digits(parts[3]),
+            let time = clock(parts[4]), parts[5].lowercased() == "gmt"
+        else { return nil }
+        return date(year: year, month: month, day: day, time: time)
+    }
+
+    /// `Sunday, 06-Nov-94 08:49:37 GMT`; a two-digit year more than 50 years ahead is in the past century.
+    private static func rfc850(_ text: String) -> Date? {
+        let parts = text.split(separator: " ", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0].last == ",", longDays.contains(parts[0].dropLast().lowercased()) else { return nil }
+        let dateParts = parts[1].split(separator: "-", omittingEmptySubsequences: false)
+        guard dateParts.count == 3, dateParts[0].count == 2, let day = digits(dateParts[0]),
+            let month = month(dateParts[1]), dateParts[2].count == 2, let shortYear = digits(dateParts[2]),
+            let time = clock(parts[2]), parts[3].lowercased() == "gmt"
+        else { return nil }
+        // RFC 9110 §5.6.7: this century unless that is more than 50 years in the future (the
+        // reference year is fixed so the parse stays a pure function).
+        let year = shortYear + 2000 > 2076 ? shortYear + 1900 : shortYear + 2000
+        return date(year: year, month: month, day: day, time: time)
+    }
+
+    /// `Sun Nov  6 08:49:37 1994`
+    private static func asctime(_ text: String) -> Date? {
+        let parts = text.split(separator: " ", omittingEmptySubsequences: true)
+        guard parts.count == 5, shortDays.contains(parts[0].lowercased()), let month = month(parts[1]),
+            (1...2).contains(parts[2].count), let day = digits(parts[2]), let time = clock(parts[3]),
+            parts[4].count == 4, let year = digits(parts[4])
+        else { return nil }
+        // The layout allows exactly one space, except the padding of a one-digit day.
+        let expected = parts[2].count == 1 ? 6 : 5
+        guard text.split(separator: " ", omittingEmptySubsequences: false).count == expected else { return nil }
+        return date(year: year, month: month, day: day, time: time)
+    }
+
+    private static func digits(_ text: Substring) -> Int? {
+        guard !text.isEmpty, text.count <= 9, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return Int(text)
+    }
+
+    private static func month(_ text: Substring) -> Int? {
+        guard text.count == 3, let index = months.firstIndex(of: text.lowercased()) else { return nil }
+        return index + 1
+    }
+
+    /// `HH:MM:SS`, two digits each.
+    private static func clock(_ text: Substring) -> Int? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts.allSatisfy({ $0.count == 2 }), let hour = digits(parts[0]), let minute = digits(parts[1]),
+            let second = digits(parts[2]), hour < 24, minute < 60, second <= 60
+        else { return nil }
+        return hour * 3600 + minute * 60 + second
+    }
+
+    private static func date(year: Int, month: Int, day: Int, time: Int) -> Date? {
+        guard (1...31).contains(day) else { return nil }
+        // Days from the civil date (Howard Hinnant's algorithm): no calendar object, no time zone.
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let monthIndex = (month + 9) % 12
+        let dayOfYear = (153 * monthIndex + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + time))
+    }
+
+    /// The IMF-fixdate of `date` (`Sun, 06 Nov 1994 08:49:37 GMT`).
+    static func format(_ date: Date) -> String {
+        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+        var days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let time = seconds - days * 86_400
+        let weekday = ((days % 7) + 7 + 3) % 7  // 1970-01-01 was a Thursday (index 3 from Monday)
+        days += 719_468
+        let era = (days >= 0 ? days : days - 146_096) / 146_097
+        let dayOfEra = days - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let name = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"][weekday]
+        let monthName = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"][month - 1]
+        func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(name), \(two(day)) \(monthName) \(year) \(two(time / 3600)):\(two(time / 60 % 60)):\(two(time % 60)) GMT"
+    }
+}

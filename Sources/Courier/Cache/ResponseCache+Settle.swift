@@ -1,0 +1,124 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension CacheBinding {
+    /// What the cache does with a forwarded request's outcome, before validation and
+    /// serialization see it: a `304` merged into the stored response (which is answered), a stale
+    /// answer where the failure allows one, invalidation after an unsafe method, a `HEAD`'s
+    /// answer refreshing the stored `GET`, and storing a complete answer the rules (and the
+    /// cacher) allow. Runs once, after the transfer's lock was released.
+    func settle(_ outcome: TransferOutcome) -> TransferOutcome {
+        guard let exchange = outcome.cache else { return outcome }
+        let now = Date()
+        if let error = outcome.error {
+            guard !error.isCancellation, error.code.isTransport || error.code == .timedOut, let fallback = exchange.fallback,
+                CachePolicy.mayServeStale(fallback.head, request: exchange.request, after: .transport, now: now)
+            else { return mark(outcome, .miss) }
+            let status = CachePolicy.cacheStatus(hit: false, forward: "stale", detail: "origin-unreachable")
+            return answered(outcome, with: served(fallback, for: exchange.request, now: now, status: status, outcome: .stale))
+        }
+        guard let response = outcome.response else { return outcome }
+        let status = response.statusCode
+        let head = CacheResponseHead(status: status, headers: Self.headers(of: response))
+
+        if status == 304, let validating = exchange.validating {
+            guard let merged = CachePolicy.freshened(validating.head, with: head, requestTime: exchange.requestTime, responseTime: now) else {
+                // The 304 names another representation: the stored one is no longer trusted.
+                storage.remove(validating.head.variant)
+                return stamped(outcome, CachePolicy.cacheStatus(hit: false, forward: exchange.why, forwardStatus: 304, detail: "validator-mismatch"), .miss)
+            }
+            storage.update(merged)
+            let entry = CacheEntry(head: merged, body: validating.body)
+            let cacheStatus = CachePolicy.cacheStatus(hit: false, forward: exchange.why, forwardStatus: 304)
+            return answered(outcome, with: served(entry, for: exchange.request, now: now, status: cacheStatus, outcome: .revalidated))
+        }
+        if [500, 502, 503, 504].contains(status), let fallback = exchange.fallback,
+            CachePolicy.mayServeStale(fallback.head, request: exchange.request, after: .status(status), now: now)
+        {
+            let cacheStatus = CachePolicy.cacheStatus(hit: false, forward: "stale", forwardStatus: status, detail: "stale-if-error")
+            return answered(outcome, with: served(fallback, for: exchange.request, now: now, status: cacheStatus, outcome: .stale))
+        }
+        for key in CachePolicy.invalidatedKeys(request: exchange.request, status: status, headers: head.headers) {
+            storage.remove(key: key)
+        }
+        let key = CachePolicy.key(for: exchange.request.url)
+        // A redirect followed inside URLSession answered another URL: not this key's answer.
+        let sameURL = response.url.map { CachePolicy.key(for: $0) == key } ?? true
+        if exchange.request.method == "HEAD", status == 200, sameURL {
+            for entry in storage.entries(for: key) where CachePolicy.varyMatches(entry.head, request: exchange.request, secrets: secrets) {
+                if let updated = CachePolicy.headUpdated(entry.head, with: head, requestTime: exchange.requestTime, responseTime: now) {
+                    storage.update(updated)
+                } else {
+                    storage.remove(entry.head.variant)
+                }
+            }
+        }
+        var stored = false
+        if exchange.request.method == "GET", sameURL, status != 304 {
+            stored = store(response, head: head, data: outcome.data, exchange: exchange, now: now)
+        }
+        return stamped(outcome, CachePolicy.cacheStatus(hit: false, forward: exchange.why, forwardStatus: status, stored: stored), .miss)
+    }
+
+    /// Stores the answer when the rules (or the cacher) allow; `true` when it was stored.
+    private func store(_ response: HTTPURLResponse, head: CacheResponseHead, data: Data, exchange: CacheExchange, now: Date) -> Bool {
+        let storable = CachePolicy.isStorable(request: exchange.request, response: head)
+        var headers = CachePolicy.storedHeaders(head.headers)
+        var body = data
+        var status = head.status
+        switch exchange.cacher?.behavior ?? .cache {
+        case .cache:
+            guard storable else { return false }
+        case .doNotCache:
+            return false
+        case .modify(let transform):
+            // Only a final, complete answer to a plain GET is ever offered.
+            guard status >= 200, status != 206, !CachePolicy.hasOwnConditions(exchange.request),
+                let candidate = HTTPURLResponse(url: exchange.request.url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers.dictionary),
+                let changed = transform(CachedResponse(response: candidate, data: data, isStorable: storable)), changed.isStorable
+            else { return false }
+            headers = CachePolicy.storedHeaders(Self.headers(of: changed.response))
+            status = changed.response.statusCode
+            body = changed.data
+            if let lifetime = changed.lifetime {
+                let seconds = max(0, Int(lifetime.components.seconds))
+                headers.set("Cache-Control", "max-age=\(seconds)")
+                headers.remove("Expires")
+            }
+        }
+        guard let names = CachePolicy.varyNames(headers) else { return false }
+        let entryHead = CacheEntryHead(
+            key: CachePolicy.key(for: exchange.request.url), url: exchange.request.url.absoluteString, status: status,
+            headers: headers, vary: CachePolicy.varyValues(names: names, request: exchange.request, secrets: secrets),
+            requestTime: exchange.requestTime, responseTime: now, bodyLength: body.count)
+        return storage.store(CacheEntry(head: entryHead, body: body))
+    }
+
+    /// `outcome` answered by the cache: its response and body, no error.
+    private func answered(_ outcome: TransferOutcome, with answer: CacheAnswer) -> TransferOutcome {
+        var outcome = outcome
+        outcome.response = answer.response
+        outcome.data = answer.data
+        outcome.error = nil
+        outcome.metrics.cacheOutcome = answer.outcome
+        return outcome
+    }
+
+    /// `outcome` with a `Cache-Status` field added to its response.
+    private func stamped(_ outcome: TransferOutcome, _ cacheStatus: String, _ result: ResponseCache.Outcome) -> TransferOutcome {
+        var outcome = mark(outcome, result)
+        guard let response = outcome.response, let url = response.url else { return outcome }
+        var fields = Self.headers(of: response)
+        fields.append("Cache-Status", cacheStatus)
+        outcome.response = HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: fields.dictionary)
+        return outcome
+    }
+
+    private func mark(_ outcome: TransferOutcome, _ result: ResponseCache.Outcome) -> TransferOutcome {
+        var outcome = outcome
+        outcome.metrics.cacheOutcome = result
+        return outcome
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What a data task needs of its manager's cache: the cache, the header names kept only as
+/// hashes, and how to revalidate in the background (`stale-while-revalidate`).
+struct CacheBinding: Sendable {
+    let cache: ResponseCache
+    /// Lower-cased header names never stored in clear (the manager's sensitive headers).
+    let secrets: Set<String>
+    /// Starts a background revalidation of `request` on the manager (its answer refreshes the entry).
+    let revalidate: @Sendable (URLRequest) -> Void
+
+    var storage: any CacheStorage { cache.storage }
+}
+
+/// What the cache decided before an attempt was sent, carried to the task's completion.
+struct CacheExchange: Sendable {
+    let request: CacheRequest
+    /// The stored response the attempt's validators came from.
+    let validating: CacheEntry?
+    /// A stored response that may answer if the origin fails.
+    let fallback: CacheEntry?
+    /// Why the request was forwarded (`uri-miss`, `stale`…), for `Cache-Status`.
+    let why: String
+    let requestTime: Date
+    let cacher: ResponseCacher?
+}
+
+/// A stored answer that completes a task without (more) network.
+struct CacheAnswer: Sendable {
+    let response: HTTPURLResponse
+    let data: Data
+    let outcome: ResponseCache.Outcome
+}
+
+extension CacheBinding {
+    /// What a task does with `request` before sending it.
+    enum Lookup: Sendable {
+        /// Complete the task with this answer.
+        case answer(CacheAnswer)
+        /// Send this request (validators added); its answer goes through ``settle(_:)``.
+        case send(URLRequest, CacheExchange)
+    }
+
+    /// Looks `request` up (after its adapters ran) and decides (``CachePolicy/decide(_:candidates:now:secrets:)``).
+    func lookup(_ request: URLRequest, cacher: ResponseCacher?) -> Lookup? {
+        guard let url = request.url, url.scheme == "http" || url.scheme == "https" else { return nil }
+        let now = Date()
+        let cacheRequest = Self.cacheRequest(request, url: url)
+        let candidates = CachePolicy.isCacheableMethod(cacheRequest.method) ? storage.entries(for: CachePolicy.key(for: url)) : []
+        let decision = CachePolicy.decide(cacheRequest, candidates: candidates.map(\.head), now: now, secrets: secrets)
+        var sent = request
+        // FoundationNetworking has no cache (`urlCache = nil`): what the policy asked was done here.
+        sent.cachePolicy = .useProtocolCachePolicy
+        func exchange(validating: CacheEntry?, fallback: CacheEntry?, why: String) -> CacheExchange {
+            CacheExchange(request: cacheRequest, validating: validating, fallback: fallback, why: why, requestTime: now, cacher: cacher)
+        }
+        switch decision {
+        case .serve(let index):
+            let entry = candidates[index]
+            storage.touch(entry.head.variant)
+            let ttl = CachePolicy.freshnessLeft(entry.head, now: now)
+            return .answer(served(entry, for: cacheRequest, now: now, status: CachePolicy.cacheStatus(hit: true, ttl: ttl), outcome: .hit))
+        case .serveStale(let index, let revalidating):
+            let entry = candidates[index]
+            storage.touch(entry.head.variant)
+            if revalidating {
+                var background = request
+                background.cachePolicy = .reloadRevalidatingCacheData
+                revalidate(background)
+            }
+            let status = CachePolicy.cacheStatus(
+                hit: true, ttl: CachePolicy.freshnessLeft(entry.head, now: now),
+                detail: revalidating ? "stale-while-revalidate" : nil)
+            return .answer(served(entry, for: cacheRequest, now: now, status: status, outcome: .stale))
+        case .validate(let index, let conditions):
+            for condition in conditions { sent.setValue(condition.value, forHTTPHeaderField: condition.name) }
+            return .send(sent, exchange(validating: candidates[index], fallback: candidates[index], why: "stale"))
+        case .forward(let fallback, let why):
+            return .send(sent, exchange(validating: nil, fallback: fallback.map { candidates[$0] }, why: why))
+        case .gatewayTimeout:
+            var headers = CacheHeaders([("Content-Length", "0")])
+            headers.append("Cache-Status", CachePolicy.cacheStatus(hit: false, forward: "miss", detail: "only-if-cached"))
+            let response = HTTPURLResponse(url: url, statusCode: 504, httpVersion: "HTTP/1.1", headerFields: headers.dictionary)!
+            return .answer(CacheAnswer(response: response, data: Data(), outcome: .miss))
+        }
+    }
+
+    /// The request as the rules see it, with `URLRequest.cachePolicy` as Darwin documents it.
+    static func cacheRequest(_ request: URLRequest, url: URL) -> CacheRequest {
+        let mode: CacheMode
+        switch request.cachePolicy {
+        case .reloadIgnoringLocalCacheData, .reloadIgnoringLocalAndRemoteCacheData: mode = .reloadIgnoringCache
+        case .reloadRevalidatingCacheData: mode = .reloadRevalidating
+        case .returnCacheDataElseLoad: mode = .returnCacheElseLoad
+        case .returnCacheDataDontLoad: mode = .returnCacheDontLoad
+        default: mode = .protocolPolicy
+        }
+        let fields = (request.allHTTPHeaderFields ?? [:]).map { ($0.key, $0.value) }
+        return CacheRequest(method: request.httpMethod ?? "GET", url: url, headers: CacheHeaders(fields), mode: mode)
+    }
+
+    /// A stored entry as an answer: its fields with the current `Age` and `Cache-Status`; no body for a HEAD.
+    func served(_ entry: CacheEntry, for request: CacheRequest, now: Date, status: String, outcome: ResponseCache.Outcome) -> CacheAnswer {
+        let headers = CachePolicy.servedHeaders(entry.head, now: now, status: status)
+        let url = URL(string: entry.head.url) ?? request.url
+        let response = HTTPURLResponse(url: url, statusCode: entry.head.status, httpVersion: "HTTP/1.1", headerFields: headers.dictionary)!
+        return CacheAnswer(response: response, data: request.method == "HEAD" ? Data() : entry.body, outcome: outcome)
+    }
+
+    /// The fields of a live response.
+    static func headers(of response: HTTPURLResponse) -> CacheHeaders {
+        CacheHeaders(response.allHeaderFields.compactMap { key, value in
+            guard let name = key as? String else { return nil }
+            return (name, value as? String ?? String(describing: value))
+        }.sorted { $0.0 < $1.0 })
+    }
+}
