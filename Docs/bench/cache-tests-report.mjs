@@ -58,6 +58,13 @@ await runTests([...selected.values()], true, base.replace(/\/+$/, ''))
 const results = getResults()
 if (jsonFile) fs.writeFileSync(jsonFile, JSON.stringify(results, null, 2) + '\n')
 
+// The suite's published browser results, for comparison on each line of the failures.
+const browsers = {}
+for (const name of ['chrome', 'firefox', 'safari']) {
+  const file = path.join(path.resolve(suiteDir), 'results', `${name}.json`)
+  if (fs.existsSync(file)) browsers[name] = JSON.parse(fs.readFileSync(file, 'utf8'))
+}
+
 const isRequired = test => test.kind === 'required' || test.kind === undefined
 const passes = test => {
   const verdict = determineTestResult(suites, test.id, results)
@@ -94,11 +101,15 @@ for (const [id, group] of groups) {
 }
 console.log(line(['all', `${total.passed}/${total.count}`, `${total.requiredPassed}/${total.required}`]))
 console.log('')
-console.log(`NOT PASSED (${failures.length}): result, group, id, kind — the rule it checks [RFC 9111 anchors] — what the suite saw`)
+console.log(`NOT PASSED (${failures.length}): result, group, id, kind — the rule it checks [RFC 9111 anchors] — what the suite saw` +
+  (Object.keys(browsers).length ? ` — published browser results (${Object.keys(browsers).join(' ')})` : ''))
 for (const { suite, test } of failures) {
   const result = results[test.id]
   const detail = result === undefined ? 'not run' : result === true ? 'a test it depends on did not pass' : `${result[0]}: ${result[1]}`
   const anchors = test.spec_anchors || suite.spec_anchors || []
   console.log(`${verdictSymbol(test)} ${suite.id} ${test.id} (${test.kind || 'required'}) — ${test.name}` +
-    `${anchors.length ? ` [${anchors.join(', ')}]` : ''} — ${detail}`)
+    `${anchors.length ? ` [${anchors.join(', ')}]` : ''} — ${detail}` +
+    (Object.keys(browsers).length
+      ? ' — ' + Object.values(browsers).map(results => determineTestResult(suites, test.id, results)[2] || '-').join(' ')
+      : ''))
 }

@@ -58,8 +58,13 @@ struct CacheProxy {
         configuration.deadline = .milliseconds(Int64(options.timeout * 1000))
         switch options.cache {
         case .none: break
-        case .memory, .disk:
-            throw BenchUsageError(message: "--cache needs SessionManager.Configuration.responseCache, which this build lacks")
+        case .memory: configuration.responseCache = .memory(maximumBytes: options.maximumBytes)
+        case .disk(let path):
+            do {
+                configuration.responseCache = try .disk(directory: URL(fileURLWithPath: path), maximumBytes: options.maximumBytes)
+            } catch {
+                throw BenchUsageError(message: "--cache \(path): \(error)")
+            }
         }
         return configuration
     }

@@ -118,6 +118,36 @@ final class CacheProxyTests: XCTestCase {
         XCTAssertNotNil(response.value(forHTTPHeaderField: "Courier-Error"))
     }
 
+    func testWithTheMemoryCacheAFreshAnswerIsServedWithoutAskingTheOrigin() throws {
+        // Given a proxy whose manager has a memory cache
+        var options = CacheProxyOptions(upstream: origin.baseURL)
+        options.cache = .memory
+        let cached = try CacheProxy(options: options).start()
+        defer { cached.stop() }
+        let url = cached.url("/response-headers?Cache-Control=max-age%3D600&X-Test=1")
+        // When the same fresh answer is asked for twice
+        let (first, body) = try fetch(URLRequest(url: url))
+        let (second, again) = try fetch(URLRequest(url: url))
+        // Then the origin saw one request, and the second answer says where it came from
+        XCTAssertEqual(first.statusCode, 200)
+        XCTAssertEqual(second.statusCode, 200)
+        XCTAssertEqual(again, body)
+        XCTAssertEqual(origin.requests.filter { $0.path == "/response-headers" }.count, 1)
+        XCTAssertEqual(second.value(forHTTPHeaderField: "X-Test"), "1")
+        XCTAssertNotNil(second.value(forHTTPHeaderField: "Cache-Status"))
+    }
+
+    func testAnUnusableDiskCacheDirectoryIsAUsageError() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("cache-proxy-\(UUID().uuidString)")
+        try Data("not a directory".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        var options = CacheProxyOptions(upstream: origin.baseURL)
+        options.cache = .disk(file.path)
+        XCTAssertThrowsError(try CacheProxy.configuration(options)) { error in
+            XCTAssertTrue((error as? BenchUsageError)?.message.hasPrefix("--cache \(file.path): ") == true, "\(error)")
+        }
+    }
+
     // MARK: - Pure parts
 
     func testHopByHopHeadersAndTheOnesConnectionNamesAreNotForwarded() throws {
