@@ -84,6 +84,11 @@ extension GetCommand {
                                       When the server answers 304 Not Modified, nothing is written
                                       and the exit status is 0; a newer copy replaces the output
                                       file (the condition stands in for --force). One URL only.
+          --cache <dir>               Fetch through a disk response cache in <dir> (RFC 9111, as
+                                      a browser's): a fresh stored copy answers without a
+                                      request, a stale one is revalidated. The body is held in
+                                      memory (at most 256 MiB) and written whole; a cut body
+                                      starts over. Not with --split or -i.
 
         A list of URLs (courier get -i FILE [options]; docs: Docs/CommandLine.md):
           -i, --input-file <file>     Download every URL in <file> (- for stdin): one per line,

@@ -41,6 +41,7 @@ struct GetCommand {
 
     /// ``run()`` once the conditions are read.
     private func runResolved() -> Int32 {
+        if let directory = options.cacheDirectory { return runCached(directory: directory) }
         if options.streamsToStandardOutput { return runStreaming() }
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         let (printer, resizes) = makeProgressPrinter()
@@ -246,7 +247,7 @@ struct GetCommand {
         return FileNameSanitizer.suggestedName(for: options.url, contentDisposition: nil)
     }
 
-    private func request() -> URLRequest {
+    func request() -> URLRequest {
         var request = URLRequest(url: options.url)
         for header in options.headers + conditional.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
         return request

@@ -65,7 +65,7 @@ extension GetCommand {
             ] where scanned.flags.contains(flag) {
                 throw UsageError(get: why)
             }
-            if let conditional = scanned.values.first(where: { ["-z", "--time-cond", "--etag-compare", "--etag-save"].contains($0.name) }) {
+            if let conditional = scanned.values.first(where: { ["-z", "--time-cond", "--etag-compare", "--etag-save", "--cache"].contains($0.name) }) {
                 // curl's rule for its ETag options: one URL only (a file per URL would be needed).
                 throw UsageError(get: "\(conditional.name) is for one URL; -i does not take it")
             }
