@@ -10,6 +10,9 @@ struct BenchUsageError: Error, Equatable {
 enum Workload: String, CaseIterable, Sendable {
     /// Many small GETs with a sliding window of requests in flight.
     case small
+    /// `small` through a manager with an in-memory `ResponseCache`, against a URL whose answer
+    /// stays fresh in it: what a fresh hit costs (Courier only).
+    case cached
     /// One large body streamed into a file.
     case download
     /// One large body held whole in memory.
@@ -25,6 +28,14 @@ enum Workload: String, CaseIterable, Sendable {
     /// One large file from an in-process server that caps each connection, split over several
     /// connections, against aria2c (its own options: ``SegmentedOptions``).
     case segmented
+}
+
+/// The response cache Courier's client uses in `small` and `cached` (`--cache`).
+enum BenchCache: String, CaseIterable, Sendable {
+    /// No cache (the default for `small`).
+    case off
+    /// `ResponseCache.memory(maximumBytes: 64 MiB)` (the default for `cached`).
+    case memory
 }
 
 /// The TLS policy Courier's client puts on the `small` workload's requests (`--tls-policy`).
@@ -132,6 +143,8 @@ struct BenchOptions: Equatable, Sendable {
     var caFile: String?
     /// small, Courier only: the TLS policy the manager puts on every request (`--tls-policy`).
     var tlsPolicy: BenchTLSPolicy = .none
+    /// small and cached, Courier only: the manager's response cache (`--cache`).
+    var cache: BenchCache = .off
     /// small: every request asks for its connection to be closed (`Connection: close`), so each
     /// one pays for a new connection (and, over https, a full TLS handshake).
     var newConnections = false
@@ -151,7 +164,8 @@ struct BenchOptions: Equatable, Sendable {
         Usage:
           courier-bench small    --url URL [--requests N] [--concurrency C] [--warmup W] [--max-conns K]
                                  [--expect-bytes B] [--timeout S] [--client courier|urlsession] [--log LEVEL]
-                                 [--new-connections] [--tls-policy none|only|system --cacert FILE]
+                                 [--new-connections] [--tls-policy none|only|system --cacert FILE] [--cache off|memory]
+          courier-bench cached   (the options of small; Courier only)
           courier-bench download --url URL --out PATH [--expect-bytes B] [--timeout S] [--client courier|urlsession]
           courier-bench memory   --url URL [--expect-bytes B] [--timeout S] [--client courier|urlsession]
           courier-bench stream   --url URL [--expect-bytes B] [--sha256 HEX] [--buffer-limit L] [--overflow fail|pause]
@@ -173,6 +187,9 @@ struct BenchOptions: Equatable, Sendable {
                      request opens a new connection (over https: a full handshake). --tls-policy (Courier
                      only) puts a TLSPolicy on every request: only (trust only the CA file --cacert) or
                      system (the system's authorities and --cacert); none (default) trusts the system's.
+                     --cache memory (Courier only) gives the manager an in-memory ResponseCache.
+          cached     small with --cache memory: against a URL whose answer stays fresh, every timed
+                     request after the first is a cache hit.
           download   One GET streamed into the file PATH (replaced if it exists).
           memory     One GET held whole in memory.
           stream     One GET consumed chunk by chunk (Courier: bytes(for:) and .chunks), never held whole;
@@ -215,9 +232,10 @@ struct BenchOptions: Equatable, Sendable {
     private static let common: Set<String> = ["--url", "--expect-bytes", "--timeout", "--client"]
     private static func accepted(by workload: Workload) -> Set<String> {
         switch workload {
-        case .small:
+        case .small, .cached:
             common.union([
                 "--requests", "--concurrency", "--warmup", "--max-conns", "--log", "--new-connections", "--tls-policy", "--cacert",
+                "--cache",
             ])
         case .download: common.union(["--out"])
         case .memory: common
@@ -308,7 +326,10 @@ struct BenchOptions: Equatable, Sendable {
                     message: "\(option) needs --client courier: a raw URLSession has no stream buffer and cannot pace its consumer")
             }
         }
-        if workload == .small { try parseTLS(values, into: &options) }
+        if workload == .small || workload == .cached {
+            try parseTLS(values, into: &options)
+            try parseCache(values, into: &options)
+        }
         if workload == .sse {
             guard let text = values["--expect-events"] else { throw BenchUsageError(message: "sse needs --expect-events N") }
             options.expectedEvents = try integer("--expect-events", text, atLeast: 1)
@@ -316,6 +337,19 @@ struct BenchOptions: Equatable, Sendable {
         if workload == .queue { try parseQueue(values, into: &options) }
         if workload == .idle { try parseIdle(values, into: &options) }
         return options
+    }
+
+    /// `--cache` (small, cached): Courier only; `cached` always has one.
+    private static func parseCache(_ values: [String: String], into options: inout BenchOptions) throws(BenchUsageError) {
+        if options.workload == .cached { options.cache = .memory }
+        if let text = values["--cache"] {
+            guard let cache = BenchCache(rawValue: text) else { throw BenchUsageError(message: "--cache takes off or memory, not '\(text)'") }
+            guard options.workload == .small || cache != .off else { throw BenchUsageError(message: "cached needs a cache: --cache memory") }
+            options.cache = cache
+        }
+        if options.cache != .off, options.client != .courier {
+            throw BenchUsageError(message: "\(options.workload == .cached ? "cached" : "--cache") needs --client courier: URLSession on Linux has no cache")
+        }
     }
 
     /// `small`'s connection and TLS options.
@@ -419,12 +453,13 @@ struct BenchOptions: Equatable, Sendable {
     var configuration: [(key: String, value: String)] {
         let timeout = (key: "timeout", value: ResultLine.seconds(timeout))
         switch workload {
-        case .small:
+        case .small, .cached:
             let log = logLevel.map { [(key: "log", value: $0.rawValue)] } ?? []
+            let cached = cache != .off ? [(key: "cache", value: cache.rawValue)] : []
             // Only when asked for, so the plain rows read as before.
             let connections = newConnections ? [(key: "new_conns", value: "yes")] : []
             let tls = tlsPolicy != .none ? [(key: "tls_policy", value: tlsPolicy.rawValue)] : []
-            return log + [
+            return cached + log + [
                 ("max_conns", maxConnections.map(String.init) ?? "default")
             ] + connections + [
                 timeout

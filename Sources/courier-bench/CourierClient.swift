@@ -45,6 +45,7 @@ final class CourierClient: BenchClient {
             case .system: configuration.tls.default = TLSPolicy(trust: .system(adding: [.file(file)]))
             }
         }
+        if options.cache == .memory { configuration.responseCache = .memory(maximumBytes: 64 << 20) }
         manager = SessionManager(configuration: configuration)
         // A stream's waits are its policy's (the request timeout does not apply to streams):
         // `--timeout` bounds silence there, as it does for URLSession's client.

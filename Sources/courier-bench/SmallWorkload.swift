@@ -35,7 +35,7 @@ struct SmallWorkload {
         let outcome = window.outcome
         Self.report(outcome, phase: "timed", total: options.requests)
         return ResultLine(
-            client: options.client, workload: .small, seconds: measured.seconds, cpuSeconds: measured.cpuSeconds,
+            client: options.client, workload: options.workload, seconds: measured.seconds, cpuSeconds: measured.cpuSeconds,
             maxRSSKiB: measured.maxRSSKiB, configuration: options.configuration,
             metrics: .requests(
                 ResultLine.Requests(

@@ -61,7 +61,7 @@ enum Bench {
         let line: ResultLine
         do {
             switch options.workload {
-            case .small: line = try SmallWorkload(options: options, client: client).run(until: deadline)
+            case .small, .cached: line = try SmallWorkload(options: options, client: client).run(until: deadline)
             case .download: line = try DownloadWorkload(options: options, client: client).run(until: deadline)
             case .memory: line = try MemoryWorkload(options: options, client: client).run(until: deadline)
             case .stream: line = try StreamWorkload(options: options, client: client).run(until: deadline)

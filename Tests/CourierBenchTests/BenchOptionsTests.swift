@@ -31,6 +31,21 @@ final class BenchOptionsTests: XCTestCase {
         XCTAssertEqual(options.configuration.map { "\($0.key):\($0.value)" }, ["max_conns:default", "timeout:60", "warmup:200"])
     }
 
+    func testCachedUsesAMemoryCacheAndSmallTakesOneOnRequest() throws {
+        let cached = try parse(["cached", "--url", "http://bench.invalid/r"])
+        XCTAssertEqual(cached.workload, .cached)
+        XCTAssertEqual(cached.cache, .memory)
+        XCTAssertEqual(cached.configuration.first.map { "\($0.key):\($0.value)" }, "cache:memory")
+        XCTAssertEqual(try parse(["small", "--url", "http://bench.invalid/r", "--cache", "memory"]).cache, .memory)
+        XCTAssertEqual(try parse(["small", "--url", "http://bench.invalid/r"]).cache, .off)
+        XCTAssertEqual(usageMessage(["cached", "--url", "http://bench.invalid/r", "--cache", "off"]), "cached needs a cache: --cache memory")
+        XCTAssertEqual(
+            usageMessage(["cached", "--url", "http://bench.invalid/r", "--client", "urlsession"]),
+            "cached needs --client courier: URLSession on Linux has no cache")
+        XCTAssertNotNil(usageMessage(["small", "--url", "http://bench.invalid/r", "--cache", "disk"]))
+        XCTAssertNotNil(usageMessage(["memory", "--url", "http://bench.invalid/r", "--cache", "memory"]))
+    }
+
     func testEverySmallOptionInAnyOrderAndBothSpellings() throws {
         let options = try parse([
             "small", "--concurrency", "8", "--url=https://example.invalid/x", "--requests", "300", "--warmup=0",

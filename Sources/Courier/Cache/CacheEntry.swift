@@ -47,7 +47,12 @@ struct CacheEntryHead: Sendable, Equatable, Codable {
     /// The URL as requested, to rebuild the `HTTPURLResponse`.
     var url: String
     var status: Int
-    var headers: CacheHeaders
+    var headers: CacheHeaders {
+        didSet { date = HTTPDate.parse(headers.values("Date").first) }
+    }
+    /// The `Date` field parsed, once per change of ``headers`` (`nil`: none, or not a date): every
+    /// lookup needs it, and parsing it each time cost a lookup a tenth of its time.
+    private(set) var date: Date?
     /// The request fields the response varies on, normalised (``CachePolicy/varyValues(names:request:secrets:)``).
     var vary: [VaryValue]
     /// When the request that fetched or last validated it was sent (RFC 9111 §4.2.3 `request_time`).
@@ -56,6 +61,21 @@ struct CacheEntryHead: Sendable, Equatable, Codable {
     var responseTime: Date
     /// The body's length in bytes.
     var bodyLength: Int
+
+    init(
+        key: String, url: String, status: Int, headers: CacheHeaders, vary: [VaryValue], requestTime: Date, responseTime: Date,
+        bodyLength: Int
+    ) {
+        self.key = key
+        self.url = url
+        self.status = status
+        self.headers = headers
+        self.date = HTTPDate.parse(headers.values("Date").first)
+        self.vary = vary
+        self.requestTime = requestTime
+        self.responseTime = responseTime
+        self.bodyLength = bodyLength
+    }
 
     /// One request field `Vary` names: its normalised value, or `nil` when the request lacked it.
     struct VaryValue: Sendable, Hashable, Codable {

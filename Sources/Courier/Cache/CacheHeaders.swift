@@ -25,7 +25,7 @@ struct CacheHeaders: Sendable, Equatable, Codable {
 
     /// Every value of `name` (any case), in order.
     func values(_ name: String) -> [String] {
-        fields.compactMap { $0.name.caseInsensitiveCompare(name) == .orderedSame ? $0.value : nil }
+        fields.compactMap { Self.sameName($0.name, name) ? $0.value : nil }
     }
 
     /// The values of `name` combined into one list value (RFC 9110 §5.3), or `nil` when absent.
@@ -36,20 +36,20 @@ struct CacheHeaders: Sendable, Equatable, Codable {
 
     /// Whether `name` (any case) is present.
     func contains(_ name: String) -> Bool {
-        fields.contains { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        fields.contains { Self.sameName($0.name, name) }
     }
 
     /// Removes every line of `name` (any case).
     mutating func remove(_ name: String) {
-        fields.removeAll { $0.name.caseInsensitiveCompare(name) == .orderedSame }
+        fields.removeAll { Self.sameName($0.name, name) }
     }
 
     /// Replaces every line of `name` with one line holding `value`, where the first one was (or at the end).
     mutating func set(_ name: String, _ value: String) {
-        if let index = fields.firstIndex(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) {
+        if let index = fields.firstIndex(where: { Self.sameName($0.name, name) }) {
             fields[index] = Field(name: fields[index].name, value: value)
-            fields.removeAll { $0.name.caseInsensitiveCompare(name) == .orderedSame && $0.value != value }
-            if !fields.contains(where: { $0.name.caseInsensitiveCompare(name) == .orderedSame }) {
+            fields.removeAll { Self.sameName($0.name, name) && $0.value != value }
+            if !fields.contains(where: { Self.sameName($0.name, name) }) {
                 fields.append(Field(name: name, value: value))
             }
         } else {
@@ -69,32 +69,56 @@ struct CacheHeaders: Sendable, Equatable, Codable {
     }
 
     /// Splits a list value at commas outside quoted strings; trims blanks; drops empty elements.
+    /// Reads bytes, not `Character`s: it runs for every field a lookup reads.
     static func splitList(_ value: String) -> [String] {
         var elements: [String] = []
-        var current = ""
+        let utf8 = value.utf8
+        var start = utf8.startIndex
+        var index = start
         var quoted = false
         var escaped = false
-        for character in value {
+        func take(_ range: Range<String.Index>) {
+            let element = trimmed(value[range])
+            if !element.isEmpty { elements.append(String(element)) }
+        }
+        while index < utf8.endIndex {
+            let byte = utf8[index]
             if escaped {
                 escaped = false
-                current.append(character)
-                continue
-            }
-            if quoted && character == "\\" {
+            } else if quoted && byte == UInt8(ascii: "\\") {
                 escaped = true
-                current.append(character)
-                continue
+            } else if byte == UInt8(ascii: "\"") {
+                quoted.toggle()
+            } else if byte == UInt8(ascii: ","), !quoted {
+                take(start..<index)
+                start = utf8.index(after: index)
             }
-            if character == "\"" { quoted.toggle() }
-            if character == "," && !quoted {
-                elements.append(current)
-                current = ""
-            } else {
-                current.append(character)
-            }
+            index = utf8.index(after: index)
         }
-        elements.append(current)
-        return elements.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        take(start..<utf8.endIndex)
+        return elements
+    }
+
+    /// `text` without leading and trailing spaces and tabs.
+    static func trimmed(_ text: Substring) -> Substring {
+        let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+        guard let first = text.utf8.firstIndex(where: { !isBlank($0) }) else { return text[text.endIndex...] }
+        let last = text.utf8.lastIndex(where: { !isBlank($0) })!
+        return text[first...last]
+    }
+
+    /// Field names compared as HTTP does: ASCII letters without case, byte by byte (no Foundation
+    /// bridging: a lookup compares dozens of names).
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        let x = a.utf8
+        let y = b.utf8
+        guard x.count == y.count else { return false }
+        for (p, q) in zip(x, y) where p != q {
+            let lowerP = p >= 0x41 && p <= 0x5A ? p | 0x20 : p
+            let lowerQ = q >= 0x41 && q <= 0x5A ? q | 0x20 : q
+            if lowerP != lowerQ { return false }
+        }
+        return true
     }
 
     /// A dictionary for `HTTPURLResponse`: lines of one name joined with `, ` (its only form).

@@ -31,11 +31,10 @@ extension CachePolicy {
     /// Decides what to do with `request` given the stored responses for its URL key, newest
     /// first (RFC 9111 §4). Pure: `now` is the time.
     static func decide(_ request: CacheRequest, candidates: [CacheEntryHead], now: Date, secrets: Set<String> = []) -> CacheDecision {
-        let onlyCached = request.mode == .returnCacheDontLoad
-            || CacheControl(lines: request.headers.values("Cache-Control")).onlyIfCached
         guard isCacheableMethod(request.method) else { return .forward(fallback: nil, why: "method") }
-        if hasOwnConditions(request) { return onlyCached ? .gatewayTimeout : .forward(fallback: nil, why: "bypass") }
         let directives = CacheControl(lines: request.headers.values("Cache-Control"))
+        let onlyCached = request.mode == .returnCacheDontLoad || directives.onlyIfCached
+        if hasOwnConditions(request) { return onlyCached ? .gatewayTimeout : .forward(fallback: nil, why: "bypass") }
         if request.mode == .reloadIgnoringCache || directives.noStore {
             return .forward(fallback: nil, why: "request")
         }
@@ -48,7 +47,7 @@ extension CachePolicy {
         switch request.mode {
         case .returnCacheElseLoad, .returnCacheDontLoad:
             // Darwin's meaning: whatever its age.
-            return freshnessLeft(head, now: now) > 0 ? .serve(index) : .serveStale(index, revalidate: false)
+            return freshnessLeft(head, now: now, directives: stored) > 0 ? .serve(index) : .serveStale(index, revalidate: false)
         case .reloadRevalidating:
             return validation(index, head) ?? .forward(fallback: nil, why: "request")
         case .protocolPolicy, .reloadIgnoringCache:
@@ -61,7 +60,7 @@ extension CachePolicy {
             if onlyCached { return .gatewayTimeout }
             return validation(index, head) ?? .forward(fallback: nil, why: "request")
         }
-        let lifetime = freshnessLifetime(head)
+        let lifetime = freshnessLifetime(head, directives: stored)
         let age = currentAge(head, now: now)
         let left = lifetime - age
         if !stored.noCache {

@@ -32,7 +32,12 @@ enum CachePolicy {
     static func isCacheableMethod(_ method: String) -> Bool { method == "GET" || method == "HEAD" }
 
     /// The request methods that never invalidate (RFC 9110 §9.2.1 safe methods).
-    static func isSafeMethod(_ method: String) -> Bool { ["GET", "HEAD", "OPTIONS", "TRACE"].contains(method) }
+    static func isSafeMethod(_ method: String) -> Bool {
+        switch method {
+        case "GET", "HEAD", "OPTIONS", "TRACE": return true
+        default: return false
+        }
+    }
 
     // MARK: - Storing (RFC 9111 §3)
 
@@ -45,8 +50,8 @@ enum CachePolicy {
         guard request.method == "GET", response.status >= 200, response.status != 206, response.status != 304 else { return false }
         // A request that asked for a range or made its own condition is the caller's business.
         if hasOwnConditions(request) { return false }
-        let requestDirectives = CacheControl(lines: request.headers.values("Cache-Control"))
-        if requestDirectives.noStore { return false }
+        let requestLines = request.headers.values("Cache-Control")
+        if !requestLines.isEmpty, CacheControl(lines: requestLines).noStore { return false }
         let directives = CacheControl(lines: response.headers.values("Cache-Control"))
         if directives.mustUnderstand {
             guard understood.contains(response.status) else { return false }
@@ -61,9 +66,14 @@ enum CachePolicy {
     /// Whether the caller's request carries its own precondition or range: such a request
     /// bypasses the cache both ways (its answer is for the caller's own bookkeeping).
     static func hasOwnConditions(_ request: CacheRequest) -> Bool {
-        ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range"]
-            .contains { request.headers.contains($0) }
+        request.headers.fields.contains { field in
+            // One pass over the fields: `If-*` and `Range` are the only names starting so.
+            guard let first = field.name.utf8.first, first | 0x20 == UInt8(ascii: "i") || first | 0x20 == UInt8(ascii: "r") else { return false }
+            return conditionFields.contains { CacheHeaders.sameName(field.name, $0) }
+        }
     }
+
+    private static let conditionFields = ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range"]
 
     /// The fields to store from `headers`: without hop-by-hop fields, those `Connection` lists
     /// and those a qualified `no-cache` names (reused only after validation, so simply not kept).
@@ -80,8 +90,8 @@ enum CachePolicy {
     /// `s-maxage`. `max-age` wins over `Expires`; an `Expires` that is not a valid date means
     /// already expired; with neither, 10 % of the time since `Last-Modified` for a heuristically
     /// cacheable status or a `public` response (§4.2.2); otherwise 0.
-    static func freshnessLifetime(_ head: CacheEntryHead) -> TimeInterval {
-        let directives = CacheControl(lines: head.headers.values("Cache-Control"))
+    static func freshnessLifetime(_ head: CacheEntryHead, directives given: CacheControl? = nil) -> TimeInterval {
+        let directives = given ?? CacheControl(lines: head.headers.values("Cache-Control"))
         if let maxAge = directives.maxAge { return TimeInterval(maxAge) }
         let date = dateValue(head)
         if let expires = head.headers["Expires"] {
@@ -101,14 +111,14 @@ enum CachePolicy {
 
     /// The `Date` of the response, or when it arrived when it has none (or none that parses).
     static func dateValue(_ head: CacheEntryHead) -> Date {
-        HTTPDate.parse(head.headers.values("Date").first) ?? head.responseTime
+        head.date ?? head.responseTime
     }
 
     /// The `Age` the response came with: the first element of the first line, digits only,
     /// clamped to 2^31; anything else is ignored (0).
     static func ageValue(_ headers: CacheHeaders) -> TimeInterval {
         guard let line = headers.values("Age").first, let first = line.split(separator: ",", omittingEmptySubsequences: false).first,
-            let age = CacheControl.parseDigits(first.trimmingCharacters(in: .whitespaces))
+            let age = CacheControl.parseDigits(CacheHeaders.trimmed(first))
         else { return 0 }
         return TimeInterval(age)
     }
@@ -124,7 +134,7 @@ enum CachePolicy {
     }
 
     /// Freshness left at `now` in seconds (negative once stale: how stale it is).
-    static func freshnessLeft(_ head: CacheEntryHead, now: Date) -> TimeInterval {
-        freshnessLifetime(head) - currentAge(head, now: now)
+    static func freshnessLeft(_ head: CacheEntryHead, now: Date, directives: CacheControl? = nil) -> TimeInterval {
+        freshnessLifetime(head, directives: directives) - currentAge(head, now: now)
     }
 }

@@ -64,35 +64,62 @@ final class DiskCacheStorage: CacheStorage {
 
     private func read(_ relative: String) -> CacheEntry? {
         let url = directory.appendingPathComponent(relative)
-        guard let data = SideFile.contents(of: url, limit: maximumBytes + 64 * 1024) else { return nil }
+        guard let data = Self.contents(of: url, limit: maximumBytes) else { return nil }
         return Self.decode(data)
+    }
+
+    /// The bytes of the private file at `url` (never through a symlink), sized by `fstat`, or
+    /// `nil` when it is not a private regular file or is longer than `limit`.
+    static func contents(of url: URL, limit: Int) -> Data? {
+        guard let (descriptor, status) = SideFile.openExisting(url, access: O_RDONLY) else { return nil }
+        defer { close(descriptor) }
+        let size = Int(status.st_size)
+        guard SideFile.isPrivate(status), size <= limit else { return nil }
+        var data = Data(count: size)
+        var count = 0
+        let ok = data.withUnsafeMutableBytes { buffer -> Bool in
+            while count < size {
+                let read = Glibc.read(descriptor, buffer.baseAddress! + count, size - count)
+                if read < 0, errno == EINTR { continue }
+                guard read > 0 else { return false }  // shorter than fstat said: changed under us
+                count += read
+            }
+            return true
+        }
+        return ok ? data : nil
     }
 
     /// The entry in `data`, or `nil` when anything in it is wrong: magic, lengths, checksum, JSON.
     static func decode(_ data: Data) -> CacheEntry? {
-        let bytes = [UInt8](data)
-        guard bytes.count >= 12, Array(bytes[0..<4]) == magic else { return nil }
-        let headLength = Int(UInt32(littleEndian: bytes[4..<8].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) }))
-        guard headLength <= bytes.count - 12 else { return nil }
-        let stored = UInt32(littleEndian: bytes[(bytes.count - 4)...].withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) })
-        guard CRC32C.checksum(bytes[0..<(bytes.count - 4)]) == stored,
-            let head = try? JSONDecoder().decode(CacheEntryHead.self, from: Data(bytes[8..<(8 + headLength)]))
+        let data = Data(data)  // indices from 0
+        guard data.count >= 12, data.prefix(4).elementsEqual(magic) else { return nil }
+        let headLength = Int(Self.uint32(data, at: 4))
+        guard headLength <= data.count - 12 else { return nil }
+        let stored = Self.uint32(data, at: data.count - 4)
+        let computed = data.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<(data.count - 4)])) }
+        guard computed == stored,
+            let head = try? JSONDecoder().decode(CacheEntryHead.self, from: data.subdata(in: 8..<(8 + headLength)))
         else { return nil }
-        let body = Data(bytes[(8 + headLength)..<(bytes.count - 4)])
+        let body = data.subdata(in: (8 + headLength)..<(data.count - 4))
         guard body.count == head.bodyLength else { return nil }
         return CacheEntry(head: head, body: body)
+    }
+
+    private static func uint32(_ data: Data, at offset: Int) -> UInt32 {
+        data.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) }
     }
 
     /// The file's bytes: magic, head length, head (JSON), body, CRC-32C of all that.
     static func encode(_ entry: CacheEntry) -> Data? {
         guard let head = try? JSONEncoder().encode(entry.head) else { return nil }
-        var bytes = magic
-        withUnsafeBytes(of: UInt32(head.count).littleEndian) { bytes += $0 }
-        bytes += head
-        bytes += entry.body
-        let crc = CRC32C.checksum(bytes)
-        withUnsafeBytes(of: crc.littleEndian) { bytes += $0 }
-        return Data(bytes)
+        var data = Data(capacity: 12 + head.count + entry.body.count)
+        data.append(contentsOf: magic)
+        withUnsafeBytes(of: UInt32(head.count).littleEndian) { data.append(contentsOf: $0) }
+        data.append(head)
+        data.append(entry.body)
+        let crc = data.withUnsafeBytes { CRC32C.checksum($0) }
+        withUnsafeBytes(of: crc.littleEndian) { data.append(contentsOf: $0) }
+        return data
     }
 
     // MARK: - Writing
@@ -103,7 +130,11 @@ final class DiskCacheStorage: CacheStorage {
             return false
         }
         let relative = Self.relativePath(entry.head.variant)
-        guard write(data, to: relative) else { return false }
+        guard write(data, to: relative) else {
+            // The older answer must not outlive a newer one that could not be kept (a full disk).
+            discard(relative)
+            return false
+        }
         let over = state.withLock { state -> Bool in
             Self.forget(relative, in: &state)
             state.files[relative] = Indexed(size: data.count)
@@ -186,7 +217,8 @@ final class DiskCacheStorage: CacheStorage {
 
     /// Under the directory's lock: re-reads the directory (other processes' files count too),
     /// keeping this process's order of use for the files it knows, then removes the least
-    /// recently used until the total is under the limit.
+    /// recently used until the total is under nine tenths of the limit — so that a full cache
+    /// re-reads its directory once per tenth of its size stored, not on every store.
     private func evict() {
         withDirectoryLock {
             let fresh = scan()
@@ -201,7 +233,8 @@ final class DiskCacheStorage: CacheStorage {
                 }
                 for relative in known where merged.files[relative] != nil { merged.order.touch(relative) }
                 state = merged
-                while state.bytes > maximumBytes, let oldest = state.order.oldest {
+                let target = maximumBytes - maximumBytes / 10
+                while state.bytes > target, let oldest = state.order.oldest {
                     unlink(directory.appendingPathComponent(oldest).path)
                     Self.forget(oldest, in: &state)
                 }

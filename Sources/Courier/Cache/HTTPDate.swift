@@ -15,7 +15,7 @@ enum HTTPDate {
     /// Seconds since 1970 for `text`, or `nil` when it is not an HTTP date.
     static func parse(_ text: String?) -> Date? {
         guard let text else { return nil }
-        let value = text.trimmingCharacters(in: .whitespaces)
+        let value = String(CacheHeaders.trimmed(Substring(text)))
         return imfFixdate(value) ?? rfc850(value) ?? asctime(value)
     }
 

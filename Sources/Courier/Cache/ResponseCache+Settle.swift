@@ -25,7 +25,9 @@ extension CacheBinding {
 
         if status == 304, let validating = exchange.validating {
             guard let merged = CachePolicy.freshened(validating.head, with: head, requestTime: exchange.requestTime, responseTime: now) else {
-                // The 304 names another representation: the stored one is no longer trusted.
+                // The transfer asks again without validators when a 304 names another
+                // representation (TransferState+FollowUps.swift); this is only reached if that
+                // failed too. The stored one is no longer trusted.
                 storage.remove(validating.head.variant)
                 return stamped(outcome, CachePolicy.cacheStatus(hit: false, forward: exchange.why, forwardStatus: 304, detail: "validator-mismatch"), .miss)
             }
@@ -43,9 +45,9 @@ extension CacheBinding {
         for key in CachePolicy.invalidatedKeys(request: exchange.request, status: status, headers: head.headers) {
             storage.remove(key: key)
         }
-        let key = CachePolicy.key(for: exchange.request.url)
+        let key = exchange.key
         // A redirect followed inside URLSession answered another URL: not this key's answer.
-        let sameURL = response.url.map { CachePolicy.key(for: $0) == key } ?? true
+        let sameURL = response.url.map { $0 == exchange.request.url || CachePolicy.key(for: $0) == key } ?? true
         if exchange.request.method == "HEAD", status == 200, sameURL {
             for entry in storage.entries(for: key) where CachePolicy.varyMatches(entry.head, request: exchange.request, secrets: secrets) {
                 if let updated = CachePolicy.headUpdated(entry.head, with: head, requestTime: exchange.requestTime, responseTime: now) {
@@ -55,11 +57,13 @@ extension CacheBinding {
                 }
             }
         }
-        var stored = false
         if exchange.request.method == "GET", sameURL, status != 304 {
-            stored = store(response, head: head, data: outcome.data, exchange: exchange, now: now)
+            _ = store(response, head: head, data: outcome.data, exchange: exchange, now: now)
         }
-        return stamped(outcome, CachePolicy.cacheStatus(hit: false, forward: exchange.why, forwardStatus: status, stored: stored), .miss)
+        // The origin's own answer goes out as it came: no `Cache-Status`. Rebuilding an
+        // HTTPURLResponse to add one cost 4 % of a small request on Linux (Docs/Performance.md);
+        // ``DataResponse/cacheOutcome`` says `miss`.
+        return mark(outcome, .miss)
     }
 
     /// Stores the answer when the rules (or the cacher) allow; `true` when it was stored.
@@ -90,7 +94,7 @@ extension CacheBinding {
         }
         guard let names = CachePolicy.varyNames(headers) else { return false }
         let entryHead = CacheEntryHead(
-            key: CachePolicy.key(for: exchange.request.url), url: exchange.request.url.absoluteString, status: status,
+            key: exchange.key, url: exchange.request.url.absoluteString, status: status,
             headers: headers, vary: CachePolicy.varyValues(names: names, request: exchange.request, secrets: secrets),
             requestTime: exchange.requestTime, responseTime: now, bodyLength: body.count)
         return storage.store(CacheEntry(head: entryHead, body: body))
@@ -110,9 +114,12 @@ extension CacheBinding {
     private func stamped(_ outcome: TransferOutcome, _ cacheStatus: String, _ result: ResponseCache.Outcome) -> TransferOutcome {
         var outcome = mark(outcome, result)
         guard let response = outcome.response, let url = response.url else { return outcome }
-        var fields = Self.headers(of: response)
-        fields.append("Cache-Status", cacheStatus)
-        outcome.response = HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: fields.dictionary)
+        var fields: [String: String] = [:]
+        for (key, value) in response.allHeaderFields {
+            if let name = key as? String { fields[name] = value as? String ?? String(describing: value) }
+        }
+        fields["Cache-Status"] = cacheStatus
+        outcome.response = HTTPURLResponse(url: url, statusCode: response.statusCode, httpVersion: "HTTP/1.1", headerFields: fields)
         return outcome
     }
 

@@ -18,6 +18,8 @@ struct CacheBinding: Sendable {
 /// What the cache decided before an attempt was sent, carried to the task's completion.
 struct CacheExchange: Sendable {
     let request: CacheRequest
+    /// The request's URL key (``CachePolicy/key(for:)``), computed once.
+    let key: String
     /// The stored response the attempt's validators came from.
     let validating: CacheEntry?
     /// A stored response that may answer if the origin fails.
@@ -49,13 +51,16 @@ extension CacheBinding {
         guard let url = request.url, url.scheme == "http" || url.scheme == "https" else { return nil }
         let now = Date()
         let cacheRequest = Self.cacheRequest(request, url: url)
-        let candidates = CachePolicy.isCacheableMethod(cacheRequest.method) ? storage.entries(for: CachePolicy.key(for: url)) : []
+        let key = CachePolicy.key(for: url)
+        let candidates = CachePolicy.isCacheableMethod(cacheRequest.method) ? storage.entries(for: key) : []
         let decision = CachePolicy.decide(cacheRequest, candidates: candidates.map(\.head), now: now, secrets: secrets)
         var sent = request
         // FoundationNetworking has no cache (`urlCache = nil`): what the policy asked was done here.
-        sent.cachePolicy = .useProtocolCachePolicy
+        // Set only when it differs: each change of a URLRequest copies it.
+        if sent.cachePolicy != .useProtocolCachePolicy { sent.cachePolicy = .useProtocolCachePolicy }
         func exchange(validating: CacheEntry?, fallback: CacheEntry?, why: String) -> CacheExchange {
-            CacheExchange(request: cacheRequest, validating: validating, fallback: fallback, why: why, requestTime: now, cacher: cacher)
+            CacheExchange(
+                request: cacheRequest, key: key, validating: validating, fallback: fallback, why: why, requestTime: now, cacher: cacher)
         }
         switch decision {
         case .serve(let index):
@@ -115,6 +120,6 @@ extension CacheBinding {
         CacheHeaders(response.allHeaderFields.compactMap { key, value in
             guard let name = key as? String else { return nil }
             return (name, value as? String ?? String(describing: value))
-        }.sorted { $0.0 < $1.0 })
+        })
     }
 }

@@ -372,6 +372,7 @@ extension LoggingMonitor {
             metadata["headers_ms"] = Self.milliseconds(headers)
         }
         if let file = completion.fileURL { metadata["file"] = file.path }
+        if let cache = metrics.cacheOutcome { metadata["cache"] = cache.rawValue }
         if let error = completion.error { put(error, into: &metadata) }
 
         var text = "task \(metadata["task"] ?? ""): \(method) \(metadata["url"] ?? "(no URL)")"
@@ -383,7 +384,9 @@ extension LoggingMonitor {
         }
         if let total = metadata["total_ms"] { text += " in \(total) ms" }
         let attempts = metrics.attempts.count
-        text += " (\(attempts) attempt\(attempts == 1 ? "" : "s"), \(metrics.bytesReceived) bytes)"
+        text += " (\(attempts) attempt\(attempts == 1 ? "" : "s"), \(metrics.bytesReceived) bytes"
+        if let cache = metadata["cache"] { text += ", cache \(cache)" }
+        text += ")"
         if completion.error != nil, !(completion.error?.isCancellation ?? false) {
             text += ": \(metadata["error"] ?? ""): \(metadata["error_message"] ?? "")"
         }

@@ -18,6 +18,7 @@ extension TransferState {
             metrics.nextKind = .redirect
             return prepareFollowUp(redirect)
         }
+        if let again = cacheRevalidationRefused() { return prepareFollowUp(again) }
         guard let response = response ?? file?.rejected, response.statusCode == 401 else { return nil }
         var request = currentRequest ?? context.originalRequest
         switch challenge.decide(response, credential: options.credential, request: request, originalURL: context.originalRequest.url) {
@@ -31,6 +32,24 @@ extension TransferState {
             metrics.nextKind = .authentication
             return prepareFollowUp(request)
         }
+    }
+
+    /// The request again without the cache's validators when its `304` named another
+    /// representation than the stored one (RFC 9111 §4.3.4: that 304 cannot be used): the origin
+    /// is asked for the whole answer, which then replaces the entry. `nil` otherwise.
+    private mutating func cacheRevalidationRefused() -> URLRequest? {
+        guard let exchange = cacheExchange, let validating = exchange.validating, let response, response.statusCode == 304,
+            !CachePolicy.matchesValidators(validating.head, CacheResponseHead(status: 304, headers: CacheBinding.headers(of: response)))
+        else { return nil }
+        var request = currentRequest ?? context.originalRequest
+        request.setValue(nil, forHTTPHeaderField: "If-None-Match")
+        request.setValue(nil, forHTTPHeaderField: "If-Modified-Since")
+        // The next lookup forwards it as it is, with no validator.
+        request.cachePolicy = .reloadIgnoringLocalCacheData
+        cacheExchange = nil
+        metrics.endAttempt(.restarted)
+        metrics.nextKind = .restart
+        return request
     }
 
     private mutating func prepareFollowUp(_ request: URLRequest) -> URLRequest {

@@ -59,7 +59,7 @@ final class ResponseCacheTests: CourierTestCase {
         script(ok([("Cache-Control", "max-age=3600"), ("X-Version", "1")]))
         let first = get()
         XCTAssertEqual(first.cacheOutcome, .miss)
-        XCTAssertEqual(header(first, "Cache-Status"), "Courier; fwd=uri-miss; fwd-status=200; stored")
+        XCTAssertNil(header(first, "Cache-Status"), "the origin's answer goes out as it came")
         let second = get()
         XCTAssertEqual(second.cacheOutcome, .hit)
         XCTAssertEqual(second.data, Data("hello".utf8))
@@ -85,6 +85,21 @@ final class ResponseCacheTests: CourierTestCase {
         // Now fresh for an hour from the 304's lifetime.
         XCTAssertEqual(get().cacheOutcome, .hit)
         XCTAssertEqual(origin.requests.count, 2)
+    }
+
+    func testA304NamingAnotherValidatorIsAskedAgainWithoutValidators() {
+        script(
+            ok([("Cache-Control", "max-age=0"), ("ETag", "\"v1\"")], body: "old"),
+            .response(status: 304, reason: "Not Modified", headers: [("ETag", "\"v2\"")]),
+            ok([("Cache-Control", "max-age=3600"), ("ETag", "\"v2\"")], body: "new"))
+        _ = get()
+        let second = get()
+        XCTAssertEqual(second.response?.statusCode, 200)
+        XCTAssertEqual(second.data, Data("new".utf8), "never the old body under the new validator")
+        XCTAssertEqual(origin.requests.count, 3)
+        XCTAssertNil(origin.requests.last?.headers.first { $0.name.lowercased() == "if-none-match" }, "asked without validators")
+        XCTAssertEqual(get().data, Data("new".utf8))
+        XCTAssertEqual(origin.requests.count, 3, "the new answer replaced the entry")
     }
 
     func testANew200ReplacesTheEntry() {
@@ -257,5 +272,35 @@ final class ResponseCacheTests: CourierTestCase {
         _ = get()
         let hit = get()
         XCTAssertTrue(hit.metrics?.description.contains("cache: hit") == true)
+        XCTAssertEqual(hit.metrics?.attempts.count, 0, "a hit makes no attempt")
+    }
+
+    func testTheLoggingMonitorSaysWhereTheAnswerCameFrom() {
+        script(ok([("Cache-Control", "max-age=3600")]))
+        let records = Box<LoggingMonitor.Record>()
+        var configuration = makeConfiguration()
+        configuration.eventMonitors = [LoggingMonitor(level: .info) { records.append($0) }]
+        let logged = SessionManager(configuration: configuration)
+        defer { logged.invalidate() }
+        for _ in 0..<2 {
+            _ = wait { finish in logged.dataTask(with: URLRequest(url: origin.url("/logged")), completion: finish).resume() } as DataResponse<Data>?
+        }
+        waitUntil("two completed records") { records.all.filter { $0.event == "completed" }.count == 2 }
+        let completed = records.all.filter { $0.event == "completed" }
+        XCTAssertEqual(completed.map { $0.metadata["cache"] }, ["miss", "hit"])
+        XCTAssertTrue(completed.last?.message.contains("cache hit") == true, completed.last?.message ?? "")
+    }
+
+    func testStaleWhileRevalidateAnswersAtOnceAndRefreshesInTheBackground() {
+        script(
+            ok([("Cache-Control", "max-age=0, stale-while-revalidate=60"), ("ETag", "\"v1\"")]),
+            .response(status: 304, reason: "Not Modified", headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=3600")]))
+        _ = get()
+        let stale = get()
+        XCTAssertEqual(stale.cacheOutcome, .stale)
+        XCTAssertEqual(header(stale, "Cache-Status")?.contains("detail=stale-while-revalidate"), true)
+        waitUntil("the background revalidation reached the origin") { origin.requests.count == 2 }
+        waitUntil("the entry is fresh again") { get().cacheOutcome == .hit }
+        XCTAssertEqual(origin.requests.count, 2)
     }
 }
