@@ -10,7 +10,9 @@ import CourierSupport
 ///
 /// It binds `127.0.0.1` port 0 and serves one request per connection: it reads the request head,
 /// records it, asks the script for a ``Reply`` and performs its steps, then closes the
-/// connection. Request bodies are not read (hostile cases are GETs).
+/// connection. Request bodies are not read (hostile cases are GETs) unless the server was made
+/// with `readingBodies` (a body framed by `Content-Length` or chunked, up to 16 MiB, recorded in
+/// ``RecordedRequest/body``; `courier-bench cache-proxy` answers PUTs and POSTs with it).
 ///
 /// ```swift
 /// let server = try ScriptedServer { request, index in
@@ -94,9 +96,14 @@ public final class ScriptedServer: Sendable {
     private let log = RequestLog()
     private let counter = Locked(0)
     private let threads = DispatchGroup()
+    private let readsBodies: Bool
+    /// The largest request body kept with `readingBodies`; a larger one closes the connection.
+    static let bodyLimit = 16 << 20
 
-    /// Binds `127.0.0.1` on an ephemeral port and starts serving with `script`.
-    public init(script: @escaping Script) throws {
+    /// Binds `127.0.0.1` on an ephemeral port and starts serving with `script`. With
+    /// `readingBodies`, each request's body is read (and recorded) before `script` sees it.
+    public init(readingBodies: Bool = false, script: @escaping Script) throws {
+        readsBodies = readingBodies
         let (listener, port, stopSignal) = try AcceptLoop.listen(host: "127.0.0.1", port: 0, backlog: 128)
         self.stopSignal = stopSignal
         self.listener = listener
@@ -147,9 +154,19 @@ public final class ScriptedServer: Sendable {
         guard case .head(let bytes) = reader.readHead(limit: 64 * 1024),
             let head = try? HTTPRequestParser.parseHead(bytes)
         else { return }
+        var body = Data()
+        if readsBodies {
+            guard let framing = try? HTTPRequestParser.framing(of: head) else { return }
+            if framing != .none, head.versionMinor >= 1, head.headerContainsToken("Expect", "100-continue") {
+                guard socket.sendAll("HTTP/1.1 100 Continue\r\n\r\n") else { return }
+            }
+            guard case .complete(let bytes, _) = RequestBodyReader.read(framing, from: &reader, keep: true, limit: Self.bodyLimit)
+            else { return }
+            body = bytes
+        }
         let request = RecordedRequest(
             method: head.method, target: head.target, httpVersion: head.version, headers: head.headers,
-            body: Data(), connectionID: id)
+            body: body, connectionID: id)
         log.append(request)
         let index = counter.withLock { count -> Int in
             defer { count += 1 }

@@ -17,6 +17,22 @@ do throws(BenchUsageError) {
             print(SegmentedOptions.usage)
             status = Bench.success
         }
+    } else if arguments.first == "cache-proxy" {
+        // Its own options; serves until killed.
+        if let options = try CacheProxyOptions.parse(Array(arguments.dropFirst())) {
+            do {
+                try CacheProxy(options: options).run()
+            } catch let error as BenchUsageError {
+                Bench.writeToStandardError("courier-bench: cache-proxy: \(error.message)\n")
+                status = Bench.usageError
+            } catch {
+                Bench.writeToStandardError("courier-bench: cache-proxy: \(error)\n")
+                status = Bench.workloadFailure
+            }
+        } else {
+            print(CacheProxyOptions.usage)
+            status = Bench.success
+        }
     } else if let options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst())) {
         status = Bench.run(options)
     } else {

@@ -69,6 +69,27 @@ extension GetCommand {
                                       -o - --whole). With -i, for each new line's download,
                                       within --per-host. Long option only: -s is --silent.
 
+        Conditional downloads (curl's options and meaning):
+          -z, --time-cond <date|file> Ask only for a copy modified after <date>, or after <file>'s
+                                      modification time when <date> is not a date
+                                      (If-Modified-Since); -<date> asks for one not modified since
+                                      (If-Unmodified-Since). Neither a date nor a file: a warning,
+                                      and no condition. A server that sends the body anyway with
+                                      a Last-Modified that fails the condition is treated as a 304.
+          --etag-compare <file>       Send the ETag in <file> (its first line) as If-None-Match;
+                                      a missing or empty file sends "" (no copy matches).
+          --etag-save <file>          Write the response's ETag (with its quotes) to <file> once
+                                      the file is saved (or from a 304); created empty when there
+                                      is none. Use the same file as --etag-compare to refresh it.
+                                      When the server answers 304 Not Modified, nothing is written
+                                      and the exit status is 0; a newer copy replaces the output
+                                      file (the condition stands in for --force). One URL only.
+          --cache <dir>               Fetch through a disk response cache in <dir> (RFC 9111, as
+                                      a browser's): a fresh stored copy answers without a
+                                      request, a stale one is revalidated. The body is held in
+                                      memory (at most 256 MiB) and written whole; a cut body
+                                      starts over. Not with --split or -i.
+
         A list of URLs (courier get -i FILE [options]; docs: Docs/CommandLine.md):
           -i, --input-file <file>     Download every URL in <file> (- for stdin): one per line,
                                       optionally followed by sha256=<hex> and out=<name>; # starts

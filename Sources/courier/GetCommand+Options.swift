@@ -41,6 +41,14 @@ extension GetCommand {
         /// `--split N|auto|auto:N`: how many connections the download may use (long option only:
         /// `-s` is curl's `--silent`). Default off: one (GetCommand+Split.swift).
         var split = DownloadSplit.off
+        /// `-z`/`--time-cond`: a date or a file, `-` first for If-Unmodified-Since (ConditionalFetch.swift).
+        var timeCondition: String?
+        /// `--etag-compare`: the file whose ETag goes into `If-None-Match`.
+        var etagCompare: String?
+        /// `--etag-save`: the file the response's ETag is written to once the file is saved.
+        var etagSave: String?
+        /// `--cache`: the directory of the disk response cache the body goes through (GetCommand+Cache.swift).
+        var cacheDirectory: String?
 
         init(url: URL) { self.url = url }
 
@@ -51,7 +59,7 @@ extension GetCommand {
 
         static let valued = Set([
             "-o", "--output", "--retries", "--sha256", "-H", "--header", "--max-time", "--timeout", "-C", "--continue-at",
-            "--wait-for-network", "--split",
+            "--wait-for-network", "--split", "-z", "--time-cond", "--etag-compare", "--etag-save", "--cache",
         ]).union(QueueOptions.valued).union(OutputRedaction.valued).union(TLSOptions.valued)
         static let flags: Set<String> = TLSOptions.flags.union([
             "-q", "--quiet", "-s", "--silent", "--force", "-h", "--help", "--location-trusted", "--accept-unverified",
@@ -99,6 +107,9 @@ extension GetCommand {
                 throw UsageError(get: "--whole is for -o - (a file is always written whole: it appears only once complete)")
             }
             if options.split.isSplit, options.streamsToStandardOutput { throw UsageError(get: Self.splitToStandardOutput) }
+            if options.cacheDirectory != nil, options.split.isSplit {
+                throw UsageError(get: "--cache and --split do not go together: the cache keeps whole bodies fetched over one connection")
+            }
             if options.output != nil, !scanned.flags.isDisjoint(with: ["-O", "--remote-name"]) {
                 throw UsageError(get: "-O (save under the remote name) and -o (save as) contradict each other; give one")
             }
@@ -141,6 +152,21 @@ extension GetCommand {
                     }
                 case "--split":
                     options.split = try Self.split(value)
+                // Given more than once, the last counts, as in curl.
+                case "-z", "--time-cond":
+                    guard !value.isEmpty, value != "-", value != "+" else {
+                        throw UsageError(get: "\(name) takes a date or a file name (- first for If-Unmodified-Since)")
+                    }
+                    options.timeCondition = value
+                case "--etag-compare", "--etag-save":
+                    guard !value.isEmpty else { throw UsageError(get: "\(name) takes a file name") }
+                    if value == "-" {
+                        throw UsageError(get: "\(name) takes a file name, not - (stdout carries the saved file's path or the body)")
+                    }
+                    if name == "--etag-save" { options.etagSave = value } else { options.etagCompare = value }
+                case "--cache":
+                    guard !value.isEmpty else { throw UsageError(get: "--cache takes a directory") }
+                    options.cacheDirectory = value
                 case "--sha256":
                     guard let digest = DownloadPolicy.sha256(hex: value) else {
                         throw UsageError(get: "--sha256 takes 64 hexadecimal digits, not '\(value)'")

@@ -44,6 +44,8 @@ extension GetCommand {
         var hasValidator = false
         /// Why it ended early; `nil` when every byte is out and verified.
         var failure: (any Error)?
+        /// The response head, once it arrived (`--etag-save` takes its ETag).
+        var response: HTTPURLResponse?
     }
 
     /// Runs the streaming download to its end and returns the exit code; every message is printed.
@@ -91,6 +93,12 @@ extension GetCommand {
         let end = ended.current ?? StreamEnd(failure: GetFailure(ExitCode.failure, "the download ended without a result"))
 
         guard let failure = end.failure else {
+            do {
+                try conditional.saveETag(from: end.response)
+            } catch {
+                ProgressPrinter.writeToStandardError("courier: \(Self.oneLine(error.message))\n")
+                return error.status
+            }
             if end.unverified {
                 // Printed even with --quiet: the user asked for it, but must not forget it.
                 ProgressPrinter.writeToStandardError(
@@ -113,6 +121,8 @@ extension GetCommand {
         let line: String
         let status: Int32
         switch failure {
+        case let error as CourierError where end.written == 0 && conditional.isNotModified(error):
+            return notModified(error)
         case let error as CourierError where error.isCancellation && stops.signal != nil:
             let signal = stops.signal ?? SIGINT
             ProgressPrinter.writeToStandardError(Self.interruptedStreamLine(written: end.written) + "\n")
@@ -173,7 +183,7 @@ extension GetCommand {
 
     private func streamingRequest() -> URLRequest {
         var request = URLRequest(url: options.url)
-        for header in options.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
+        for header in options.headers + conditional.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
         // The representation's own bytes, as for files: a length to check, offsets that mean
         // something for Range, and a checksum over what the server has.
         if request.value(forHTTPHeaderField: "Accept-Encoding") == nil {
@@ -193,7 +203,9 @@ extension GetCommand {
             // Paused rather than failed when stdout is slower than the network: the library stops
             // the transfer and continues it with Range once the writes have caught up (a body
             // without a validator cannot pause and fails instead).
-            let (bytes, response) = try await manager.bytes(for: request, policy: streamPolicy())
+            let (bytes, response) = try await manager.bytes(
+                for: request, policy: streamPolicy(), validation: conditional.validation())
+            end.response = response
             let facts = ResponseFacts(response)
             end.hasValidator = facts.validator != nil
             if let why = facts.unverifiableReason, !options.acceptUnverified, options.expectedSHA256 == nil {

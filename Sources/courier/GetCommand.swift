@@ -18,12 +18,31 @@ import CourierSupport
 /// Output: progress, retries and messages on stderr; on success only the saved file's absolute
 /// path on stdout (or the body, with `-o -`), so `file=$(courier get -q URL)` works in scripts.
 struct GetCommand {
-    let options: Options
+    private(set) var options: Options
+    /// `-z`, `--etag-compare`, `--etag-save`, read when the command starts (``run()``).
+    private(set) var conditional = ConditionalFetch()
 
     init(_ options: Options) { self.options = options }
 
     /// Runs the download to its end and returns the exit code; every message is already printed.
     func run() -> Int32 {
+        var command = self
+        do {
+            let (conditional, warnings) = try ConditionalFetch.resolve(options)
+            command.conditional = conditional
+            if !options.quiet { for warning in warnings { ProgressPrinter.writeToStandardError("courier: warning: \(warning)\n") } }
+        } catch {
+            ProgressPrinter.writeToStandardError("courier: \(Self.oneLine(error.message))\n")
+            return error.status
+        }
+        // A condition is a statement about the copy the user has: a newer copy replaces it.
+        if command.conditional.isConditional { command.options.force = true }
+        return command.runResolved()
+    }
+
+    /// ``run()`` once the conditions are read.
+    private func runResolved() -> Int32 {
+        if let directory = options.cacheDirectory { return runCached(directory: directory) }
         if options.streamsToStandardOutput { return runStreaming() }
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         let (printer, resizes) = makeProgressPrinter()
@@ -46,6 +65,11 @@ struct GetCommand {
 
         switch response.result {
         case .success(let file):
+            do {
+                try conditional.saveETag(from: response.response)
+            } catch {
+                return report(error, printer: printer)
+            }
             if !response.report.isVerified {
                 // Printed even with --quiet: the user asked for it, but must not forget it.
                 let what = options.writesToStandardOutput ? "the body written to stdout was" : "\(file.path) was saved"
@@ -77,6 +101,7 @@ struct GetCommand {
                 ProgressPrinter.writeToStandardError(interruptedLine(keeping: error.resumeData) + "\n")
                 return ExitCode.forSignal(signal)
             }
+            if conditional.isNotModified(error) { return notModified(error) }
             if error.code == .destinationFailed, !options.force, let file = target.chosenFile.current,
                 Self.isExistingFile(file)
             {
@@ -111,7 +136,7 @@ struct GetCommand {
         // progress begins only once it is resumed).
         let counted = Locked<DownloadTask?>(nil)
         let task = manager.downloadTask(
-            with: request(), to: target.destination, policy: target.policy,
+            with: request(), to: target.destination, policy: target.policy, validation: conditional.validation(),
             progress: { progress in
                 let total = progress.totalUnitCount
                 printer.update(
@@ -223,10 +248,27 @@ struct GetCommand {
         return FileNameSanitizer.suggestedName(for: options.url, contentDisposition: nil)
     }
 
-    private func request() -> URLRequest {
+    func request() -> URLRequest {
         var request = URLRequest(url: options.url)
-        for header in options.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
+        for header in options.headers + conditional.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
         return request
+    }
+
+    /// A conditional download the server (or curl's own time check) says is not needed: nothing
+    /// written, exit 0, as curl does. A 304's ETag is saved with `--etag-save`.
+    func notModified(_ error: CourierError) -> Int32 {
+        let why = error.statusCode == 304 ? "the server answered 304 Not Modified" : "\(error.underlyingError.map { "\($0)" } ?? "")"
+        do {
+            if error.statusCode == 304 { try conditional.saveETag(from: error.response) }
+        } catch {
+            ProgressPrinter.writeToStandardError("courier: \(Self.oneLine(error.message))\n")
+            return error.status
+        }
+        if !options.quiet {
+            ProgressPrinter.writeToStandardError(
+                "courier: not modified: \(why) (\(Self.displayURL(options.url))); nothing was downloaded\n")
+        }
+        return ExitCode.success
     }
 
     /// `.courier-<first 16 hex digits of SHA-256(url)>.courier-partial`: the same for every run

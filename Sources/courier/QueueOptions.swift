@@ -65,6 +65,10 @@ extension GetCommand {
             ] where scanned.flags.contains(flag) {
                 throw UsageError(get: why)
             }
+            if let conditional = scanned.values.first(where: { ["-z", "--time-cond", "--etag-compare", "--etag-save", "--cache"].contains($0.name) }) {
+                // curl's rule for its ETag options: one URL only (a file per URL would be needed).
+                throw UsageError(get: "\(conditional.name) is for one URL; -i does not take it")
+            }
             if scanned.values.contains(where: { $0.name == "--sha256" }) {
                 throw UsageError(get: "--sha256 is for one URL; with -i, put sha256=<hex> after each URL in the file")
             }

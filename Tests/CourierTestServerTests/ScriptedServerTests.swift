@@ -23,6 +23,21 @@ final class ScriptedServerTests: XCTestCase {
         XCTAssertEqual(server.requests.map { $0.header("x-probe") }, ["p0", "p1"])
     }
 
+    func testReadingBodiesRecordsALengthOrChunkedBodyBeforeTheScriptRuns() throws {
+        let server = try ScriptedServer(readingBodies: true) { request, _ in
+            .response(status: 200, headers: [("Content-Length", "\(request.body.count)")], body: request.body)
+        }
+        defer { server.stop() }
+        for (framing, body) in [("Content-Length: 5\r\n", "hello"), ("Transfer-Encoding: chunked\r\n", "3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n")] {
+            let client = try RawClient(port: server.port, timeout: 5)
+            defer { client.close() }
+            try client.send("PUT /config/1 HTTP/1.1\r\nHost: x\r\n\(framing)\r\n\(body)")
+            let text = String(decoding: try client.readToEnd(), as: UTF8.self)
+            XCTAssertTrue(text.hasSuffix("\r\n\r\n" + (framing.hasPrefix("Content") ? "hello" : "abcde")), text)
+        }
+        XCTAssertEqual(server.requests.map { String(decoding: $0.body, as: UTF8.self) }, ["hello", "abcde"])
+    }
+
     func testASlicedBodyStopsWhereTheScriptSaysAndPausesAreKept() throws {
         let server = try ScriptedServer { _, _ in
             var reply = ScriptedServer.Reply.response(
