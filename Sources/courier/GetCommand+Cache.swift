@@ -6,6 +6,7 @@ import FoundationNetworking
 import Glibc
 #endif
 import Courier
+import CourierSupport
 
 /// `--cache DIR`: the body is fetched through a manager whose response cache is the disk store in
 /// DIR (`ResponseCache.disk`), so a fresh stored copy answers without a request and a stale one is
@@ -62,7 +63,7 @@ extension GetCommand {
 
         let started = ProgressPrinter.monotonicSeconds()
         let finished = DispatchSemaphore(value: 0)
-        let result = Guarded<DataResponse<Data>?>(nil)
+        let result = Locked<DataResponse<Data>?>(nil)
         // `.dataOrEmpty`: an empty 200 is an empty file, not an error.
         let task = manager.dataTask(with: request(), serializer: .dataOrEmpty, validation: conditional.validation()) {
             result.set($0)

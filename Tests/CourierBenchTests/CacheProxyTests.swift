@@ -5,6 +5,7 @@ import XCTest
 import FoundationNetworking
 #endif
 @testable import courier_bench
+import CourierSupport
 
 /// `courier-bench cache-proxy`, the client the HTTP caching test suite measures: its options, and
 /// over real sockets that it passes requests and answers through unchanged (methods, bodies,
@@ -33,7 +34,7 @@ final class CacheProxyTests: XCTestCase {
 
     private func fetch(_ request: URLRequest) throws -> (HTTPURLResponse, Data) {
         let done = expectation(description: "answered")
-        let box = Protected<DataResponse<Data>?>(nil)
+        let box = Locked<DataResponse<Data>?>(nil)
         client.dataTask(with: request, validation: .none) { response in
             box.withLock { $0 = response }
             done.fulfill()
