@@ -88,12 +88,19 @@ extension CachePolicy {
 
     /// The fields of a stored response as served at `now`: the stored ones, with `Age` replaced
     /// by the current age (RFC 9111 §5.1) and a `Cache-Status` (RFC 9211) saying what the cache did.
-    /// `Date` and `Expires` stay as the origin sent them.
+    /// `Date` and `Expires` stay as the origin sent them. A stale answer (served with `max-stale`,
+    /// `stale-while-revalidate`, `stale-if-error` or while the origin is unreachable) also carries
+    /// `Warning: 110`: RFC 9111 retired `Warning`, but clients written for RFC 7234 look for it to
+    /// tell a stale answer (`Cache-Status` says the same to newer ones).
     static func servedHeaders(_ head: CacheEntryHead, now: Date, status: String) -> CacheHeaders {
         var headers = head.headers
-        headers.set("Age", String(Int(currentAge(head, now: now).rounded(.down))))
+        let age = currentAge(head, now: now)
+        headers.set("Age", String(Int(age.rounded(.down))))
         headers.remove("Cache-Status")
         headers.append("Cache-Status", status)
+        if age >= freshnessLifetime(head), !(headers.values("Warning").contains { $0.hasPrefix("110") }) {
+            headers.append("Warning", #"110 - "Response is Stale""#)
+        }
         return headers
     }
 

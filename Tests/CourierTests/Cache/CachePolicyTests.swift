@@ -363,4 +363,18 @@ final class CachePolicyTests: XCTestCase {
         XCTAssertEqual(served["Cache-Status"], "Courier; hit; ttl=85")
         XCTAssertEqual(CachePolicy.cacheStatus(hit: false, forward: "stale", forwardStatus: 304), "Courier; fwd=stale; fwd-status=304")
     }
+
+    func testAStaleAnswerCarriesWarning110OnceAndAFreshOneNone() {
+        // Given an answer fresh for 100 s, stored at 0
+        let stored = head([("Cache-Control", "max-age=100"), ("Date", date(0))])
+        // When it is served fresh, then stale
+        let fresh = CachePolicy.servedHeaders(stored, now: t0.addingTimeInterval(50), status: "Courier; hit")
+        let stale = CachePolicy.servedHeaders(stored, now: t0.addingTimeInterval(150), status: "Courier; hit")
+        // Then only the stale one says so, for clients that still read RFC 7234's Warning
+        XCTAssertEqual(fresh.values("Warning"), [])
+        XCTAssertEqual(stale.values("Warning"), [#"110 - "Response is Stale""#])
+        // And an answer stored with a 110 already gets no second one
+        let warned = head([("Cache-Control", "max-age=1"), ("Date", date(0)), ("Warning", #"110 - "Response is Stale""#)])
+        XCTAssertEqual(CachePolicy.servedHeaders(warned, now: t0.addingTimeInterval(5), status: "x").values("Warning").count, 1)
+    }
 }

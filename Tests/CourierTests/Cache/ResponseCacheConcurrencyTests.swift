@@ -18,6 +18,13 @@ final class ResponseCacheConcurrencyTests: CourierTestCase {
 
     func testConcurrentHitsMissesAndCancelsCompleteOnceWithTheirOwnBytes() {
         let count = 200
+        // One answer stored first: lookups happen when a task starts, so without it every task of
+        // the burst below could start before the first answer is stored (no hit at all).
+        let warm = expectation(description: "stored")
+        manager.dataTask(with: URLRequest(url: server.url("/response-headers?Cache-Control=max-age%3D60&Seed=1"))) { _ in
+            warm.fulfill()
+        }.resume()
+        wait(for: [warm], timeout: 10)
         let completions = Box<Int>()
         let hits = Counter()
         let done = expectation(description: "all completed")
