@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import CourierSupport
 
 /// Writes responses to a connection, honouring framing, pacing and fault injection.
 struct HTTPResponseWriter {
@@ -68,7 +69,7 @@ struct HTTPResponseWriter {
                 chunkSize = max(1, size)
             }
         }
-        head += "Date: \(HTTPDate.string(from: Date()))\r\n"
+        head += "Date: \(HTTPDate.format(Date()))\r\n"
         head += "Server: CourierTestServer\r\n"
         // Fault responses imitate a broken server, which would not announce the close.
         if closing && !delivery.isFaulty { head += "Connection: close\r\n" }

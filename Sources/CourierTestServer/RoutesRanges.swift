@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import CourierSupport
 
 /// A resource served with validators and Range support (`/bytes`, `/files`).
 struct Representation {
@@ -60,7 +61,7 @@ extension Router {
                 body: ResponseBody(stored.data),
                 contentType: stored.contentType,
                 etag: stored.etag,
-                lastModified: stored.lastModified.map(HTTPDate.string(from:))
+                lastModified: stored.lastModified.map(HTTPDate.format)
             )
             return serve(representation, for: request, faults: faults)
         }
@@ -87,7 +88,7 @@ extension Router {
             body: ResponseBody(data),
             contentType: Self.contentType(forFileName: name),
             etag: "\"\(String(data.count, radix: 16))-\(stamp)\"",
-            lastModified: HTTPDate.string(from: modified)
+            lastModified: HTTPDate.format(modified)
         )
     }
 

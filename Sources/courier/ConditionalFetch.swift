@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Courier
+import CourierSupport
 
 /// curl's conditional-fetch options of `courier get`, with curl's meanings: `-z`/`--time-cond`,
 /// `--etag-compare`, `--etag-save` (Docs/CommandLine.md, "Conditional downloads").
@@ -171,16 +172,7 @@ struct ConditionalFetch: Equatable {
     // MARK: - Dates
 
     /// `date` as an IMF-fixdate (RFC 9110 §5.6.7): `Sun, 06 Nov 1994 08:49:37 GMT`.
-    static func httpDate(_ date: Date) -> String {
-        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        let day = weekdays[Int(parts.tm_wday)].prefix(3).capitalized
-        let month = months[Int(parts.tm_mon)].capitalized
-        return String(
-            format: "%@, %02d %@ %04d %02d:%02d:%02d GMT", day, parts.tm_mday, month, Int(parts.tm_year) + 1900,
-            parts.tm_hour, parts.tm_min, parts.tm_sec)
-    }
+    static func httpDate(_ date: Date) -> String { HTTPDate.format(date) }
 
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let weekdays = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import CourierTestServer
+import CourierSupport
 
 /// Hostile input must never trap: the parsers are fed pseudo-random bytes, in process and over the wire.
 final class RobustnessTests: ServerTestCase {

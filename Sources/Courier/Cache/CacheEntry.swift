@@ -1,4 +1,5 @@
 import Foundation
+internal import CourierSupport
 
 /// A response's status and header fields.
 struct CacheResponseHead: Sendable, Equatable {

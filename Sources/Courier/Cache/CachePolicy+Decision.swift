@@ -1,4 +1,5 @@
 import Foundation
+internal import CourierSupport
 
 /// What the cache does with a request, decided by ``CachePolicy/decide(_:candidates:now:secrets:)``;
 /// the driver performs it.

@@ -1,4 +1,5 @@
 import Foundation
+internal import CourierSupport
 
 extension CachePolicy {
     /// The stored response refreshed by `response`, a `304` (or a `HEAD`'s `200`) that answered a

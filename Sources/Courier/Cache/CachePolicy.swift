@@ -1,4 +1,5 @@
 import Foundation
+internal import CourierSupport
 
 /// The rules of a private HTTP cache (RFC 9111, RFC 5861), as pure functions: every input is a
 /// value, the time is an argument, nothing reads a clock, a file or a socket. The decisions

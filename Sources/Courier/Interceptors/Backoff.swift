@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+internal import CourierSupport
 
 /// The one backoff: how long to wait before the next attempt. Request retries (``RetryPolicy``),
 /// download retries (``DownloadPolicy/retry``) and event-stream reconnection
@@ -117,11 +118,9 @@ package struct Backoff: Sendable, Equatable {
         if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
             return trimmed.count > 9 ? longestRetryAfter : Double(trimmed)
         }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: trimmed) else { return nil }
+        // The package's one HTTP-date reader: the IMF-fixdate and the two obsolete forms RFC 9110
+        // §5.6.7 says a recipient must accept.
+        guard let date = HTTPDate.parse(trimmed) else { return nil }
         let seconds = date.timeIntervalSince(now)
         guard seconds.isFinite else { return nil }
         return min(max(0, seconds), longestRetryAfter)

@@ -1,5 +1,6 @@
 import XCTest
 @testable import Courier
+import CourierSupport
 
 /// `Cache-Control` and HTTP-date parsing: pure, table-driven (no clock, no disk, no sockets).
 final class CacheControlTests: XCTestCase {

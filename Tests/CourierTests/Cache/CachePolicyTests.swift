@@ -1,5 +1,6 @@
 import XCTest
 @testable import Courier
+import CourierSupport
 
 /// The rules of RFC 9111 as pure functions: every time is an argument (`t0` is when the stored
 /// response arrived), nothing touches a clock, a file or a socket.

@@ -108,6 +108,9 @@ final class ResumeDataTests: XCTestCase {
         let now = Date(timeIntervalSince1970: 1_700_000_000)
         XCTAssertEqual(Backoff.seconds(fromRetryAfter: "Tue, 14 Nov 2023 22:13:23 GMT", now: now), 3)
         XCTAssertNil(Backoff.seconds(fromRetryAfter: "soon", now: now))
+        // The two obsolete HTTP-date forms a recipient must accept (RFC 9110 §5.6.7) mean the same
+        XCTAssertEqual(Backoff.seconds(fromRetryAfter: "Tuesday, 14-Nov-23 22:13:23 GMT", now: now), 3)
+        XCTAssertEqual(Backoff.seconds(fromRetryAfter: "Tue Nov 14 22:13:23 2023", now: now), 3)
     }
 }
 

@@ -2,20 +2,22 @@ import Foundation
 
 /// HTTP dates (RFC 9110 §5.6.7): the IMF-fixdate every sender must use, and the two obsolete
 /// forms a recipient must accept (RFC 850 and asctime). Anything else is `nil` — for `Expires`
-/// that means "already expired" (RFC 9111 §5.3).
+/// that means "already expired" (RFC 9111 §5.3). The package's one HTTP-date codec: the cache,
+/// `Retry-After`, the test server's `Date`/`Last-Modified` and `courier get -z`.
 ///
 /// Parsed by hand, byte by byte: strict about the layout (one space, two-digit day and hour, the
 /// comma, `GMT`), lenient only about the case of names, as RFC 9110 allows. No `DateFormatter`:
 /// it is locale-sensitive and costs more than the rest of a cache lookup.
-enum HTTPDate {
+package enum HTTPDate {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
     private static let shortDays = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
     private static let longDays = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 
     /// Seconds since 1970 for `text`, or `nil` when it is not an HTTP date.
-    static func parse(_ text: String?) -> Date? {
+    package static func parse(_ text: String?) -> Date? {
         guard let text else { return nil }
-        let value = String(CacheHeaders.trimmed(Substring(text)))
+        // Optional white space around a field value (RFC 9110 §5.5) is not part of it.
+        let value = String(text.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
         return imfFixdate(value) ?? rfc850(value) ?? asctime(value)
     }
 
@@ -93,7 +95,7 @@ enum HTTPDate {
     }
 
     /// The IMF-fixdate of `date` (`Sun, 06 Nov 1994 08:49:37 GMT`).
-    static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         let seconds = Int(date.timeIntervalSince1970.rounded(.down))
         var days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let time = seconds - days * 86_400
