@@ -86,8 +86,15 @@ extension SplitCrew {
         _ id: ConnectionID, _ request: Request, _ error: CourierError, retryAfter: Duration?, now: ContinuousClock.Instant,
         into actions: inout [Action]
     ) {
+        let from = nextByte(of: id)
         backOff(retryAfter: retryAfter, now: now, into: &actions)
-        failed(id, request, error, cancelling: true, now: now, into: &actions)
+        failed(id, request, error, cancelling: true, from: from, now: now, into: &actions)
+    }
+
+    /// The next byte of the range connection `id` owns, if it owns one: where another continues it.
+    func nextByte(of id: ConnectionID) -> Int64? {
+        guard let index = map.index(of: id), map.segments[index].owner == id else { return nil }
+        return map.segments[index].next
     }
 
     /// A chunk of connection `id`'s current request. Dropped when the request is no longer the
@@ -159,25 +166,28 @@ extension SplitCrew {
             end(.failed(error), now: now, into: &actions)
             return (true, actions)
         }
-        // A reset or a refused connection counts as the server pushing back (AIMD).
+        // A reset or a refused connection counts as the server pushing back (AIMD). The halving
+        // may stop this very connection (the newest of equals): its range is handed over all the same.
+        let from = nextByte(of: id)
         backOff(retryAfter: nil, now: now, into: &actions)
-        failed(id, request, error, now: now, into: &actions)
+        failed(id, request, error, from: from, now: now, into: &actions)
         return (true, actions)
     }
 
     /// Connection `id` failed (`request`, when it ran): its range becomes idle with the bytes it
     /// wrote, another connection continues it, and the task announces the hand-over as a retry
-    /// owned by a split connection. Too many failures in a row end the crew.
+    /// owned by a split connection (`from`: where the range continues, when known before a
+    /// back-off stopped the connection). Too many failures in a row end the crew.
     mutating func failed(
-        _ id: ConnectionID, _ request: Request?, _ error: CourierError, cancelling: Bool = false, now: ContinuousClock.Instant,
-        into actions: inout [Action]
+        _ id: ConnectionID, _ request: Request?, _ error: CourierError, cancelling: Bool = false, from: Int64? = nil,
+        now: ContinuousClock.Instant, into actions: inout [Action]
     ) {
         guard !stopped else { return }
         recordEnd(id, .failed, now: now)
-        var handedOver: Int64?
+        var handedOver = from
         if let link = links.removeValue(forKey: id) {
             if cancelling, let request = link.request ?? request { actions.append(.cancel(lane: link.lane, request)) }
-            if let index = map.index(of: id), map.segments[index].owner == id { handedOver = map.segments[index].next }
+            handedOver = handedOver ?? nextByte(of: id)
             if let partner = map.release(id), let other = links.removeValue(forKey: partner), let otherRequest = other.request {
                 actions.append(.cancel(lane: other.lane, otherRequest))
             }
