@@ -106,9 +106,9 @@ extension TransferTask {
     /// The transfer's own URLSession task ended while a crew runs: it is the crew's first
     /// connection, whose ending the crew decides. `false` when no crew runs (the transfer decides).
     func segmentsTookEnding(_ task: URLSessionTask, _ error: (any Error)?) -> Bool {
-        let problem = error.map { CourierError.transport($0, url: task.originalRequest?.url, response: nil, tls: nil) }
         var mine = false
         crewStep { crew, now in
+            let problem = error.map { CourierError.transport($0, url: task.originalRequest?.url, response: nil, tls: nil) }
             let ended = crew.ended(crew.setup.primaryID, task, error: problem, now: now)
             mine = ended.mine
             return ended.actions
