@@ -227,6 +227,7 @@ final class SplitCrewTests: XCTestCase {
         let next = try! XCTUnwrap(crew.launches.last)
         XCTAssertEqual(next.id, 1)
         XCTAssertEqual(next.lane, 0)
+        XCTAssertNil(next.request.value(forHTTPHeaderField: "Connection"), "the manager's own session keeps its connection alive")
         XCTAssertEqual(CrewHarness.range(of: next.request), (third.lowerBound + 300 * kib)..<third.upperBound)
         crew.assertWritesAreTheFile()
     }
