@@ -123,7 +123,11 @@ struct GetCommand {
             configuration.maximumRunningTasksPerHost, for: options.split)
         if !options.quiet {
             // Each retry on a line of its own: what failed, where, when the next attempt starts.
-            configuration.eventMonitors = [ClosureEventMonitor(onRetry: { _, event in printer.message(Self.retryLine(event)) })]
+            // A split connection's range handed to another connection is not an attempt of the
+            // download (its progress line shows the connections).
+            configuration.eventMonitors = [ClosureEventMonitor(onRetry: { _, event in
+                if event.owner == .attempt { printer.message(Self.retryLine(event)) }
+            })]
         }
         Self.applyNetworkWait(options, to: &configuration) { printer.message($0) }
         let verbose = options.verbose ? VerboseMonitor(printer: printer) : nil

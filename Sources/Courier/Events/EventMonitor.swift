@@ -155,11 +155,18 @@ public struct TaskRetryEvent: Sendable {
     /// Where the next attempt's body starts: ``bytesReceived`` when it continues with `Range`, 0
     /// when it starts over (no strong validator, or not a download).
     public let continuesFrom: Int64
+    /// Who retries: the task's attempt retry (``RetryOwner/attempt``), or a split download's
+    /// connection whose range another connection continues (``RetryOwner/splitConnection``:
+    /// ``retry`` then counts the connections' failures in a row, ``retryLimit`` is how many end
+    /// the split, and the task's attempt goes on).
+    public let owner: RetryOwner
 
     /// Creates an event; Courier creates them, tests of monitors may too.
     public init(
-        error: CourierError, retry: Int, retryLimit: Int?, delay: Duration, bytesReceived: Int64, continuesFrom: Int64
+        error: CourierError, retry: Int, retryLimit: Int?, delay: Duration, bytesReceived: Int64, continuesFrom: Int64,
+        owner: RetryOwner = .attempt
     ) {
+        self.owner = owner
         self.error = error
         self.retry = retry
         self.retryLimit = retryLimit

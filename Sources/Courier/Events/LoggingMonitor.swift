@@ -320,6 +320,8 @@ extension LoggingMonitor {
             metadata["delay_ms"] = Self.milliseconds(retry.delay)
             metadata["bytes"] = String(retry.bytesReceived)
             metadata["continues_from"] = String(retry.continuesFrom)
+            // Named only when it is not the attempt retry (whose lines stay as they were).
+            if retry.owner != .attempt { metadata["owner"] = retry.owner.name }
             put(retry.error, into: &metadata)
             let of = retry.retryLimit.map { " of \($0)" } ?? ""
             message = "task \(id): retry \(retry.retry)\(of) in \(Self.milliseconds(retry.delay)) ms after \(metadata["error"] ?? ""): "

@@ -46,6 +46,11 @@ struct FileBody {
     /// A split download's map (Downloads/Segmented): the one to continue (from a record, a pause
     /// or a crew that ended), or the crew's latest, taken after the writes it counts were queued.
     var segments: SegmentMap?
+    /// A split download's crew while it works (FileBody+Split.swift); the current attempt's
+    /// URLSession task is its first connection.
+    var split: SplitRun?
+    /// Crews started so far: each crew's number.
+    var crews = 0
     /// The most connections used at once.
     var peakConnections = 1
     /// A segment's answer broke the rules and the download started over: it stays one stream.

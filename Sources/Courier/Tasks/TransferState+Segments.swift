@@ -5,7 +5,8 @@ import FoundationNetworking
 
 /// A split download's decisions on the transfer's state (Docs/SegmentedDownloads.md): when a 206
 /// turns the download into several connections, what a map to continue must match, and what the
-/// transfer keeps when its crew stops. The crew's own rules are SegmentedDownload*.swift's.
+/// transfer keeps when its crew stops, what its progress and retries mean for the task. The crew's
+/// own rules are SplitCrew*.swift's (Downloads/Segmented).
 extension TransferState {
     /// What a 206 that continues the bytes held means for a split download.
     enum SplitDecision: Equatable {
@@ -77,7 +78,7 @@ extension TransferState {
 
     /// Takes back what a crew leaves: its map (continued by the next attempt's first 206), the
     /// written prefix as the bytes held, and its counts for the report.
-    mutating func adoptSegments(_ map: SegmentMap, tally: SegmentedDownload.Tally) {
+    mutating func adoptSegments(_ map: SegmentMap, tally: SplitCrew<URLSessionTask>.Tally) {
         let peak = max(file?.peakConnections ?? 1, tally.peakConnections)
         file?.peakConnections = peak
         file?.diskPauses += tally.diskPauses
@@ -103,7 +104,7 @@ extension TransferState {
 
     /// What the transfer does when its crew ended by itself, the crew's first connection being
     /// `primary`: the same completion and retry decisions as one stream's (TransferState+Downloads.swift).
-    mutating func segmentsEnded(_ ending: SegmentedDownload.Ending, primary: URLSessionTask, invalidated: Bool) -> FollowUp? {
+    mutating func segmentsEnded(_ ending: SplitCrew<URLSessionTask>.Ending, primary: URLSessionTask, invalidated: Bool) -> FollowUp? {
         guard let plan = file?.plan, phase.isCurrent(primary) else { return nil }
         switch ending {
         case .complete:
@@ -119,5 +120,20 @@ extension TransferState {
             case .failure(let problem): return .finish(complete(error: problem))
             }
         }
+    }
+
+    /// The crew's bytes so far: the task's progress, and the observers due to hear of it.
+    mutating func segmentsProgressed(written: Int64) -> ([ProgressObserver], Progress)? {
+        received = written
+        return dueProgress(.download)
+    }
+
+    /// A range the crew handed to another connection after its own failed: announced as the
+    /// task's retry, owned by a split connection (Docs/Retries.md). The attempt goes on: no
+    /// retry of the task's own policy is used.
+    mutating func announce(_ retry: SplitCrew<URLSessionTask>.RangeRetry) {
+        emit(.retrying(TaskRetryEvent(
+            error: retry.error, retry: retry.retry, retryLimit: retry.limit, delay: retry.delay,
+            bytesReceived: retry.bytesWritten, continuesFrom: retry.continuesFrom, owner: .splitConnection)))
     }
 }

@@ -94,9 +94,6 @@ struct TransferState {
     var stream: StreamBody?
     /// The task's timeline (Sources/Courier/Events/TaskMetrics.swift).
     var metrics = MetricsRecorder()
-    /// A split download's connections while they work (SegmentedDownload.swift); the current
-    /// attempt's URLSession task is their first connection.
-    var crew: SegmentedDownload?
     /// What the response cache decided before the current attempt (Sources/Courier/Cache).
     var cacheExchange: CacheExchange?
 

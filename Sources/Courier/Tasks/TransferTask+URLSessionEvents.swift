@@ -29,7 +29,7 @@ enum TransferAction {
     /// (TransferTask+Segments.swift), then the rest is done.
     indirect case split(URLSessionTask, SegmentMap, then: TransferAction)
     /// A chunk of the first connection of a split download, for its crew.
-    case segmentData(SegmentedDownload, URLSessionTask, Data)
+    case segmentData(URLSessionTask, Data)
 }
 
 extension TransferTask: TaskDelegate {
@@ -62,8 +62,8 @@ extension TransferTask: TaskDelegate {
 
     func urlTask(_ task: URLSessionTask, didReceive data: Data) {
         let action = locked { state -> TransferAction in
-            // A split download's bytes are its crew's (SegmentedDownload+Connections.swift).
-            if let crew = state.crew { return .segmentData(crew, task, data) }
+            // A split download's bytes are its crew's (SplitCrew+Connections.swift).
+            if state.file?.split != nil { return .segmentData(task, data) }
             guard state.phase.isRunning(task), state.failure == nil, state.brokenAnswer == nil,
                 state.stream?.expiredWait == nil, !state.ignoresBody
             else { return .none }
@@ -96,8 +96,8 @@ extension TransferTask: TaskDelegate {
         case .split(let task, let map, let then):
             beginSegments(task, map)
             perform(then)
-        case .segmentData(let crew, let task, let data):
-            crew.linkData(crew.setup.primaryID, task, data)
+        case .segmentData(let task, let data):
+            crewStep { $0.received(TransferState.primaryConnection, task, data, now: $1) }
         }
     }
 
@@ -142,12 +142,9 @@ extension TransferTask: TaskDelegate {
 
     func urlTask(_ task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         // While a crew is installed, its first connection's ending is the crew's to decide. A crew
-        // that ended by itself (complete, failed, restart) cancelled that request and is about to
-        // tell the transfer (segmentsEnded): the cancellation arriving first is not the caller's
-        // cancel. A crew stopped from outside is taken off the transfer before it stops.
-        if let crew = locked({ $0.crew }), crew.linkEnded(crew.setup.primaryID, task, error) || task === crew.setup.primary {
-            return
-        }
+        // that ended or stopped is taken off the transfer in the same lock as the transfer decides
+        // what follows, so a later ending of that request finds its attempt no longer current.
+        if segmentsTookEnding(task, error) { return }
         takeUnannouncedRedirectHead(task, error: error)
         let followUp = locked { state -> FollowUp? in
             guard state.phase.isCurrent(task) else { return nil }  // a stopped attempt
