@@ -37,7 +37,8 @@ final class SplitLinkDelegate: TaskDelegate {
 
     func urlTask(_ task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         let problem = error.map { CourierError.transport($0, url: task.originalRequest?.url, response: nil, tls: nil) }
-        transfer.crewStep { [id] in $0.ended(id, task, error: problem, now: $1).actions }
+        let facts = transfer.attemptFacts(after: error, url: task.currentRequest?.url ?? task.originalRequest?.url)
+        transfer.crewStep(facts: facts) { [id] in $0.ended(id, task, error: problem, now: $1).actions }
     }
 
     func urlTaskLeftHostQueue(_ task: URLSessionTask) {}

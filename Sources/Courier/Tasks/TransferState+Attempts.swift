@@ -122,11 +122,12 @@ extension TransferState {
     }
 
     /// The current attempt ended (URLSession's completion) with `error`: a follow-up of the same
-    /// attempt, a retry, a continuation, or the end of the task. `invalidated`: the manager was
-    /// invalidated.
-    mutating func attemptEnded(_ error: (any Error)?, invalidated: Bool) -> FollowUp {
+    /// attempt, a retry, a continuation, or the end of the task. `facts`: what the driver knows of
+    /// the world (the manager invalidated, the route gone).
+    mutating func attemptEnded(_ error: (any Error)?, facts: AttemptFacts) -> FollowUp {
+        let invalidated = facts.invalidated
         if let request = followUpRequest() { return .restart(request) }
-        if let plan = file?.plan { return downloadCompletion(error, plan, invalidated: invalidated) }
+        if let plan = file?.plan { return downloadCompletion(error, plan, facts: facts) }
         let ended: CourierError?
         if phase.state == .cancelling {
             // Manager-side flag: a cancelled task can still finish with no error (Docs/Platform.md §2.8).
@@ -148,7 +149,7 @@ extension TransferState {
         } else {
             ended = nil
         }
-        if failure == nil, let followUp = retryFollowUp(after: ended, invalidated: invalidated) { return followUp }
+        if failure == nil, let followUp = retryFollowUp(after: ended, facts: facts) { return followUp }
         return .finish(complete(error: ended))
     }
 

@@ -3,6 +3,16 @@ import Foundation
 import FoundationNetworking
 #endif
 
+/// What the driver knows of the world when it asks what follows an attempt. A decision takes these
+/// as an argument and never looks them up itself: the route is a kernel query, asked by the driver
+/// (TransferTask+Connectivity.swift) before it locks, and only after a failure.
+struct AttemptFacts: Sendable {
+    /// The manager was invalidated: nothing more may start.
+    var invalidated: Bool
+    /// The kernel has no route to the request's host (``HostReachability``).
+    var routeIsGone: Bool = false
+}
+
 /// The transfer's side of waiting for connectivity (the driver's is TransferTask+Connectivity.swift).
 /// Docs/Reachability.md.
 extension TransferState {
@@ -11,13 +21,11 @@ extension TransferState {
     /// `waitsForConnectivity` a request that may be sent again waits for the route (the next
     /// attempt, not counted as a retry, continues with `Range` when the bytes allow); otherwise
     /// the task fails with `networkUnreachable` (a download keeps its bytes for resuming).
-    /// `nil` when the rule does not apply. The route lookup is a kernel query
-    /// (``HostReachability``), made only after a transport failure.
-    mutating func routeFollowUp(after failure: CourierError?, invalidated: Bool) -> FollowUp? {
+    /// `nil` when the rule does not apply. Whether the host has a route is one of the `facts`.
+    mutating func routeFollowUp(after failure: CourierError?, facts: AttemptFacts) -> FollowUp? {
         // A timeout counts: a link that went away mid-transfer shows as silence.
         guard let failure, failure.isTransport || failure.code == .timedOut, failure.code != .networkUnreachable,
-            phase.state == .running, !invalidated, let url = (currentRequest ?? context.originalRequest).url,
-            HostReachability.of(url).isUnreachable
+            phase.state == .running, !facts.invalidated, facts.routeIsGone
         else { return nil }
         let request = currentRequest ?? context.originalRequest
         // Nothing was sent when no connection was made; otherwise only a request that may be

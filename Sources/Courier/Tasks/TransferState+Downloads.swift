@@ -264,7 +264,8 @@ extension TransferState {
 
     // MARK: - Completion
 
-    mutating func downloadCompletion(_ error: (any Error)?, _ plan: DownloadPlan, invalidated: Bool) -> TransferTask.FollowUp {
+    mutating func downloadCompletion(_ error: (any Error)?, _ plan: DownloadPlan, facts: AttemptFacts) -> TransferTask.FollowUp {
+        let invalidated = facts.invalidated
         if phase.state == .cancelling { return .finish(cancelledDownload(plan)) }
         if let problem = failure {
             if file?.keepsBytes == true { return .finish(finishFailedDownload(problem, plan)) }
@@ -287,7 +288,7 @@ extension TransferState {
         guard let ended else { return .finish(complete(error: nil)) }
         // The same retry decision as every task's (TransferState+Retry.swift), the download's own
         // policy first; nothing retries: the bytes held stay for resuming.
-        return retryFollowUp(after: ended, invalidated: invalidated) ?? .finish(finishFailedDownload(ended, plan))
+        return retryFollowUp(after: ended, facts: facts) ?? .finish(finishFailedDownload(ended, plan))
     }
 
     /// A body that ended at `received` of `goal` bytes continues with `Range` from there. Not

@@ -20,10 +20,11 @@ extension TransferState {
     /// with that said in the error. `failure` is what the task ends with if nothing retries
     /// (`nil` for a response only validation refuses: a data task's serializer reports it);
     /// `nil` means the failure is not a retry matter, and the caller finishes as it would.
-    /// `invalidated`: the manager was invalidated (nothing more may start).
-    mutating func retryFollowUp(after failure: CourierError?, invalidated: Bool) -> FollowUp? {
+    /// `facts`: what the driver knows of the world (the manager invalidated, the route gone).
+    mutating func retryFollowUp(after failure: CourierError?, facts: AttemptFacts) -> FollowUp? {
+        let invalidated = facts.invalidated
         // A host with no route is the network's fault, decided before any policy (TransferState+Connectivity.swift).
-        if let followUp = routeFollowUp(after: failure, invalidated: invalidated) { return followUp }
+        if let followUp = routeFollowUp(after: failure, facts: facts) { return followUp }
         let interceptor = options.interceptor.flatMap { $0.retriers.isEmpty ? nil : $0 }
         let own = ownRetryPolicy
         guard own != nil || interceptor != nil, phase.state == .running, !streamCannotContinue(),

@@ -104,14 +104,14 @@ extension TransferState {
 
     /// What the transfer does when its crew ended by itself, the crew's first connection being
     /// `primary`: the same completion and retry decisions as one stream's (TransferState+Downloads.swift).
-    mutating func segmentsEnded(_ ending: SplitCrew<URLSessionTask>.Ending, primary: URLSessionTask, invalidated: Bool) -> FollowUp? {
+    mutating func segmentsEnded(_ ending: SplitCrew<URLSessionTask>.Ending, primary: URLSessionTask, facts: AttemptFacts) -> FollowUp? {
         guard let plan = file?.plan, phase.isCurrent(primary) else { return nil }
         switch ending {
         case .complete:
             spanEnd = expectedToReceive
-            return downloadCompletion(nil, plan, invalidated: invalidated)
+            return downloadCompletion(nil, plan, facts: facts)
         case .failed(let error):
-            return retryFollowUp(after: error, invalidated: invalidated) ?? .finish(finishFailedDownload(error, plan))
+            return retryFollowUp(after: error, facts: facts) ?? .finish(finishFailedDownload(error, plan))
         case .restart(let why):
             // The server's ranges cannot be trusted: the file starts over as one stream.
             file?.splitRefused = true

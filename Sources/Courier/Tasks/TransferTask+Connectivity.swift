@@ -46,3 +46,23 @@ extension TransferTask {
         }
     }
 }
+
+extension TransferTask {
+    /// The facts a decision about an ended attempt takes (``AttemptFacts``): whether the manager
+    /// was invalidated and, after a failure other than a cancel, whether the kernel has a route to
+    /// `url`'s host (``HostReachability``: one netlink query, never made under the lock).
+    func attemptFacts(after error: (any Error)?, url: URL?) -> AttemptFacts {
+        var facts = AttemptFacts(invalidated: core.isInvalidated)
+        guard let error, let url else { return facts }
+        let nsError = error as NSError
+        // A cancel is not the network's doing, unless it was the stream's own wait that expired
+        // (a link that went away mid-stream shows as silence).
+        if nsError.domain == NSURLErrorDomain, nsError.code == NSURLErrorCancelled,
+            !locked({ $0.stream?.expiredWait != nil })
+        {
+            return facts
+        }
+        facts.routeIsGone = HostReachability.of(url).isUnreachable
+        return facts
+    }
+}

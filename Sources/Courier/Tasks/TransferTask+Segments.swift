@@ -59,7 +59,7 @@ extension TransferTask {
             state.file?.crews = number
             state.file?.split = FileBody.SplitRun(crew: Crew(setup, now: now), lanes: lanes, timer: nil, number: number)
             state.file?.segments = map.withoutConnections
-            return apply(state.file!.split!.crew.start(now: now), to: &state)
+            return apply(state.file!.split!.crew.start(now: now), to: &state, facts: AttemptFacts(invalidated: core.isInvalidated))
         }
         guard let work else {
             // Never used: the manager forgets it now rather than when it is invalidated.
@@ -91,12 +91,15 @@ extension TransferTask {
     /// Runs one event of the crew under the lock with the time now (only for crew `number` when
     /// given), then does what it decided. `false` when no crew (that crew) runs.
     @discardableResult
-    func crewStep(number: Int? = nil, _ event: (inout Crew, ContinuousClock.Instant) -> [Crew.Action]) -> Bool {
+    func crewStep(
+        number: Int? = nil, facts: AttemptFacts? = nil, _ event: (inout Crew, ContinuousClock.Instant) -> [Crew.Action]
+    ) -> Bool {
         let now = ContinuousClock.now
+        let facts = facts ?? AttemptFacts(invalidated: core.isInvalidated)
         let work = locked { state -> CrewWork? in
             // Only the number is read: a copy of the crew here would copy its tables at every event.
             guard let current = state.file?.split?.number, number == nil || current == number else { return nil }
-            return apply(event(&state.file!.split!.crew, now), to: &state)
+            return apply(event(&state.file!.split!.crew, now), to: &state, facts: facts)
         }
         guard let work else { return false }
         perform(work)
@@ -107,7 +110,8 @@ extension TransferTask {
     /// connection, whose ending the crew decides. `false` when no crew runs (the transfer decides).
     func segmentsTookEnding(_ task: URLSessionTask, _ error: (any Error)?) -> Bool {
         var mine = false
-        crewStep { crew, now in
+        let facts = attemptFacts(after: error, url: task.currentRequest?.url ?? originalRequest.url)
+        crewStep(facts: facts) { crew, now in
             let problem = error.map { CourierError.transport($0, url: task.originalRequest?.url, response: nil, tls: nil) }
             let ended = crew.ended(crew.setup.primaryID, task, error: problem, now: now)
             mine = ended.mine
@@ -126,13 +130,13 @@ extension TransferTask {
         let work = locked { state -> CrewWork? in
             guard let run = state.file?.split else { return nil }
             let (actions, handover) = state.file!.split!.crew.stop(now: now)
-            var work = apply(actions, to: &state)
+            var work = apply(actions, to: &state, facts: AttemptFacts(invalidated: core.isInvalidated))
             state.file?.split = nil
             state.adoptSegments(handover.map, tally: handover.tally)
             var followUp: FollowUp?
             let primary = run.crew.setup.primary
             if handover.primaryEnded, state.phase.isCurrent(primary) {
-                followUp = state.attemptEnded(URLError(.cancelled), invalidated: core.isInvalidated)
+                followUp = state.attemptEnded(URLError(.cancelled), facts: AttemptFacts(invalidated: core.isInvalidated))
             }
             work.ended = (run.lanes, run.timer, followUp)
             return work
@@ -142,7 +146,8 @@ extension TransferTask {
 
     /// Does under the lock what must keep the crew's order (writes, records, events) and the
     /// transfer's decisions about the crew; returns the rest.
-    private func apply(_ actions: [Crew.Action], to state: inout TransferState) -> CrewWork {
+    /// `facts`: what the driver knew when the event came (an ending of the crew is decided with them).
+    private func apply(_ actions: [Crew.Action], to state: inout TransferState, facts: AttemptFacts) -> CrewWork {
         var work = CrewWork(lanes: state.file?.split?.lanes, number: state.file?.split?.number ?? 0, writer: state.file?.writer)
         for action in actions {
             switch action {
@@ -159,7 +164,7 @@ extension TransferTask {
                 guard let run = state.file?.split else { break }
                 state.file?.split = nil
                 state.adoptSegments(handover.map, tally: handover.tally)
-                let followUp = state.segmentsEnded(ending, primary: run.crew.setup.primary, invalidated: core.isInvalidated)
+                let followUp = state.segmentsEnded(ending, primary: run.crew.setup.primary, facts: facts)
                 work.ended = (run.lanes, run.timer, followUp)
             }
         }

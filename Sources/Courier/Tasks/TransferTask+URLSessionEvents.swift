@@ -146,9 +146,10 @@ extension TransferTask: TaskDelegate {
         // what follows, so a later ending of that request finds its attempt no longer current.
         if segmentsTookEnding(task, error) { return }
         takeUnannouncedRedirectHead(task, error: error)
+        let facts = attemptFacts(after: error, url: task.currentRequest?.url ?? originalRequest.url)
         let followUp = locked { state -> FollowUp? in
             guard state.phase.isCurrent(task) else { return nil }  // a stopped attempt
-            return state.attemptEnded(error, invalidated: core.isInvalidated)
+            return state.attemptEnded(error, facts: facts)
         }
         perform(followUp)
     }

@@ -158,7 +158,7 @@ final class TransferStateTests: XCTestCase {
         // Then the body is ignored, and the attempt's end completes the task with no error
         XCTAssertTrue(isNone(action))
         XCTAssertTrue(state.ignoresBody)
-        guard case .finish(let completion) = state.attemptEnded(nil, invalidated: false) else {
+        guard case .finish(let completion) = state.attemptEnded(nil, facts: AttemptFacts(invalidated: false)) else {
             return XCTFail("a complete file finishes the task")
         }
         XCTAssertNil(completion.outcome.error)
@@ -316,7 +316,7 @@ final class TransferStateTests: XCTestCase {
         _ = state.headArrived(response(200, ["Content-Length": "1000", "ETag": "\"v1\""]), attempt)
         _ = state.bodyArrived(Data(count: 400), attempt)
         // When the attempt ends without an error after 400
-        let followUp = state.attemptEnded(nil, invalidated: false)
+        let followUp = state.attemptEnded(nil, facts: AttemptFacts(invalidated: false))
         // Then the next attempt asks for byte 400 on, at once, announced as no retry
         guard case .retry(let request, let delay, let event) = followUp else { return XCTFail("a continuation") }
         XCTAssertEqual(request.value(forHTTPHeaderField: "Range"), "bytes=400-")
@@ -332,7 +332,7 @@ final class TransferStateTests: XCTestCase {
         var state = freshDownload(attempt: attempt)
         _ = state.headArrived(response(200, ["Content-Length": "1000", "ETag": "\"v1\""]), attempt)
         _ = state.bodyArrived(Data(count: 400), attempt)
-        var followUp = state.attemptEnded(nil, invalidated: false)
+        var followUp = state.attemptEnded(nil, facts: AttemptFacts(invalidated: false))
         for _ in 0..<FileBody.stallLimit {
             guard case .retry = followUp else { break }
             let next = makeAttempt()
@@ -341,7 +341,7 @@ final class TransferStateTests: XCTestCase {
             _ = state.phase.launchFinished(next, failureRecorded: false)
             _ = state.headArrived(
                 response(206, ["Content-Range": "bytes 400-999/1000", "Content-Length": "600", "ETag": "\"v1\""]), next)
-            followUp = state.attemptEnded(nil, invalidated: false)
+            followUp = state.attemptEnded(nil, facts: AttemptFacts(invalidated: false))
         }
         // Then the download fails, and what it holds is kept with resume data
         guard case .finish(let completion) = followUp else { return XCTFail("the stalls end the download") }
@@ -359,13 +359,50 @@ final class TransferStateTests: XCTestCase {
         _ = state.bodyArrived(Data(count: 400), attempt)
         // When the connection is reset
         let reset = URLError(.networkConnectionLost)
-        let followUp = state.attemptEnded(reset, invalidated: false)
+        let followUp = state.attemptEnded(reset, facts: AttemptFacts(invalidated: false))
         // Then a retry is planned that continues from byte 400
         guard case .retry(let request, _, let event?) = followUp else { return XCTFail("a retry") }
         XCTAssertEqual(request.value(forHTTPHeaderField: "Range"), "bytes=400-")
         XCTAssertEqual(event.continuesFrom, 400)
         XCTAssertEqual(state.attempt, 1)
         XCTAssertEqual(state.file?.retries, 1)
+    }
+
+    /// A GET data task in a running attempt, waiting for connectivity or not.
+    private func dataTask(waitsForConnectivity: Bool, attempt: URLSessionTask) -> TransferState {
+        var state = TransferState(
+            context: TransferState.Context(
+                originalRequest: URLRequest(url: url), upload: nil, validation: .default, maximumResponseSize: 1 << 20,
+                progressInterval: .seconds(1), temporaryDirectory: directory, emitsEvents: false,
+                waitsForConnectivity: waitsForConnectivity),
+            options: TaskOptions(interceptor: nil, redirectPolicy: .follow, credential: nil, sensitiveHeaders: [], deadline: nil))
+        run(&state, attempt)
+        return state
+    }
+
+    func testALostRouteIsTheNetworksFaultDecidedFromTheFactsTheDriverGives() {
+        let lost = URLError(.networkConnectionLost)
+        // Given a route the driver found gone, and a task that waits for connectivity
+        var waiting = dataTask(waitsForConnectivity: true, attempt: makeAttempt())
+        // Then the request waits for the route: an attempt at once, no retry spent, nothing announced
+        guard case .retry(_, let delay, let event) = waiting.attemptEnded(lost, facts: AttemptFacts(invalidated: false, routeIsGone: true))
+        else { return XCTFail("a wait for the route") }
+        XCTAssertEqual(delay, .zero)
+        XCTAssertNil(event)
+        // And without waitsForConnectivity the task fails with networkUnreachable (not transient)
+        var plain = dataTask(waitsForConnectivity: false, attempt: makeAttempt())
+        guard case .finish(let completion) = plain.attemptEnded(lost, facts: AttemptFacts(invalidated: false, routeIsGone: true))
+        else { return XCTFail("the end") }
+        XCTAssertEqual(completion.outcome.error?.code, .networkUnreachable)
+        // And with the route there the same failure is an ordinary lost connection
+        var routed = dataTask(waitsForConnectivity: true, attempt: makeAttempt())
+        guard case .finish(let ordinary) = routed.attemptEnded(lost, facts: AttemptFacts(invalidated: false, routeIsGone: false))
+        else { return XCTFail("no retry policy: the end") }
+        XCTAssertEqual(ordinary.outcome.error?.code, .connectionLost)
+        // And an invalidated manager never waits
+        var closing = dataTask(waitsForConnectivity: true, attempt: makeAttempt())
+        guard case .finish = closing.attemptEnded(lost, facts: AttemptFacts(invalidated: true, routeIsGone: true))
+        else { return XCTFail("the end") }
     }
 
     func testNothingRetriesOnceTheManagerIsInvalidated() {
@@ -375,7 +412,7 @@ final class TransferStateTests: XCTestCase {
         _ = state.headArrived(response(200, ["Content-Length": "1000", "ETag": "\"v1\""]), attempt)
         _ = state.bodyArrived(Data(count: 400), attempt)
         // When its attempt is cancelled because the manager was invalidated
-        let followUp = state.attemptEnded(URLError(.cancelled), invalidated: true)
+        let followUp = state.attemptEnded(URLError(.cancelled), facts: AttemptFacts(invalidated: true))
         // Then it finishes as invalidated, keeping its bytes
         guard case .finish(let completion) = followUp else { return XCTFail("no retry") }
         XCTAssertEqual(completion.outcome.error?.code, .sessionInvalidated)
@@ -391,7 +428,7 @@ final class TransferStateTests: XCTestCase {
         state.file?.producesResumeData = true
         XCTAssertEqual(state.phase.cancelRequested(), .cancelAttempt(attempt))
         // When the cancelled attempt ends
-        guard case .finish(let completion) = state.attemptEnded(URLError(.cancelled), invalidated: false) else {
+        guard case .finish(let completion) = state.attemptEnded(URLError(.cancelled), facts: AttemptFacts(invalidated: false)) else {
             return XCTFail("a cancel finishes the task")
         }
         // Then the task is cancelled, and its bytes are kept with resume data
@@ -410,7 +447,7 @@ final class TransferStateTests: XCTestCase {
         _ = state.bodyArrived(Data(count: 400), attempt)
         // When it is cancelled without asking for resume data
         XCTAssertEqual(state.phase.cancelRequested(), .cancelAttempt(attempt))
-        guard case .finish(let completion) = state.attemptEnded(URLError(.cancelled), invalidated: false) else {
+        guard case .finish(let completion) = state.attemptEnded(URLError(.cancelled), facts: AttemptFacts(invalidated: false)) else {
             return XCTFail("a cancel finishes the task")
         }
         // Then the file goes
@@ -508,7 +545,7 @@ final class TransferStateTests: XCTestCase {
         _ = state.bodyArrived(Data(count: 400), attempt)
         // When the body ends short (a continuation)
         state.file?.lastRecordWrite = nil
-        guard case .retry = state.attemptEnded(nil, invalidated: false) else { return XCTFail("a continuation") }
+        guard case .retry = state.attemptEnded(nil, facts: AttemptFacts(invalidated: false)) else { return XCTFail("a continuation") }
         // Then the record holds what the next attempt continues from
         XCTAssertNotNil(state.file?.lastRecordWrite)
         // And so after a retry
@@ -518,7 +555,7 @@ final class TransferStateTests: XCTestCase {
         _ = state.phase.launchFinished(next, failureRecorded: false)
         _ = state.headArrived(response(206, ["Content-Range": "bytes 400-999/1000", "Content-Length": "600", "ETag": "\"v1\""]), next)
         state.file?.lastRecordWrite = nil
-        guard case .retry = state.attemptEnded(URLError(.networkConnectionLost), invalidated: false) else {
+        guard case .retry = state.attemptEnded(URLError(.networkConnectionLost), facts: AttemptFacts(invalidated: false)) else {
             return XCTFail("a retry")
         }
         XCTAssertNotNil(state.file?.lastRecordWrite)
@@ -545,7 +582,7 @@ final class TransferStateTests: XCTestCase {
         var state = freshDownload(attempt: attempt)
         _ = state.headArrived(response(200, ["Content-Length": "1000", "ETag": "\"v1\""]), attempt)
         _ = state.bodyArrived(Data(count: 400), attempt)
-        guard case .retry = state.attemptEnded(URLError(.networkConnectionLost), invalidated: false) else {
+        guard case .retry = state.attemptEnded(URLError(.networkConnectionLost), facts: AttemptFacts(invalidated: false)) else {
             return XCTFail("a retry")
         }
         // When its deadline passes
@@ -573,7 +610,7 @@ final class TransferStateTests: XCTestCase {
         }
         XCTAssertTrue(stopped === attempt)
         // Then the attempt's end reports it, with no retry
-        guard case .finish(let completion) = state.attemptEnded(URLError(.cancelled), invalidated: false) else {
+        guard case .finish(let completion) = state.attemptEnded(URLError(.cancelled), facts: AttemptFacts(invalidated: false)) else {
             return XCTFail("the task finishes")
         }
         XCTAssertEqual(completion.outcome.error?.code, .deadlineExceeded)
