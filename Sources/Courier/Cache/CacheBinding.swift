@@ -82,6 +82,15 @@ extension CacheBinding {
                 hit: true, ttl: CachePolicy.freshnessLeft(entry.head, now: now),
                 detail: revalidating ? "stale-while-revalidate" : nil)
             return .answer(served(entry, for: cacheRequest, now: now, status: status, outcome: .stale))
+        case .serveRange(let index, let answer, let stale):
+            let entry = candidates[index]
+            // Checked against the stored length already; a body of another length is asked for anew.
+            guard answer.bodyRange.upperBound <= entry.body.count else {
+                return .send(sent, exchange(validating: nil, fallback: nil, why: "partial"))
+            }
+            storage.touch(entry.head.variant)
+            let ttl = CachePolicy.freshnessLeft(entry.head, now: now)
+            return .answer(servedRange(entry, answer, url: url, now: now, status: CachePolicy.cacheStatus(hit: true, ttl: ttl), outcome: stale ? .stale : .hit))
         case .validate(let index, let conditions):
             for condition in conditions { sent.setValue(condition.value, forHTTPHeaderField: condition.name) }
             return .send(sent, exchange(validating: candidates[index], fallback: candidates[index], why: "stale"))
@@ -115,6 +124,17 @@ extension CacheBinding {
         let url = URL(string: entry.head.url) ?? request.url
         let response = HTTPURLResponse(url: url, statusCode: entry.head.status, httpVersion: "HTTP/1.1", headerFields: headers.dictionary)!
         return CacheAnswer(response: response, data: request.method == "HEAD" ? Data() : entry.body, outcome: outcome)
+    }
+
+    /// Part of a stored entry as the answer to a `Range` request: a `206` with the slice, or a `416`.
+    func servedRange(
+        _ entry: CacheEntry, _ answer: CacheRangeAnswer, url: URL, now: Date, status: String, outcome: ResponseCache.Outcome
+    ) -> CacheAnswer {
+        let headers = CachePolicy.rangeHeaders(CachePolicy.servedHeaders(entry.head, now: now, status: status), answer: answer)
+        let response = HTTPURLResponse(url: URL(string: entry.head.url) ?? url, statusCode: answer.status, httpVersion: "HTTP/1.1", headerFields: headers.dictionary)!
+        // Offsets from the body's start (a `Data` slice's indices need not start at 0).
+        let bytes = Data(entry.body.dropFirst(answer.bodyRange.lowerBound).prefix(answer.bodyRange.count))
+        return CacheAnswer(response: response, data: bytes, outcome: outcome)
     }
 
     /// The fields of a live response.
