@@ -12,6 +12,9 @@ struct CacheBinding: Sendable {
     /// Starts a background revalidation of `request` on the manager (its answer refreshes the
     /// entry), then calls the closure when it ended.
     let revalidate: @Sendable (URLRequest, @escaping @Sendable () -> Void) -> Void
+    /// A file download's binding (``DownloadCaching``): only whole stored answers serve it; it is
+    /// never revalidated, never answered stale after a failure, and never answered with a part.
+    var forDownload = false
 
     var storage: any CacheStorage { cache.storage }
 }
@@ -54,7 +57,8 @@ extension CacheBinding {
         let cacheRequest = Self.cacheRequest(request, url: url)
         let key = CachePolicy.key(for: url)
         let candidates = CachePolicy.isCacheableMethod(cacheRequest.method) ? storage.entries(for: key) : []
-        let decision = CachePolicy.decide(cacheRequest, candidates: candidates.map(\.head), now: now, secrets: secrets)
+        var decision = CachePolicy.decide(cacheRequest, candidates: candidates.map(\.head), now: now, secrets: secrets)
+        if forDownload { decision = Self.downloadDecision(decision) }
         var sent = request
         // FoundationNetworking has no cache (`urlCache = nil`): what the policy asked was done here.
         // Set only when it differs: each change of a URLRequest copies it.
@@ -101,6 +105,18 @@ extension CacheBinding {
             headers.append("Cache-Status", CachePolicy.cacheStatus(hit: false, forward: "miss", detail: "only-if-cached"))
             let response = HTTPURLResponse(url: url, statusCode: 504, httpVersion: "HTTP/1.1", headerFields: headers.dictionary)!
             return .answer(CacheAnswer(response: response, data: Data(), outcome: .miss))
+        }
+    }
+
+    /// What a download does instead of `decision`: the download machinery takes a whole `200`
+    /// (or an error status) and nothing else, so validators, stale fallbacks, background
+    /// revalidations and ranges become plain forwards (whose answer replaces the entry).
+    static func downloadDecision(_ decision: CacheDecision) -> CacheDecision {
+        switch decision {
+        case .serve, .serveStale(_, revalidate: false), .gatewayTimeout: return decision
+        case .serveStale, .validate: return .forward(fallback: nil, why: "stale")
+        case .serveRange: return .forward(fallback: nil, why: "partial")
+        case .forward(_, let why): return .forward(fallback: nil, why: why)
         }
     }
 

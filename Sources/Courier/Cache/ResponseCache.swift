@@ -11,7 +11,8 @@ internal import CourierSupport
 /// adapters ran: a fresh stored answer completes the task without a round trip; a stale one with
 /// a validator is revalidated (`If-None-Match`/`If-Modified-Since`, the `304` merged); a stored
 /// answer is used when the origin cannot be reached where RFC 9111 and RFC 5861 allow it.
-/// Streams, event streams and downloads never use it. Every answer that went through the cache
+/// Streams, event streams and split downloads never use it; file downloads only under
+/// ``DownloadPolicy/responseCache``. Every answer that went through the cache
 /// carries a `Cache-Status` field (RFC 9211) and says where it came from in
 /// ``DataResponse/cacheOutcome``. Docs/Caching.md has the rules.
 ///
