@@ -12,8 +12,9 @@ import CourierSupport
 /// DIR (`ResponseCache.disk`), so a fresh stored copy answers without a request and a stale one is
 /// revalidated with its validators (Docs/CommandLine.md, "A response cache").
 ///
-/// The library's cache serves data tasks only (a file download never goes through it), so with
-/// `--cache` the body comes through a data task, held in memory up to ``cacheMaximumBytes``, and
+/// The library's cache serves file downloads only under their own opt-in
+/// (`DownloadPolicy.responseCache`), which this command does not use yet; with `--cache` the body
+/// comes through a data task, held in memory up to ``cacheMaximumBytes``, and
 /// is written whole once it is in: to the output file (a new file, published with one link or
 /// rename, never half-written) or to stdout. What it gives up for that: continuing a cut body
 /// with `Range` (a retry starts over), `--split`, and the progress line.

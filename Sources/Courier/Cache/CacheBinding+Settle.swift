@@ -49,7 +49,7 @@ extension CacheBinding {
         // A redirect followed inside URLSession answered another URL: not this key's answer.
         let sameURL = response.url.map { $0 == exchange.request.url || CachePolicy.key(for: $0) == key } ?? true
         if exchange.request.method == "HEAD", status == 200, sameURL {
-            for entry in storage.entries(for: key) where CachePolicy.varyMatches(entry.head, request: exchange.request, secrets: secrets) {
+            for entry in storage.entries(for: key) where entry.head.status != 206 && CachePolicy.varyMatches(entry.head, request: exchange.request, secrets: secrets) {
                 if let updated = CachePolicy.headUpdated(entry.head, with: head, requestTime: exchange.requestTime, responseTime: now) {
                     storage.update(updated)
                 } else {
@@ -57,7 +57,9 @@ extension CacheBinding {
                 }
             }
         }
-        if exchange.request.method == "GET", sameURL, status != 304 {
+        if exchange.request.method == "GET", sameURL, status == 206 {
+            storePartial(head, data: outcome.data, exchange: exchange, now: now)
+        } else if exchange.request.method == "GET", sameURL, status != 304 {
             _ = store(response, head: head, data: outcome.data, exchange: exchange, now: now)
         }
         // The origin's own answer goes out as it came: no `Cache-Status`. Rebuilding an
@@ -98,6 +100,27 @@ extension CacheBinding {
             headers: headers, vary: CachePolicy.varyValues(names: names, request: exchange.request, secrets: secrets),
             requestTime: exchange.requestTime, responseTime: now, bodyLength: body.count)
         return storage.store(CacheEntry(head: entryHead, body: body))
+    }
+
+    /// Stores a `206` that answered a single-range request the cache let through, alone or
+    /// combined with the variant's stored part (``CachePolicy/partialToStore(_:body:stored:)``).
+    /// The cacher is not offered parts (only complete answers); `.doNotCache` still stores none.
+    private func storePartial(_ head: CacheResponseHead, data: Data, exchange: CacheExchange, now: Date) {
+        guard CachePolicy.requestedRange(exchange.request) != nil else { return }
+        if case .doNotCache = exchange.cacher?.behavior { return }
+        // The rules a complete answer meets (no-store, Vary, something making reuse possible);
+        // 206 is heuristically cacheable like 200 (RFC 9110 §15.1).
+        var whole = exchange.request
+        whole.headers.remove("Range")
+        guard CachePolicy.isStorable(request: whole, response: CacheResponseHead(status: 200, headers: head.headers)) else { return }
+        let headers = CachePolicy.storedHeaders(head.headers)
+        guard let names = CachePolicy.varyNames(headers) else { return }
+        let incoming = CacheEntryHead(
+            key: exchange.key, url: exchange.request.url.absoluteString, status: 206, headers: headers,
+            vary: CachePolicy.varyValues(names: names, request: exchange.request, secrets: secrets),
+            requestTime: exchange.requestTime, responseTime: now, bodyLength: data.count)
+        let stored = storage.entries(for: exchange.key).first { $0.head.variant == incoming.variant }
+        if let entry = CachePolicy.partialToStore(incoming, body: data, stored: stored) { storage.store(entry) }
     }
 
     /// `outcome` answered by the cache: its response and body, no error.

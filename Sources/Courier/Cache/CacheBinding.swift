@@ -12,6 +12,9 @@ struct CacheBinding: Sendable {
     /// Starts a background revalidation of `request` on the manager (its answer refreshes the
     /// entry), then calls the closure when it ended.
     let revalidate: @Sendable (URLRequest, @escaping @Sendable () -> Void) -> Void
+    /// A file download's binding (``DownloadCaching``): only whole stored answers serve it; it is
+    /// never revalidated, never answered stale after a failure, and never answered with a part.
+    var forDownload = false
 
     var storage: any CacheStorage { cache.storage }
 }
@@ -54,7 +57,8 @@ extension CacheBinding {
         let cacheRequest = Self.cacheRequest(request, url: url)
         let key = CachePolicy.key(for: url)
         let candidates = CachePolicy.isCacheableMethod(cacheRequest.method) ? storage.entries(for: key) : []
-        let decision = CachePolicy.decide(cacheRequest, candidates: candidates.map(\.head), now: now, secrets: secrets)
+        var decision = CachePolicy.decide(cacheRequest, candidates: candidates.map(\.head), now: now, secrets: secrets)
+        if forDownload { decision = Self.downloadDecision(decision) }
         var sent = request
         // FoundationNetworking has no cache (`urlCache = nil`): what the policy asked was done here.
         // Set only when it differs: each change of a URLRequest copies it.
@@ -82,6 +86,15 @@ extension CacheBinding {
                 hit: true, ttl: CachePolicy.freshnessLeft(entry.head, now: now),
                 detail: revalidating ? "stale-while-revalidate" : nil)
             return .answer(served(entry, for: cacheRequest, now: now, status: status, outcome: .stale))
+        case .serveRange(let index, let answer, let stale):
+            let entry = candidates[index]
+            // Checked against the stored length already; a body of another length is asked for anew.
+            guard answer.bodyRange.upperBound <= entry.body.count else {
+                return .send(sent, exchange(validating: nil, fallback: nil, why: "partial"))
+            }
+            storage.touch(entry.head.variant)
+            let ttl = CachePolicy.freshnessLeft(entry.head, now: now)
+            return .answer(servedRange(entry, answer, url: url, now: now, status: CachePolicy.cacheStatus(hit: true, ttl: ttl), outcome: stale ? .stale : .hit))
         case .validate(let index, let conditions):
             for condition in conditions { sent.setValue(condition.value, forHTTPHeaderField: condition.name) }
             return .send(sent, exchange(validating: candidates[index], fallback: candidates[index], why: "stale"))
@@ -92,6 +105,18 @@ extension CacheBinding {
             headers.append("Cache-Status", CachePolicy.cacheStatus(hit: false, forward: "miss", detail: "only-if-cached"))
             let response = HTTPURLResponse(url: url, statusCode: 504, httpVersion: "HTTP/1.1", headerFields: headers.dictionary)!
             return .answer(CacheAnswer(response: response, data: Data(), outcome: .miss))
+        }
+    }
+
+    /// What a download does instead of `decision`: the download machinery takes a whole `200`
+    /// (or an error status) and nothing else, so validators, stale fallbacks, background
+    /// revalidations and ranges become plain forwards (whose answer replaces the entry).
+    static func downloadDecision(_ decision: CacheDecision) -> CacheDecision {
+        switch decision {
+        case .serve, .serveStale(_, revalidate: false), .gatewayTimeout: return decision
+        case .serveStale, .validate: return .forward(fallback: nil, why: "stale")
+        case .serveRange: return .forward(fallback: nil, why: "partial")
+        case .forward(_, let why): return .forward(fallback: nil, why: why)
         }
     }
 
@@ -115,6 +140,17 @@ extension CacheBinding {
         let url = URL(string: entry.head.url) ?? request.url
         let response = HTTPURLResponse(url: url, statusCode: entry.head.status, httpVersion: "HTTP/1.1", headerFields: headers.dictionary)!
         return CacheAnswer(response: response, data: request.method == "HEAD" ? Data() : entry.body, outcome: outcome)
+    }
+
+    /// Part of a stored entry as the answer to a `Range` request: a `206` with the slice, or a `416`.
+    func servedRange(
+        _ entry: CacheEntry, _ answer: CacheRangeAnswer, url: URL, now: Date, status: String, outcome: ResponseCache.Outcome
+    ) -> CacheAnswer {
+        let headers = CachePolicy.rangeHeaders(CachePolicy.servedHeaders(entry.head, now: now, status: status), answer: answer)
+        let response = HTTPURLResponse(url: URL(string: entry.head.url) ?? url, statusCode: answer.status, httpVersion: "HTTP/1.1", headerFields: headers.dictionary)!
+        // Offsets from the body's start (a `Data` slice's indices need not start at 0).
+        let bytes = Data(entry.body.dropFirst(answer.bodyRange.lowerBound).prefix(answer.bodyRange.count))
+        return CacheAnswer(response: response, data: bytes, outcome: outcome)
     }
 
     /// The fields of a live response.

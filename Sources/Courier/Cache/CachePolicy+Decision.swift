@@ -18,6 +18,10 @@ enum CacheDecision: Sendable, Equatable {
     case forward(fallback: Int?, why: String)
     /// `only-if-cached` (or `returnCacheDataDontLoad`) with nothing usable: answer `504`.
     case gatewayTimeout
+    /// Answer a `Range` request with part of the stored response at `index` (a `206`, or a `416`
+    /// when the range selects nothing of a whole response); `stale` when the request accepted a
+    /// stale one.
+    case serveRange(Int, CacheRangeAnswer, stale: Bool)
 }
 
 /// Why a forwarded request failed, for serving stale (RFC 9111 §4.2.4, RFC 5861 §4).
@@ -33,6 +37,40 @@ extension CachePolicy {
     /// first (RFC 9111 §4). Pure: `now` is the time.
     static func decide(_ request: CacheRequest, candidates: [CacheEntryHead], now: Date, secrets: Set<String> = []) -> CacheDecision {
         guard isCacheableMethod(request.method) else { return .forward(fallback: nil, why: "method") }
+        if let range = requestedRange(request) { return decideRange(request, range: range, candidates: candidates, now: now, secrets: secrets) }
+        return decideWhole(request, candidates: candidates, now: now, secrets: secrets, partial: false)
+    }
+
+    /// A single-range `GET` (RFC 9111 §3.3, §4.3.5 for 206): decided as the same request without
+    /// `Range` would be, over whole and partial entries; a usable stored response answers the
+    /// range if it holds it (``rangeAnswer(_:range:)``). Anything else goes to the origin as it
+    /// is, without validators or a stale fallback: its `206` is stored as a partial entry.
+    private static func decideRange(
+        _ request: CacheRequest, range: CacheByteRange, candidates: [CacheEntryHead], now: Date, secrets: Set<String>
+    ) -> CacheDecision {
+        var whole = request
+        whole.headers.remove("Range")
+        let onlyCached = request.mode == .returnCacheDontLoad || CacheControl(lines: request.headers.values("Cache-Control")).onlyIfCached
+        switch decideWhole(whole, candidates: candidates, now: now, secrets: secrets, partial: true) {
+        case .serve(let index):
+            if let answer = rangeAnswer(candidates[index], range: range) { return .serveRange(index, answer, stale: false) }
+        case .serveStale(let index, revalidate: false):
+            if let answer = rangeAnswer(candidates[index], range: range) { return .serveRange(index, answer, stale: true) }
+        case .forward(_, let why):
+            return .forward(fallback: nil, why: why)
+        case .gatewayTimeout:
+            return .gatewayTimeout
+        case .validate, .serveStale, .serveRange:
+            return onlyCached ? .gatewayTimeout : .forward(fallback: nil, why: "stale")
+        }
+        return onlyCached ? .gatewayTimeout : .forward(fallback: nil, why: "partial")
+    }
+
+    /// The decision for a request answered whole; `partial`: stored `206` entries may be chosen
+    /// too (for a range request only: a partial entry never answers as a whole one).
+    private static func decideWhole(
+        _ request: CacheRequest, candidates: [CacheEntryHead], now: Date, secrets: Set<String>, partial: Bool
+    ) -> CacheDecision {
         let directives = CacheControl(lines: request.headers.values("Cache-Control"))
         let onlyCached = request.mode == .returnCacheDontLoad || directives.onlyIfCached
         if hasOwnConditions(request) { return onlyCached ? .gatewayTimeout : .forward(fallback: nil, why: "bypass") }
@@ -44,6 +82,10 @@ extension CachePolicy {
             return .forward(fallback: nil, why: candidates.isEmpty ? "uri-miss" : "vary-miss")
         }
         let head = candidates[index]
+        if head.status == 206 && !partial {
+            // Part of a representation: never an answer to a whole request, nor its fallback.
+            return onlyCached ? .gatewayTimeout : .forward(fallback: nil, why: "partial")
+        }
         let stored = CacheControl(lines: head.headers.values("Cache-Control"))
         switch request.mode {
         case .returnCacheElseLoad, .returnCacheDontLoad:

@@ -11,7 +11,8 @@ internal import CourierSupport
 /// adapters ran: a fresh stored answer completes the task without a round trip; a stale one with
 /// a validator is revalidated (`If-None-Match`/`If-Modified-Since`, the `304` merged); a stored
 /// answer is used when the origin cannot be reached where RFC 9111 and RFC 5861 allow it.
-/// Streams, event streams and downloads never use it. Every answer that went through the cache
+/// Streams, event streams and split downloads never use it; file downloads only under
+/// ``DownloadPolicy/responseCache``. Every answer that went through the cache
 /// carries a `Cache-Status` field (RFC 9211) and says where it came from in
 /// ``DataResponse/cacheOutcome``. Docs/Caching.md has the rules.
 ///
@@ -92,7 +93,8 @@ public final class ResponseCache: Sendable {
         guard let url = request.url else { return nil }
         let cacheRequest = CacheRequest(method: "GET", url: url, headers: CacheHeaders(request.allHTTPHeaderFields.map { Array($0) } ?? []))
         let entries = storage.entries(for: CachePolicy.key(for: url))
-        guard let entry = entries.first(where: { CachePolicy.varyMatches($0.head, request: cacheRequest) }),
+        // A stored part (a 206) is never a whole answer.
+        guard let entry = entries.first(where: { $0.head.status != 206 && CachePolicy.varyMatches($0.head, request: cacheRequest) }),
             let response = HTTPURLResponse(url: url, statusCode: entry.head.status, httpVersion: "HTTP/1.1", headerFields: entry.head.headers.dictionary)
         else { return nil }
         return CachedResponse(response: response, data: entry.body, isStorable: true)

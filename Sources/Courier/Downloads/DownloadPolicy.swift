@@ -78,6 +78,10 @@ public struct DownloadPolicy: Sendable {
     /// ``DownloadSplit/off``: one. A split applies only to a GET whose server proves, in its first
     /// answer, that it serves byte ranges of one version; otherwise the download is one stream.
     public var split: DownloadSplit = .off
+    /// Whether the download answers from, and stores into, the manager's
+    /// ``SessionManager/Configuration/responseCache``, and up to which size. Default
+    /// ``DownloadCaching/off``; never for a split download (``DownloadCaching`` has the rules).
+    public var responseCache: DownloadCaching = .off
     /// Test-only: a slow or failing disk for the partial file's writer. Internal, set only by the
     /// library's tests through `@testable import` (Docs/PublicAPI.md, "Test hooks").
     var simulatedDisk: DiskWriter.Simulation?

@@ -101,6 +101,12 @@ extension CourierError {
             // trying again would only get the same answer.
             return (.invalidResponse, "a malformed Content-Length (\(text))")
         }
+        if has("Unrecognized content encoding") {
+            // "Unrecognized content encoding type. libcurl understands deflate, gzip, br, zstd
+            // content encodings.": a `Content-Encoding` or `Transfer-Encoding` libcurl cannot
+            // decode (`x-unknown`). The same server sends the same coding again: not transient.
+            return (.invalidResponse, "the response uses a content or transfer coding libcurl cannot decode (\(text))")
+        }
         if has("Could not resolve") {
             // "Could not resolve host: …", "Could not resolve proxy: …"
             return (.dnsFailed, dnsMessage(text))

@@ -66,6 +66,9 @@ public struct DownloadResponse: Sendable {
 
     /// The published file, on success.
     public var fileURL: URL? { try? result.get() }
+    /// Where the body came from when the download opted in to the manager's ``ResponseCache``
+    /// (``DownloadPolicy/responseCache``); `nil` otherwise.
+    public var cacheOutcome: ResponseCache.Outcome? { metrics?.cacheOutcome }
     /// The error, if the download failed.
     public var error: CourierError? {
         if case .failure(let error) = result { return error }

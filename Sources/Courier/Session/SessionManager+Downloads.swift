@@ -54,8 +54,10 @@ extension SessionManager {
         _ request: URLRequest, plan: DownloadPlan, queue: CallbackQueue, progress: (@Sendable (Progress) -> Void)?,
         completion: @escaping @Sendable (DownloadResponse) -> Void
     ) -> DownloadTask {
-        let settings = settings(for: queue)
-        let finisher = downloadFinisher(plan: plan, delivery: settings.delivery, completion: completion)
+        var settings = settings(for: queue)
+        // Only under the download's own opt-in (DownloadPolicy.responseCache), never split.
+        settings.cache = downloadCacheBinding(for: plan)
+        let finisher = downloadFinisher(plan: plan, delivery: settings.delivery, cache: settings.cache, completion: completion)
         var options = taskOptions
         options.sensitiveHeaders.formUnion(plan.policy.sensitiveHeaders.map { $0.lowercased() })
         if let deadline = plan.policy.deadline { options.deadline = deadline }
@@ -128,12 +130,17 @@ extension SessionManager {
     /// completion. The partial file is removed on every path that neither publishes it nor
     /// keeps it for resuming.
     func downloadFinisher(
-        plan: DownloadPlan, delivery: Delivery, completion: @escaping @Sendable (DownloadResponse) -> Void
+        plan: DownloadPlan, delivery: Delivery, cache: CacheBinding? = nil,
+        completion: @escaping @Sendable (DownloadResponse) -> Void
     ) -> TransferTask.Finisher {
         let processingQueue = processingQueue
         let events = events
+        let temporaryDirectory = temporaryDirectory
         return { outcome, handle in
             processingQueue.async {
+                // A stored answer is staged here, and a stored body read from its staging file,
+                // before the one publish path below.
+                let outcome = cache.map { Self.cacheSettled(outcome, cache: $0, plan: plan, temporaryDirectory: temporaryDirectory) } ?? outcome
                 let result = Self.publish(outcome, plan: plan)
                 if case .failure(let error) = result, error.resumeData == nil, let staged = outcome.stagedFile {
                     unlink(staged.path)

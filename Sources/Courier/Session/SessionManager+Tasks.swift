@@ -79,7 +79,7 @@ extension SessionManager {
     }
 
     /// The manager's cache as a transfer uses it; `nil` without one.
-    private func cacheBinding() -> CacheBinding? {
+    func cacheBinding() -> CacheBinding? {
         guard let cache = configuration.responseCache else { return nil }
         return CacheBinding(
             cache: cache, secrets: taskOptions.sensitiveHeaders,

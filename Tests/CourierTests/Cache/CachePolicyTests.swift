@@ -48,7 +48,7 @@ final class CachePolicyTests: XCTestCase {
         XCTAssertFalse(storable([], status: 500))
         XCTAssertTrue(storable([("Cache-Control", "private")], status: 503), "private: a private cache may store it")
         XCTAssertTrue(storable([("Cache-Control", "public")], status: 303))
-        XCTAssertFalse(storable([("Cache-Control", "max-age=60")], status: 206), "partial content is not stored")
+        XCTAssertFalse(storable([("Cache-Control", "max-age=60")], status: 206), "a 206 is stored as a part, never as a whole (CachePartialTests)")
         XCTAssertFalse(storable([("Cache-Control", "max-age=60")], status: 304))
         XCTAssertFalse(storable([("Cache-Control", "no-store, max-age=60"), ("Expires", date(60))]))
         XCTAssertFalse(storable([("Cache-Control", "nO-StOrE")]))
@@ -244,8 +244,25 @@ final class CachePolicyTests: XCTestCase {
         let stored = head([("Cache-Control", "max-age=100")])
         XCTAssertEqual(decide([stored], request(method: "POST"), at: 1), .forward(fallback: nil, why: "method"))
         XCTAssertEqual(decide([stored], request([("If-None-Match", "\"a\"")]), at: 1), .forward(fallback: nil, why: "bypass"))
-        XCTAssertEqual(decide([stored], request([("Range", "bytes=0-5")]), at: 1), .forward(fallback: nil, why: "bypass"))
+        XCTAssertEqual(decide([stored], request([("Range", "bytes=0-5, 7-9")]), at: 1), .forward(fallback: nil, why: "bypass"),
+                       "several ranges: the origin's business (one range: CachePartialTests)")
         XCTAssertEqual(decide([stored], request(method: "HEAD"), at: 1), .serve(0), "HEAD is answered from a stored GET")
+    }
+
+    func testADownloadTakesOnlyWholeStoredAnswersAndForwardsEverythingElse() {
+        let answer = CacheRangeAnswer(status: 206, contentRange: "bytes 0-1/2", bodyRange: 0..<2)
+        let table: [(CacheDecision, CacheDecision)] = [
+            (.serve(0), .serve(0)),
+            (.serveStale(0, revalidate: false), .serveStale(0, revalidate: false)),
+            (.gatewayTimeout, .gatewayTimeout),
+            (.serveStale(0, revalidate: true), .forward(fallback: nil, why: "stale")),
+            (.validate(0, conditions: [.init(name: "If-None-Match", value: "\"a\"")]), .forward(fallback: nil, why: "stale")),
+            (.forward(fallback: 0, why: "stale"), .forward(fallback: nil, why: "stale")),
+            (.serveRange(0, answer, stale: false), .forward(fallback: nil, why: "partial")),
+        ]
+        for (decided, taken) in table {
+            XCTAssertEqual(CacheBinding.downloadDecision(decided), taken, "\(decided)")
+        }
     }
 
     // MARK: - Vary

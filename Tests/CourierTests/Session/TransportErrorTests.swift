@@ -122,6 +122,24 @@ final class TransportErrorTests: CourierTestCase {
         XCTAssertEqual(plain.connectionCount, 1, "a TLS failure is not retried")
     }
 
+    func testAnUnknownContentOrTransferEncodingIsAnInvalidResponseAndNotRetried() throws {
+        // Given an origin answering with a coding libcurl cannot decode, in either field
+        for field in ["Content-Encoding", "Transfer-Encoding"] {
+            let origin = try ScriptedServer { _, _ in
+                .response(status: 200, headers: [(field, "x-unknown"), ("Content-Length", "5")], body: Data("hello".utf8))
+            }
+            defer { origin.stop() }
+            // When a data task with the default retry policy asks for it
+            let (error, count) = attempts(URLRequest(url: origin.url("/encoded")))
+            // Then it fails once, typed, with libcurl's words, and is not asked again
+            XCTAssertEqual(error?.code, .invalidResponse, "\(field): \(String(describing: error))")
+            XCTAssertEqual(error?.code.isTransient, false)
+            XCTAssertTrue(error?.message.contains("Unrecognized content encoding") == true, "\(String(describing: error?.message))")
+            XCTAssertEqual(count, 1, "\(field): attempts")
+            XCTAssertEqual(origin.requests.count, 1, "\(field): one request reached the origin")
+        }
+    }
+
     // MARK: - The texts FoundationNetworking and libcurl give
 
     func testURLSessionCodesAndLibcurlTextsAreClassified() {
@@ -163,6 +181,7 @@ final class TransportErrorTests: CourierTestCase {
             (-1207, "client certificate required (swift-corelibs-foundation's number)", false, .tlsFailed),
             // Unchanged.
             (-1, "Invalid Content-Length: value", true, .invalidResponse),
+            (-1, "Unrecognized content encoding type. libcurl understands deflate, gzip, br, zstd content encodings.", true, .invalidResponse),
             (-1, "Weird server reply", true, .network),
             (-1001, "", false, .timedOut),
             (-999, "cancelled", false, .cancelled),
