@@ -54,10 +54,11 @@ final class DiskCacheStorage: CacheStorage {
         var found: [CacheEntry] = []
         for name in Self.names(in: directory.appendingPathComponent(folder)) where !name.hasPrefix(".") {
             let relative = folder + "/" + name
-            guard let entry = read(relative), entry.head.key == key else {
+            guard var entry = read(relative), entry.head.key == folder else {
                 discard(relative)
                 continue
             }
+            entry.head.key = key
             found.append(entry)
         }
         return found.sorted { $0.head.responseTime > $1.head.responseTime }
@@ -110,9 +111,14 @@ final class DiskCacheStorage: CacheStorage {
         data.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) }
     }
 
-    /// The file's bytes: magic, head length, head (JSON), body, CRC-32C of all that.
+    /// The file's bytes: magic, head length, head (JSON), body, CRC-32C of all that. The head
+    /// names its URL only by the key's hash (a query may hold a token, user info a password);
+    /// a reader restores the key it looked up, and an answer takes its request's URL.
     static func encode(_ entry: CacheEntry) -> Data? {
-        guard let head = try? JSONEncoder().encode(entry.head) else { return nil }
+        var stored = entry.head
+        stored.key = keyHash(stored.key)
+        stored.url = ""
+        guard let head = try? JSONEncoder().encode(stored) else { return nil }
         var data = Data(capacity: 12 + head.count + entry.body.count)
         data.append(contentsOf: magic)
         withUnsafeBytes(of: UInt32(head.count).littleEndian) { data.append(contentsOf: $0) }

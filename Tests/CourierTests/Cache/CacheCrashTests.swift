@@ -32,7 +32,9 @@ final class CacheCrashTests: XCTestCase {
             return XCTFail("courier-test-hooks is missing at \(executable.path)")  // fail, never skip
         }
         var generator = SystemRandomNumberGenerator()
-        var reported: [Int: Int] = [:]
+        // What the child fetched (it may be on disk) and what it reported stored (it must be), by URL.
+        var fetched: [String: (size: Int, seed: UInt64)] = [:]
+        var reported: [String: (size: Int, seed: UInt64)] = [:]
         for run in 0..<4 {
             let output = directory.deletingLastPathComponent().appendingPathComponent("cache-crash-\(UUID().uuidString).out")
             try Data().write(to: output)
@@ -49,32 +51,34 @@ final class CacheCrashTests: XCTestCase {
             XCTAssertEqual(process.terminationReason, .uncaughtSignal, "run \(run): the child was killed, not finished")
             for line in String(decoding: try Data(contentsOf: output), as: UTF8.self).split(separator: "\n") {
                 let parts = line.split(separator: " ")
-                if parts.count == 3, let index = Int(parts[1]), let size = Int(parts[2]) { reported[index] = size }
+                guard parts.count == 4, let index = UInt64(parts[1]), let size = Int(parts[2]) else { continue }
+                if parts[0] == "fetching" { fetched[String(parts[3])] = (size, index) }
+                if parts[0] == "stored" { reported[String(parts[3])] = (size, index) }
             }
         }
         XCTAssertFalse(reported.isEmpty, "the child stored something before it was killed")
         let store = try DiskCacheStorage(directory: directory, maximumBytes: 1 << 30)
-        // Every file in the directory is a whole entry with the exact bytes of its URL, or was removed as a miss.
+        // Every file in the directory is a whole entry with the exact bytes of a URL the child
+        // fetched (its folder is that URL's key hash: no URL is on disk in clear), or was removed as a miss.
+        let byHash = Dictionary(fetched.map { (DiskCacheStorage.keyHash(CachePolicy.key(for: URL(string: $0.key)!)), $0.value) },
+                                uniquingKeysWith: { first, _ in first })
         var whole = 0
-        var keys: [String] = []
         for folder in DiskCacheStorage.names(in: directory) where folder.count == 64 {
             for name in DiskCacheStorage.names(in: directory.appendingPathComponent(folder)) {
                 guard let data = try? Data(contentsOf: directory.appendingPathComponent("\(folder)/\(name)")),
                     let entry = DiskCacheStorage.decode(data)
                 else { continue }
-                let url = try XCTUnwrap(URL(string: entry.head.url))
-                let size = Int(url.lastPathComponent) ?? -1
-                let seed = UInt64(url.query?.replacingOccurrences(of: "seed=", with: "") ?? "") ?? 0
-                XCTAssertEqual(entry.body, TestServer.deterministicBytes(count: size, seed: seed), "\(url)")
+                let source = try XCTUnwrap(byHash[folder], "a file for a URL the child fetched")
+                XCTAssertEqual(entry.body, TestServer.deterministicBytes(count: source.size, seed: source.seed), folder)
+                XCTAssertEqual(entry.head.key, folder, "the file names its URL by hash only")
+                XCTAssertEqual(entry.head.url, "")
                 whole += 1
-                keys.append(entry.head.key)
-                XCTAssertFalse(store.entries(for: entry.head.key).isEmpty, "the store reads what decodes")
             }
         }
-        for (index, size) in reported {
-            // Each run's server has its own port: find the entry by its path and query.
-            let found = keys.contains { $0.hasSuffix("/bytes/\(size)?seed=\(index)") }
-            XCTAssertTrue(found, "entry \(index) was reported stored before the kill")
+        for (url, source) in reported {
+            let entries = store.entries(for: CachePolicy.key(for: URL(string: url)!))
+            XCTAssertEqual(entries.first?.body, TestServer.deterministicBytes(count: source.size, seed: source.seed),
+                           "\(url) was reported stored before the kill")
         }
         XCTAssertGreaterThanOrEqual(whole, reported.count)
     }

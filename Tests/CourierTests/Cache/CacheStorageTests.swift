@@ -184,4 +184,25 @@ final class CacheStorageTests: XCTestCase {
         }
         XCTAssertTrue(CachePolicy.varyMatches(try disk().entries(for: stored.head.key)[0].head, request: request, secrets: ["x-key"]))
     }
+
+    func testADiskEntryNamesItsURLOnlyByHashSoATokenInTheQueryOrAPasswordNeverReachesTheDisk() throws {
+        // Given an answer for a URL with a password in its user info and a token in its query
+        let key = "http://user:pass-secret@example.test/data?token=query-secret"
+        var stored = entry("/x")
+        stored.head.key = key
+        stored.head.url = key
+        let store = try disk()
+        store.store(stored)
+        // Then no file holds either in clear
+        for file in files() {
+            let text = String(decoding: try Data(contentsOf: file), as: UTF8.self)
+            for secret in ["pass-secret", "query-secret"] { XCTAssertFalse(text.contains(secret), secret) }
+        }
+        // And the entry is found by its key, with that key, and answers with its request's URL
+        let found = try disk().entries(for: key)
+        XCTAssertEqual(found.count, 1)
+        XCTAssertEqual(found.first?.head.key, key)
+        XCTAssertEqual(found.first?.body, stored.body)
+        XCTAssertEqual(found.first?.head.url, "")
+    }
 }
