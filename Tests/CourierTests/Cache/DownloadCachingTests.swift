@@ -10,31 +10,14 @@ import CourierSupport
 /// File downloads and the response cache, over real sockets: only under
 /// ``DownloadPolicy/responseCache``, bounded by its own size, published like a network body,
 /// never for a split download.
-final class DownloadCachingTests: CourierTestCase {
-    private var origin: ScriptedServer!
-    private var cache: ResponseCache!
+final class DownloadCachingTests: ScriptedOriginTestCase {
     private let body = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-
-    override func makeConfiguration() -> SessionManager.Configuration {
-        var configuration = super.makeConfiguration()
-        cache = .memory(maximumBytes: 1 << 20)
-        configuration.responseCache = cache
-        return configuration
-    }
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        let body = body
-        origin = try ScriptedServer { _, _ in
-            .response(
-                status: 200, headers: [("Cache-Control", "max-age=3600"), ("ETag", "\"v1\""), ("Content-Length", String(body.count))],
-                body: body)
-        }
-    }
-
-    override func tearDownWithError() throws {
-        origin?.stop()
-        try super.tearDownWithError()
+        script(.response(
+            status: 200, headers: [("Cache-Control", "max-age=3600"), ("ETag", "\"v1\""), ("Content-Length", String(body.count))],
+            body: body))
     }
 
     private func policy(_ caching: DownloadCaching) -> DownloadPolicy {

@@ -9,34 +9,7 @@ import CourierSupport
 
 /// Partial content through the cache over real sockets: ranges answered from a stored whole
 /// response, `206` answers stored and combined, and a stored part never answering a whole request.
-final class ResponseCachePartialTests: CourierTestCase {
-    /// The replies of the scripted origin, in order; past the end, the last one again.
-    private let replies = Locked<[ScriptedServer.Reply]>([])
-    private var origin: ScriptedServer!
-    private var cache: ResponseCache!
-
-    override func makeConfiguration() -> SessionManager.Configuration {
-        var configuration = super.makeConfiguration()
-        cache = .memory(maximumBytes: 1 << 20)
-        configuration.responseCache = cache
-        return configuration
-    }
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        let replies = replies
-        origin = try ScriptedServer { _, index in
-            replies.withLock { $0.isEmpty ? .bytes("HTTP/1.1 500 Nothing scripted\r\nContent-Length: 0\r\n\r\n") : $0[min(index, $0.count - 1)] }
-        }
-    }
-
-    override func tearDownWithError() throws {
-        origin?.stop()
-        try super.tearDownWithError()
-    }
-
-    private func script(_ list: ScriptedServer.Reply...) { replies.withLock { $0 = list } }
-
+final class ResponseCachePartialTests: ScriptedOriginTestCase {
     private func answer(_ body: String, status: Int = 200, _ headers: [(String, String)]) -> ScriptedServer.Reply {
         .response(status: status, reason: status == 206 ? "Partial Content" : "OK",
                   headers: headers + [("Content-Length", String(body.utf8.count))], body: Data(body.utf8))

@@ -9,34 +9,7 @@ import CourierSupport
 
 /// The response cache over real sockets: a scripted origin answers each request as the test says,
 /// and counts what reached it.
-final class ResponseCacheTests: CourierTestCase {
-    /// The replies of the scripted origin, in order; past the end, the last one again.
-    private let replies = Locked<[ScriptedServer.Reply]>([])
-    private var origin: ScriptedServer!
-    private var cache: ResponseCache!
-
-    override func makeConfiguration() -> SessionManager.Configuration {
-        var configuration = super.makeConfiguration()
-        cache = .memory(maximumBytes: 1 << 20)
-        configuration.responseCache = cache
-        return configuration
-    }
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        let replies = replies
-        origin = try ScriptedServer { _, index in
-            replies.withLock { $0.isEmpty ? .bytes("HTTP/1.1 500 Nothing scripted\r\nContent-Length: 0\r\n\r\n") : $0[min(index, $0.count - 1)] }
-        }
-    }
-
-    override func tearDownWithError() throws {
-        origin?.stop()
-        try super.tearDownWithError()
-    }
-
-    private func script(_ list: ScriptedServer.Reply...) { replies.withLock { $0 = list } }
-
+final class ResponseCacheTests: ScriptedOriginTestCase {
     private func ok(_ headers: [(String, String)], body: String = "hello", status: Int = 200) -> ScriptedServer.Reply {
         .response(status: status, headers: headers + [("Content-Length", String(body.utf8.count))], body: Data(body.utf8))
     }
