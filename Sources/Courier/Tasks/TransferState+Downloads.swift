@@ -194,7 +194,7 @@ extension TransferState {
         if let expected = plan.policy.expectedLength, received > expected {
             return .stop(.integrity("more than the expected \(expected) bytes arrived", context.originalRequest.url))
         }
-        if plan.recordFile != nil, file?.lastRecordWrite.map({ .now - $0 >= plan.policy.recordInterval }) ?? true {
+        if plan.recordFile != nil, file?.lastRecordWrite.map({ now - $0 >= plan.policy.recordInterval }) ?? true {
             writeRecord(plan, force: false)
         }
         return backPressure(backlog, plan)
@@ -339,7 +339,7 @@ extension TransferState {
     mutating func writeRecord(_ plan: DownloadPlan, force: Bool) {
         guard let record = plan.recordFile else { return }
         if let resume = resumeData(plan, allowEmpty: force) { file?.writer.writeRecord(resume, to: record) }
-        file?.lastRecordWrite = .now
+        file?.lastRecordWrite = now
     }
 
     /// Decides what a chunk that left `backlog` bytes waiting for the disk means for the attempt.

@@ -60,7 +60,6 @@ extension TransferState {
     /// The observers to call and the snapshot to give them, when a throttled update is due.
     mutating func dueProgress(_ direction: ProgressDirection) -> ([ProgressObserver], Progress)? {
         guard !observers.isEmpty else { return nil }
-        let now = ContinuousClock.now
         if let last = lastProgressDelivery[direction], now - last < context.progressInterval { return nil }
         let observers = observers.filter { $0.direction == direction }
         guard !observers.isEmpty else { return nil }

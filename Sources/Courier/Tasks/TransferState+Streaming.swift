@@ -43,7 +43,7 @@ extension TransferState {
         } catch {
             refusal = error
         }
-        switch stream?.headArrived(passesValidation: refusal == nil, now: .now) {
+        switch stream?.headArrived(passesValidation: refusal == nil, now: now) {
         case .deliver?: return .streamResponse(buffer, response)
         case .sameResource?: return TransferAction.none
         case .refuse?:
@@ -63,7 +63,7 @@ extension TransferState {
         }
         let canContinue = canContinueByRange()
         var then = TransferAction.none
-        switch stream?.chunkArrived(count: data.count, buffered: buffer.bufferedBytes, canContinue: canContinue, now: .now) {
+        switch stream?.chunkArrived(count: data.count, buffered: buffer.bufferedBytes, canContinue: canContinue, now: now) {
         case .overflow?:
             failure = .bufferOverflow(
                 policy, canPause: policy.overflow == .pause, method: context.originalRequest.httpMethod,
@@ -88,7 +88,7 @@ extension TransferState {
     /// stream's waits starts again (StreamBody.swift), and the timer is moved to the new limit,
     /// which may be shorter than the one it was set for.
     mutating func restartWaitClock(awaitingHead: Bool) {
-        guard let next = stream?.waitRestarted(awaitingHead: awaitingHead, now: .now) else { return }
+        guard let next = stream?.waitRestarted(awaitingHead: awaitingHead, now: now) else { return }
         stream?.idleTimer?.schedule(deadline: .now() + max(0, next.seconds))
     }
 }

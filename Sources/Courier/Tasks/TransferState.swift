@@ -97,9 +97,14 @@ struct TransferState {
     /// What the response cache decided before the current attempt (Sources/Courier/Cache).
     var cacheExchange: CacheExchange?
 
-    init(context: Context, options: TaskOptions) {
+    /// The time of the event being decided. The driver sets it before every decision
+    /// (`TransferTask.locked`): a decision never reads a clock, and a test says what time it is.
+    var now: ContinuousClock.Instant
+
+    init(context: Context, options: TaskOptions, now: ContinuousClock.Instant) {
         self.context = context
         self.options = options
+        self.now = now
         self.memory = MemoryBody(limit: context.maximumResponseSize)
     }
 

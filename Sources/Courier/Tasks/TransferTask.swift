@@ -112,7 +112,7 @@ final class TransferTask: Sendable {
                 maximumResponseSize: settings.maximumResponseSize, progressInterval: settings.progressInterval,
                 temporaryDirectory: settings.temporaryDirectory, emitsEvents: events.isActive, tls: core.tls,
                 waitsForConnectivity: settings.waitsForConnectivity != nil),
-            options: options)
+            options: options, now: .now)
         initial.stream = stream
         initial.file = file
         initial.expectedToSend = upload?.expectedLength
@@ -138,7 +138,10 @@ final class TransferTask: Sendable {
     /// Runs a decision on the state under the lock, then queues the events it decided for the
     /// monitors before unlocking (queuing only enqueues), so they keep the order the lock gives them.
     func locked<Result>(_ body: (inout State) -> Result) -> Result {
-        state.withLock { state in
+        // The time a decision takes as its own (TransferState.now): read here, never in it.
+        let now = ContinuousClock.now
+        return state.withLock { state in
+            state.now = now
             let result = body(&state)
             if !state.outbox.isEmpty {
                 for (event, handle) in state.outbox { events.emit(event, for: handle) }

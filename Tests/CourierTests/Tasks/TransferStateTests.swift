@@ -43,7 +43,7 @@ final class TransferStateTests: XCTestCase {
                 maximumResponseSize: maximumResponseSize, progressInterval: .seconds(1), temporaryDirectory: directory,
                 emitsEvents: emitsEvents),
             options: TaskOptions(
-                interceptor: interceptor, redirectPolicy: .follow, credential: nil, sensitiveHeaders: [], deadline: nil))
+                interceptor: interceptor, redirectPolicy: .follow, credential: nil, sensitiveHeaders: [], deadline: nil), now: .now)
         switch kind {
         case .download(let plan):
             state.file = FileBody(plan: plan, writer: DiskWriter(batchBytes: 1024, callQueue: DispatchQueue(label: "transfer-state-tests")))
@@ -375,7 +375,7 @@ final class TransferStateTests: XCTestCase {
                 originalRequest: URLRequest(url: url), upload: nil, validation: .default, maximumResponseSize: 1 << 20,
                 progressInterval: .seconds(1), temporaryDirectory: directory, emitsEvents: false,
                 waitsForConnectivity: waitsForConnectivity),
-            options: TaskOptions(interceptor: nil, redirectPolicy: .follow, credential: nil, sensitiveHeaders: [], deadline: nil))
+            options: TaskOptions(interceptor: nil, redirectPolicy: .follow, credential: nil, sensitiveHeaders: [], deadline: nil), now: .now)
         run(&state, attempt)
         return state
     }
@@ -403,6 +403,22 @@ final class TransferStateTests: XCTestCase {
         var closing = dataTask(waitsForConnectivity: true, attempt: makeAttempt())
         guard case .finish = closing.attemptEnded(lost, facts: AttemptFacts(invalidated: true, routeIsGone: true))
         else { return XCTFail("the end") }
+    }
+
+    func testProgressIsThrottledByTheTimeTheDriverGivesNotByAClock() {
+        // Given a data task with a download observer and a progress interval of 1 s
+        var state = dataTask(waitsForConnectivity: false, attempt: makeAttempt())
+        state.observers.append(ProgressObserver(direction: .download, handler: { _ in }, finish: nil))
+        let start = state.now
+        // Then the first update is due, one 0.5 s later is not, one 1 s after the first is
+        XCTAssertNotNil(state.dueProgress(.download))
+        state.now = start + .milliseconds(500)
+        XCTAssertNil(state.dueProgress(.download))
+        state.now = start + .seconds(1)
+        XCTAssertNotNil(state.dueProgress(.download))
+        // And the clock standing still means no update, however long the test takes
+        Thread.sleep(forTimeInterval: 0.01)
+        XCTAssertNil(state.dueProgress(.download))
     }
 
     func testNothingRetriesOnceTheManagerIsInvalidated() {
