@@ -14,8 +14,9 @@ struct StreamBody {
     let policy: StreamPolicy
     /// The consumer has the response head: body bytes now go to it.
     var accepted = false
-    /// The timer of the stream's waits, cancelled on completion; `nil` when the policy limits neither wait.
-    var idleTimer: (any DispatchSourceTimer)?
+    /// The stream's waits are timed (its policy limits the head or the gaps, and the driver armed
+    /// the timer at the first `resume()`, TransferTask+Streaming.swift).
+    var timesWaits = false
     /// When the server last sent something (or an attempt started).
     var lastActivity = ContinuousClock.Instant.now
     /// The current attempt has no response head yet: its silence is bounded by the head limit.
@@ -74,7 +75,7 @@ struct StreamBody {
     /// `canContinue`: the bytes held could be continued with `Range`. It counts as the server's
     /// activity for the idle limit.
     mutating func chunkArrived(count: Int, buffered: Int, canContinue: Bool, now: ContinuousClock.Instant) -> ChunkDecision {
-        if idleTimer != nil { lastActivity = now }
+        if timesWaits { lastActivity = now }
         guard buffered + count > policy.bufferLimit else { return .deliver }
         guard policy.overflow == .pause, canContinue else { return .overflow }
         return .deliverThenPause(drainedTo: policy.bufferLimit / 2)
@@ -88,7 +89,7 @@ struct StreamBody {
     mutating func waitRestarted(awaitingHead: Bool, now: ContinuousClock.Instant) -> Duration? {
         self.awaitingHead = awaitingHead
         if awaitingHead { expiredWait = nil }
-        guard idleTimer != nil else { return nil }
+        guard timesWaits else { return nil }
         lastActivity = now
         let limit = awaitingHead ? policy.headLimit : policy.idleTimeout
         return limit ?? policy.headLimit ?? policy.idleTimeout
@@ -111,7 +112,7 @@ struct StreamBody {
     mutating func waitChecked(
         now: ContinuousClock.Instant, hasAttempt: Bool, launching: Bool, url: URL?
     ) -> WaitCheck {
-        guard idleTimer != nil, expiredWait == nil else { return .none }
+        guard timesWaits, expiredWait == nil else { return .none }
         if !hasAttempt { lastActivity = now }
         let silent = now - lastActivity
         let limit = awaitingHead ? policy.headLimit : policy.idleTimeout

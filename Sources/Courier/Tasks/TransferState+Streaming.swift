@@ -89,6 +89,6 @@ extension TransferState {
     /// which may be shorter than the one it was set for.
     mutating func restartWaitClock(awaitingHead: Bool) {
         guard let next = stream?.waitRestarted(awaitingHead: awaitingHead, now: now) else { return }
-        stream?.idleTimer?.schedule(deadline: .now() + max(0, next.seconds))
+        nextWaitCheck = next
     }
 }

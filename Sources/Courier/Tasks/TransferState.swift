@@ -86,8 +86,9 @@ struct TransferState {
     var pendingRedirect: URLRequest?
     /// This attempt's answer to a 401 (ChallengeState.swift).
     var challenge = ChallengeState()
-    /// The whole-task deadline's timer, cancelled on completion.
-    var deadlineTimer: (any DispatchSourceTimer)?
+    /// When the stream's waits must be checked next (the wait timer moved by the driver after
+    /// unlocking, ``TaskTimers``); `nil`: leave it as it is.
+    var nextWaitCheck: Duration?
     /// A multipart body once encoded (in memory or in a private temporary file).
     var encodedBody: TransferTask.EncodedBody?
     /// A streamed body's own state (StreamBody.swift); `nil` for other kinds.
@@ -101,10 +102,10 @@ struct TransferState {
     /// (`TransferTask.locked`): a decision never reads a clock, and a test says what time it is.
     var now: ContinuousClock.Instant
 
-    init(context: Context, options: TaskOptions, now: ContinuousClock.Instant) {
+    init(context: Context, options: TaskOptions, now time: ContinuousClock.Instant) {
         self.context = context
         self.options = options
-        self.now = now
+        now = time
         self.memory = MemoryBody(limit: context.maximumResponseSize)
     }
 
@@ -172,10 +173,6 @@ extension TransferState {
     mutating func complete(error: CourierError?, keeping resume: ResumeData? = nil) -> Completion {
         phase.completed()
         let timeline = metrics.complete(error: error)
-        deadlineTimer?.cancel()
-        deadlineTimer = nil
-        stream?.idleTimer?.cancel()
-        stream?.idleTimer = nil
         var obsoleteFiles: [URL] = []
         var resumeDataHandler: (@Sendable (ResumeData?) -> Void)?
         var ending: (DiskWriter, DiskWriter.Ending, removing: [URL])?

@@ -26,10 +26,10 @@ extension TransferTask {
         timer.setEventHandler { [weak self] in self?.checkWaits() }
         let armed = locked { state -> Bool in
             guard !state.phase.isCompleted else { return false }
-            state.stream?.idleTimer = timer
-            state.stream?.lastActivity = .now
+            state.stream?.timesWaits = true
+            state.stream?.lastActivity = state.now
             return true
-        }
+        } && timers.keepWait(timer)
         if armed { timer.resume() }
     }
 
@@ -41,13 +41,13 @@ extension TransferTask {
     /// retry) is not silence.
     private func checkWaits() {
         let expired = locked { state -> URLSessionTask? in
-            guard state.failure == nil, let timer = state.stream?.idleTimer else { return nil }
+            guard state.failure == nil, state.stream?.timesWaits == true else { return nil }
             let attempt = state.phase.state == .running ? state.phase.attempt : nil
             let check = state.stream?.waitChecked(
-                now: .now, hasAttempt: attempt != nil, launching: state.phase.isLaunching, url: originalRequest.url)
+                now: state.now, hasAttempt: attempt != nil, launching: state.phase.isLaunching, url: originalRequest.url)
             switch check {
             case .expired?: return attempt
-            case .lookAgain(let after)?: timer.schedule(deadline: .now() + after.seconds)
+            case .lookAgain(let after)?: state.nextWaitCheck = after
             case .none?, nil: break
             }
             return nil

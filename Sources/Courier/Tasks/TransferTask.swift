@@ -52,6 +52,8 @@ final class TransferTask: Sendable {
     let events: EventDispatcher
     private let finisher: Finisher
     let state: Locked<State>
+    /// The deadline's and the stream's timers: the driver's, never the state's (TaskTimers.swift).
+    let timers = TaskTimers()
 
     typealias State = TransferState
 
@@ -140,9 +142,15 @@ final class TransferTask: Sendable {
     func locked<Result>(_ body: (inout State) -> Result) -> Result {
         // The time a decision takes as its own (TransferState.now): read here, never in it.
         let now = ContinuousClock.now
+        var nextWaitCheck: Duration?
+        defer { if let nextWaitCheck { timers.moveWait(after: nextWaitCheck) } }
         return state.withLock { state in
             state.now = now
             let result = body(&state)
+            if let move = state.nextWaitCheck {
+                nextWaitCheck = move
+                state.nextWaitCheck = nil
+            }
             if !state.outbox.isEmpty {
                 for (event, handle) in state.outbox { events.emit(event, for: handle) }
                 state.outbox.removeAll(keepingCapacity: true)
@@ -336,11 +344,7 @@ final class TransferTask: Sendable {
                 message: "the task did not finish within its deadline of \(Self.describe(seconds)) s", url: originalRequest.url)
             stop(with: error, keepingBytes: true)
         }
-        let armed = locked { state -> Bool in
-            guard state.phase.state != .completed else { return false }
-            state.deadlineTimer = timer
-            return true
-        }
+        let armed = locked { $0.phase.state != .completed } && timers.keepDeadline(timer)
         if armed { timer.resume() }
     }
 
@@ -508,6 +512,7 @@ final class TransferTask: Sendable {
     /// Finishes the task; a download first waits for its writer to write every accepted byte and
     /// end the file (the completion then runs on the writer's queue).
     func perform(_ completion: Completion) {
+        timers.end()
         var completion = completion
         if let (url, _) = completion.encodedBodyFile {
             unlink(url.path)
