@@ -110,7 +110,10 @@ extension TransferTask {
     /// connection, whose ending the crew decides. `false` when no crew runs (the transfer decides).
     func segmentsTookEnding(_ task: URLSessionTask, _ error: (any Error)?) -> Bool {
         var mine = false
-        let facts = attemptFacts(after: error, url: task.currentRequest?.url ?? originalRequest.url)
+        // The route is asked only when a crew runs and the connection failed (the transfer asks it
+        // again itself when no crew takes the ending).
+        let crewFailed = error != nil && locked { $0.file?.split != nil }
+        let facts = crewFailed ? attemptFacts(after: error, url: task.currentRequest?.url ?? originalRequest.url) : nil
         crewStep(facts: facts) { crew, now in
             let problem = error.map { CourierError.transport($0, url: task.originalRequest?.url, response: nil, tls: nil) }
             let ended = crew.ended(crew.setup.primaryID, task, error: problem, now: now)
