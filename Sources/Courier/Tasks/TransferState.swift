@@ -86,8 +86,8 @@ struct TransferState {
     var pendingRedirect: URLRequest?
     /// This attempt's answer to a 401 (ChallengeState.swift).
     var challenge = ChallengeState()
-    /// When the stream's waits must be checked next (the wait timer moved by the driver after
-    /// unlocking, ``TaskTimers``); `nil`: leave it as it is.
+    /// When the stream's waits must be checked next (the wait timer is the driver's, moved as it
+    /// leaves the lock, ``TaskTimers``); `nil`: leave it as it is.
     var nextWaitCheck: Duration?
     /// A multipart body once encoded (in memory or in a private temporary file).
     var encodedBody: TransferTask.EncodedBody?

@@ -142,14 +142,15 @@ final class TransferTask: Sendable {
     func locked<Result>(_ body: (inout State) -> Result) -> Result {
         // The time a decision takes as its own (TransferState.now): read here, never in it.
         let now = ContinuousClock.now
-        var nextWaitCheck: Duration?
-        defer { if let nextWaitCheck { timers.moveWait(after: nextWaitCheck) } }
         return state.withLock { state in
             state.now = now
             let result = body(&state)
             if let move = state.nextWaitCheck {
-                nextWaitCheck = move
+                // Moved before unlocking, as the events are queued: two decisions on two threads
+                // must not move the timer in the other order (a head's short idle limit overtaken
+                // by an older, longer check would go unenforced). Only libdispatch is called.
                 state.nextWaitCheck = nil
+                timers.moveWait(after: move)
             }
             if !state.outbox.isEmpty {
                 for (event, handle) in state.outbox { events.emit(event, for: handle) }
