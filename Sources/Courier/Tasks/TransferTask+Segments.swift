@@ -40,7 +40,6 @@ extension TransferTask {
 
     /// Starts a crew over `map`, with `task` (this attempt, answered with a 206) as its first connection.
     func beginSegments(_ task: URLSessionTask, _ map: SegmentMap) {
-        let now = ContinuousClock.now
         let lanes = core.lanes.lease()
         // The manager's per-host cap (maximumRunningTasksPerHost): the connections never exceed it.
         let perHost = core.table.cap
@@ -57,9 +56,9 @@ extension TransferTask {
                 bufferLimit: plan.policy.bufferLimit, reports: events.isActive)
             let number = file.crews + 1
             state.file?.crews = number
-            state.file?.split = FileBody.SplitRun(crew: Crew(setup, now: now), lanes: lanes, timer: nil, number: number)
+            state.file?.split = FileBody.SplitRun(crew: Crew(setup, now: state.now), lanes: lanes, timer: nil, number: number)
             state.file?.segments = map.withoutConnections
-            return apply(state.file!.split!.crew.start(now: now), to: &state, facts: AttemptFacts(invalidated: core.isInvalidated))
+            return apply(state.file!.split!.crew.start(now: state.now), to: &state, facts: AttemptFacts(invalidated: core.isInvalidated))
         }
         guard let work else {
             // Never used: the manager forgets it now rather than when it is invalidated.
@@ -94,12 +93,12 @@ extension TransferTask {
     func crewStep(
         number: Int? = nil, facts: AttemptFacts? = nil, _ event: (inout Crew, ContinuousClock.Instant) -> [Crew.Action]
     ) -> Bool {
-        let now = ContinuousClock.now
         let facts = facts ?? AttemptFacts(invalidated: core.isInvalidated)
         let work = locked { state -> CrewWork? in
             // Only the number is read: a copy of the crew here would copy its tables at every event.
             guard let current = state.file?.split?.number, number == nil || current == number else { return nil }
-            return apply(event(&state.file!.split!.crew, now), to: &state, facts: facts)
+            // The event's time is the one `locked` gave the state: one clock for the transfer and its crew.
+            return apply(event(&state.file!.split!.crew, state.now), to: &state, facts: facts)
         }
         guard let work else { return false }
         perform(work)
@@ -129,10 +128,9 @@ extension TransferTask {
     /// own URLSession task) had ended already, through the crew, no completion will come for this
     /// attempt: it ends here, as stopped.
     func stopSegments() {
-        let now = ContinuousClock.now
         let work = locked { state -> CrewWork? in
             guard let run = state.file?.split else { return nil }
-            let (actions, handover) = state.file!.split!.crew.stop(now: now)
+            let (actions, handover) = state.file!.split!.crew.stop(now: state.now)
             var work = apply(actions, to: &state, facts: AttemptFacts(invalidated: core.isInvalidated))
             state.file?.split = nil
             state.adoptSegments(handover.map, tally: handover.tally)
