@@ -155,9 +155,14 @@ extension CacheBinding {
 
     /// The fields of a live response.
     static func headers(of response: HTTPURLResponse) -> CacheHeaders {
-        CacheHeaders(response.allHeaderFields.compactMap { key, value in
-            guard let name = key as? String else { return nil }
-            return (name, value as? String ?? String(describing: value))
-        })
+        let fields = response.allHeaderFields
+        var pairs: [CacheHeaders.Field] = []
+        pairs.reserveCapacity(fields.count)
+        for (key, value) in fields {
+            // `key.base`: a cast from `AnyHashable` itself goes through its box first.
+            guard let name = key.base as? String else { continue }
+            pairs.append(CacheHeaders.Field(name: name, value: value as? String ?? String(describing: value)))
+        }
+        return CacheHeaders(pairs)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+internal import CourierSupport
 
 /// The directives of `Cache-Control` fields (RFC 9111 §5.2, RFC 5861), parsed tolerantly.
 ///
@@ -53,18 +54,19 @@ struct CacheControl: Sendable, Equatable {
     }
 
     private mutating func apply(_ element: String) {
+        // Bytes, not `Character`s: every decision reads the field (a directive's name is ASCII).
         let name: Substring
         let value: String?
-        if let equals = element.firstIndex(of: "=") {
+        if let equals = element.utf8.firstIndex(of: UInt8(ascii: "=")) {
             name = element[..<equals]
-            value = String(element[element.index(after: equals)...])
+            value = String(element[element.utf8.index(after: equals)...])
         } else {
             name = Substring(element)
             value = nil
         }
         // A name holding blanks (`max-age =5`) is not a token: an unknown extension.
-        guard !name.isEmpty, !name.contains(where: { $0 == " " || $0 == "\t" || $0 == "\"" }) else { return }
-        switch name.lowercased() {
+        guard !name.isEmpty, !name.utf8.contains(where: { $0 == 0x20 || $0 == 0x09 || $0 == UInt8(ascii: "\"") }) else { return }
+        switch ASCIICase.lowercased(String(name)) {
         case "max-age": maxAge = Self.merged(maxAge, Self.delta(value))
         case "s-maxage": sharedMaxAge = Self.merged(sharedMaxAge, Self.delta(value))
         case "no-store": noStore = true
@@ -117,7 +119,7 @@ struct CacheControl: Sendable, Equatable {
 
     /// The inside of a quoted string (escapes removed), or the value as it is.
     static func unquoted(_ value: String) -> String {
-        guard value.count >= 2, value.first == "\"", value.last == "\"" else { return value }
+        guard value.utf8.count >= 2, value.utf8.first == UInt8(ascii: "\""), value.utf8.last == UInt8(ascii: "\"") else { return value }
         var result = ""
         var escaped = false
         for character in value.dropFirst().dropLast() {

@@ -1,4 +1,5 @@
 import Foundation
+internal import CourierSupport
 
 /// A response's header fields as a cache keeps them: in order, names compared without case,
 /// values as received (a `Set-Cookie` is stored and given back exactly as it came).
@@ -111,15 +112,7 @@ struct CacheHeaders: Sendable, Equatable, Codable {
     /// Field names compared as HTTP does: ASCII letters without case, byte by byte (no Foundation
     /// bridging: a lookup compares dozens of names).
     static func sameName(_ a: String, _ b: String) -> Bool {
-        let x = a.utf8
-        let y = b.utf8
-        guard x.count == y.count else { return false }
-        for (p, q) in zip(x, y) where p != q {
-            let lowerP = p >= 0x41 && p <= 0x5A ? p | 0x20 : p
-            let lowerQ = q >= 0x41 && q <= 0x5A ? q | 0x20 : q
-            if lowerP != lowerQ { return false }
-        }
-        return true
+        ASCIICase.equals(a, b)
     }
 
     /// A dictionary for `HTTPURLResponse`: lines of one name joined with `, ` (its only form).
@@ -127,7 +120,7 @@ struct CacheHeaders: Sendable, Equatable, Codable {
         var result: [String: String] = [:]
         var names: [String: String] = [:]  // lower-cased -> the first spelling
         for field in fields {
-            let key = field.name.lowercased()
+            let key = ASCIICase.lowercased(field.name)
             if let spelling = names[key], let existing = result[spelling] {
                 result[spelling] = existing + ", " + field.value
             } else {

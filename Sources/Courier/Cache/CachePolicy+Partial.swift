@@ -1,4 +1,5 @@
 import Foundation
+internal import CourierSupport
 
 /// A `Range` request answered from a stored response: the status, the `Content-Range` value and
 /// which bytes of the stored body go out.
@@ -125,7 +126,7 @@ extension CachePolicy {
         var headers = stored.head.headers
         var replaced = Set<String>()
         for field in incoming.headers.fields {
-            if replaced.insert(field.name.lowercased()).inserted { headers.remove(field.name) }
+            if replaced.insert(ASCIICase.lowercased(field.name)).inserted { headers.remove(field.name) }
             headers.append(field.name, field.value)
         }
         headers.set("Content-Range", "bytes \(lower)-\(upper)/\(extent.length)")

@@ -19,7 +19,7 @@ extension CachePolicy {
         let incoming = storedHeaders(response.headers)
         var replaced = Set<String>()
         for field in incoming.fields {
-            let name = field.name.lowercased()
+            let name = ASCIICase.lowercased(field.name)
             guard !bodyFields.contains(name) else { continue }
             if replaced.insert(name).inserted { updated.headers.remove(field.name) }
             updated.headers.append(field.name, field.value)

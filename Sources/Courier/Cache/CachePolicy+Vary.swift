@@ -1,4 +1,5 @@
 import Foundation
+internal import CourierSupport
 
 extension CachePolicy {
     /// Request fields whose values are secrets: kept only as a SHA-256 when `Vary` names them.
@@ -7,7 +8,7 @@ extension CachePolicy {
     /// The lower-cased field names `Vary` lists, or `nil` for `Vary: *` (never reused, so never
     /// stored). Empty elements (`Vary: , *`) are skipped; every line counts.
     static func varyNames(_ headers: CacheHeaders) -> [String]? {
-        let names = headers.listElements("Vary").map { $0.lowercased() }
+        let names = headers.listElements("Vary").map { ASCIICase.lowercased($0) }
         if names.contains("*") { return nil }
         var seen = Set<String>()
         return names.filter { seen.insert($0).inserted }

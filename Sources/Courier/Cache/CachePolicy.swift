@@ -24,9 +24,11 @@ enum CachePolicy {
 
     /// The key of a URL: the URL as sent, without its fragment. A different query is a different key.
     static func key(for url: URL) -> String {
-        let text = url.absoluteString
-        guard let hash = text.firstIndex(of: "#") else { return text }
-        return String(text[..<hash])
+        var text = url.absoluteString
+        // Bytes, not `Character`s: this runs for every request the cache sees.
+        let hash = text.withUTF8 { bytes in bytes.firstIndex(of: UInt8(ascii: "#")) }
+        guard let hash else { return text }
+        return String(decoding: text.utf8.prefix(hash), as: UTF8.self)
     }
 
     /// The request methods whose answers are stored and reused.
@@ -80,9 +82,9 @@ enum CachePolicy {
     /// and those a qualified `no-cache` names (reused only after validation, so simply not kept).
     static func storedHeaders(_ headers: CacheHeaders) -> CacheHeaders {
         var dropped = unstoredFields
-        for name in headers.listElements("Connection") { dropped.insert(name.lowercased()) }
-        for name in CacheControl(lines: headers.values("Cache-Control")).noCacheFields { dropped.insert(name.lowercased()) }
-        return CacheHeaders(headers.fields.filter { !dropped.contains($0.name.lowercased()) })
+        for name in headers.listElements("Connection") { dropped.insert(ASCIICase.lowercased(name)) }
+        for name in CacheControl(lines: headers.values("Cache-Control")).noCacheFields { dropped.insert(ASCIICase.lowercased(name)) }
+        return CacheHeaders(headers.fields.filter { !dropped.contains(ASCIICase.lowercased($0.name)) })
     }
 
     // MARK: - Freshness (RFC 9111 §4.2)

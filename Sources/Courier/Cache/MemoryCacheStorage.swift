@@ -31,9 +31,17 @@ final class MemoryCacheStorage: CacheStorage {
         }
         state.withLock { state in
             let variant = entry.head.variant
-            Self.remove(variant, from: &state)
-            state.entries[variant] = entry
-            state.variants[variant.key, default: []].insert(variant, at: 0)
+            // Replaced in place (every miss of a stored URL replaces its entry): one hash of the
+            // variant instead of a removal and an insertion. The newest variant of a key is first.
+            if let replaced = state.entries.updateValue(entry, forKey: variant) {
+                state.bytes -= replaced.byteCount
+                if state.variants[variant.key]?.first != variant {
+                    state.variants[variant.key]?.removeAll { $0 == variant }
+                    state.variants[variant.key, default: []].insert(variant, at: 0)
+                }
+            } else {
+                state.variants[variant.key, default: []].insert(variant, at: 0)
+            }
             state.order.touch(variant)
             state.bytes += size
             while state.bytes > maximumBytes, let oldest = state.order.oldest { Self.remove(oldest, from: &state) }

@@ -100,6 +100,9 @@ final class CacheControlTests: XCTestCase {
         XCTAssertEqual(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT"), expected)
         XCTAssertEqual(HTTPDate.parse("Sun Nov  6 08:49:37 1994"), expected)
         XCTAssertEqual(HTTPDate.parse("sun, 06 nov 1994 08:49:37 gmt"), expected, "names in any case")
+        XCTAssertEqual(HTTPDate.parse(" \tSun, 06 Nov 1994 08:49:37 GMT \t"), expected, "optional white space around the value")
+        XCTAssertEqual(HTTPDate.parse("Sun Nov 16 08:49:37 1994"), expected.addingTimeInterval(10 * 86_400), "asctime, two-digit day")
+        XCTAssertEqual(HTTPDate.parse("Sun, 06 Nov 01994 08:49:37 GMT"), expected, "a year of more than four digits")
     }
 
     func testMalformedDatesAreRefused() {
@@ -109,6 +112,10 @@ final class CacheControlTests: XCTestCase {
             "Sun, 06 Nov 1994 08.49.37 GMT", "Sun, 06 Nov 1994 8:49:37 GMT", "0", "-1", "", "tomorrow",
             "Sun, 06 Nov 1994 08:49:37 GMT, Mon, 07 Nov 1994 08:49:37 GMT", "Sun, 32 Nov 1994 08:49:37 GMT",
             "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49:37 GMT\r\n", "Sun, 06 Nov 1994 08:49:37  GMT", "Sun, 06 Nov 1994 08:49:37 GMTX",
+            "Sun, 06 Nov 1994 08:49:37 \u{FF27}MT", "S\u{FF55}n, 06 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:4:937 GMT",
+            "Sun, 06 Nov 1994 08:49:3 GMT", "Sun, 06 Nov 1994  8:49:37 GMT", "Sun Nov 6 08:49:37 1994", "Sun Nov   6 08:49:37 1994",
+            "Xyz, 06 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994\t08:49:37 GMT",
         ] {
             XCTAssertNil(HTTPDate.parse(value), value)
         }

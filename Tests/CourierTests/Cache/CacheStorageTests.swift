@@ -73,8 +73,14 @@ final class CacheStorageTests: XCTestCase {
             store.store(en)
             store.store(de)
             XCTAssertEqual(store.entries(for: en.head.key).map(\.body.count), [20, 10], "newest first")
-            store.store(entry("/v", body: 30, vary: [.init(name: "accept-language", value: "en")], at: 3))
+            let replacement = entry("/v", body: 30, vary: [.init(name: "accept-language", value: "en")], at: 3)
+            store.store(replacement)
             XCTAssertEqual(store.entries(for: en.head.key).map(\.body.count), [30, 20])
+            if store is MemoryCacheStorage {
+                XCTAssertEqual(store.byteCount, replacement.byteCount + de.byteCount, "the replaced entry's bytes are no longer counted")
+                store.store(de)
+                XCTAssertEqual(store.entries(for: en.head.key).map(\.body.count), [20, 30], "a replaced variant moves to the front")
+            }
             store.remove(key: en.head.key)
             XCTAssertTrue(store.entries(for: en.head.key).isEmpty)
             XCTAssertEqual(store.byteCount, 0)

@@ -52,5 +52,15 @@ final class SharedSupportTests: XCTestCase {
         XCTAssertFalse(ASCIICase.equals("[", "{"))
         XCTAssertFalse(ASCIICase.equals("É", "é"))
         XCTAssertTrue(ASCIICase.equals("X-Ünïcode", "x-Ünïcode"))
+        XCTAssertTrue(ASCIICase.equals(String(repeating: "Ab", count: 40), String(repeating: "aB", count: 40)), "longer than a small string")
+    }
+
+    func testASCIILowercasingFoldsOnlyCapitalLetters() {
+        XCTAssertEqual(ASCIICase.lowercased("Cache-Control"), "cache-control")
+        XCTAssertEqual(ASCIICase.lowercased("max-age"), "max-age")
+        XCTAssertEqual(ASCIICase.lowercased("@[`{"), "@[`{")
+        XCTAssertEqual(ASCIICase.lowercased("X-ÜNÏ"), "x-ÜnÏ", "only ASCII letters fold: no field name changes under a wider mapping")
+        XCTAssertEqual(ASCIICase.lowercased("\u{212A}EEP"), "\u{212A}eep", "the Kelvin sign does not become a k")
+        XCTAssertEqual(ASCIICase.lowercased(""), "")
     }
 }
