@@ -1,5 +1,6 @@
 import Foundation
 import Courier
+import CourierSupport
 
 extension GetCommand {
     /// `courier get`'s command line: `<url> [options]` (``GetCommand/help`` lists them).
@@ -249,7 +250,7 @@ extension GetCommand {
                 throw UsageError(message: "-H takes 'Name: value', not '\(text)'", help: help)
             }
             let name = String(text[..<colon])
-            guard isToken(name) else {
+            guard HTTPToken.isToken(name) else {
                 throw UsageError(message: "'\(name)' is not a valid header name", help: help)
             }
             if let why = reserved[name.lowercased()] {
@@ -257,13 +258,6 @@ extension GetCommand {
             }
             let value = text[text.index(after: colon)...].trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
             return (name, value)
-        }
-
-        /// Whether `name` can be a header name: an HTTP token (RFC 9110 §5.6.2).
-        static func isToken(_ name: String) -> Bool {
-            let tokenSymbols = Set("!#$%&'*+-.^_`|~".unicodeScalars)
-            return !name.isEmpty
-                && name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || tokenSymbols.contains($0)) })
         }
     }
 }
