@@ -58,16 +58,8 @@ extension GetCommand {
         /// `-o -` without `--whole`: each byte goes to stdout as it arrives (GetCommand+Streaming.swift).
         var streamsToStandardOutput: Bool { writesToStandardOutput && !whole }
 
-        static let valued = Set([
-            "-o", "--output", "--retries", "--sha256", "-H", "--header", "--max-time", "--timeout", "-C", "--continue-at",
-            "--wait-for-network", "--split", "-z", "--time-cond", "--etag-compare", "--etag-save", "--cache",
-        ]).union(QueueOptions.valued).union(OutputRedaction.valued).union(TLSOptions.valued)
-        static let flags: Set<String> = TLSOptions.flags.union([
-            "-q", "--quiet", "-s", "--silent", "--force", "-h", "--help", "--location-trusted", "--accept-unverified",
-            "--whole", "-v", "--verbose",
-            // curl's and wget's names for what courier does anyway: accepted, and nothing changes.
-            "-O", "--remote-name", "-L", "--location", "-f", "--fail", "-c", "--continue", "-S", "--show-error",
-        ])
+        static let valued = OptionTable.valued(for: [.get, .queue])
+        static let flags = OptionTable.flags(for: [.get, .queue])
         /// The long names, for "did you mean": the TLS options last, so that a tie (`--retry` is as
         /// far from `--cert` as from `--retries`) goes to the command's own option.
         static var longNames: [String] { TLSOptions.afterOwn(valued.union(flags)) }

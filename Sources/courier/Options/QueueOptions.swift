@@ -26,9 +26,7 @@ extension GetCommand {
     /// shares (``shared``).
     struct QueueOptions {
         /// The options only `-i` takes.
-        static let valued: Set<String> = [
-            "-i", "--input-file", "--state", "--parallel", "--per-host", "-P", "--directory-prefix",
-        ]
+        static let valued = OptionTable.valued(for: .queue)
 
         /// `-i`: the input file's path, or `-` for stdin.
         var input: String
