@@ -253,3 +253,10 @@ extension GetCommand {
         }
     }
 }
+
+extension Duration {
+    /// `seconds` (an option's value) as a duration, rounded up to the millisecond.
+    static func seconds(roundingUp seconds: Double) -> Duration {
+        .milliseconds(Int64((seconds * 1000).rounded(.up)))
+    }
+}

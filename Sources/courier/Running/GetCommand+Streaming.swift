@@ -158,7 +158,7 @@ extension GetCommand {
     private func streamingManager(printer: ProgressPrinter, retries: Locked<Int>, verbose: VerboseMonitor?) -> SessionManager {
         var configuration = SessionManager.Configuration()
         configuration.tls = options.tls.announced()
-        configuration.deadline = options.maxTime.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }
+        configuration.deadline = options.maxTime.map { .seconds(roundingUp: $0) }
         configuration.retryPolicy = Self.retryPolicy(retries: options.retries)
         // Not to another origin a redirect leads to, unless trusted (as for files).
         if !options.locationTrusted { configuration.sensitiveHeaders = Set(options.headers.map { $0.name.lowercased() }) }

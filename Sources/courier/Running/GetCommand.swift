@@ -190,7 +190,7 @@ struct GetCommand {
         policy.retry = Self.retryPolicy(retries: options.retries)
         policy.expectedSHA256 = options.expectedSHA256
         policy.publishesUnverifiedBodies = options.acceptUnverified
-        policy.deadline = options.maxTime.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }
+        policy.deadline = options.maxTime.map { .seconds(roundingUp: $0) }
         // Every run gives its -H headers again: a record never needs their values, and a token
         // must not sit in the working directory. Nor do they follow a redirect to another origin
         // unless the user trusts it (curl's --location-trusted).
