@@ -142,6 +142,9 @@ public final class StreamSink {
             }
         }
         guard let recordFile else { return }
+        // A second head (a caller that begins again) replaces the first one's record.
+        if recordDescriptor >= 0 { close(recordDescriptor) }
+        recordDescriptor = -1
         let record = Record(written: written, validator: facts.validator, length: facts.length)
         do {
             try AtomicFile.write(Data(record.text.utf8), to: recordFile)
