@@ -255,3 +255,8 @@ extension CourierError {
         return copy
     }
 }
+
+// Not Sendable, on purpose: one task writes a body, and the sink's counters and record have no
+// lock because nothing else may touch them. Said here so that the compiler refuses to share one.
+@available(*, unavailable)
+extension StreamSink: Sendable {}
