@@ -302,14 +302,6 @@ final class GetOptionsTests: XCTestCase {
             "courier: interrupted; nothing was written to stdout (a download to stdout is not kept: the next run starts over)")
     }
 
-    func testPartialFileIsNamedAfterTheURL() throws {
-        let url = try XCTUnwrap(URL(string: "http://bench.invalid/files/a.bin"))
-        let digest = SHA256.hexString(SHA256.hash(Data(url.absoluteString.utf8)))
-        XCTAssertEqual(GetCommand.partialFileName(for: url), ".courier-\(digest.prefix(16)).courier-partial")
-        XCTAssertNotEqual(
-            GetCommand.partialFileName(for: url), GetCommand.partialFileName(for: try XCTUnwrap(URL(string: "http://h/b"))))
-    }
-
     func testOutputPathsAreResolvedAgainstTheWorkingDirectory() {
         let cwd = URL(fileURLWithPath: "/work/dir", isDirectory: true)
         XCTAssertEqual(GetCommand.outputURL("a.bin", in: cwd).path, "/work/dir/a.bin")

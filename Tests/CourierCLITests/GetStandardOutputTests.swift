@@ -393,28 +393,6 @@ final class GetStandardOutputTests: CommandLineTestCase {
 
     // MARK: - Pure parts
 
-    func testTheRecordRoundTripsAndUpdatesInPlace() throws {
-        let record = StandardOutputRecord(written: 12, writing: 34, validator: "\"v 1\"", length: 300_000)
-        XCTAssertEqual(StandardOutputRecord(text: record.text), record)
-        let bare = StandardOutputRecord(validator: nil, length: nil)
-        XCTAssertEqual(StandardOutputRecord(text: bare.text), bare)
-        XCTAssertNil(StandardOutputRecord(text: "written 1\n"))
-        XCTAssertNil(StandardOutputRecord(text: ""))
-        // Every progress line has the same length, so an update overwrites exactly the old one.
-        XCTAssertEqual(
-            StandardOutputRecord.progressLine(written: 0, writing: 0).utf8.count,
-            StandardOutputRecord.progressLine(written: Int64.max, writing: 16384).utf8.count)
-
-        let staging = logs.appendingPathComponent("staging")
-        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
-        let recorder = try StandardOutputRecorder(in: staging, StandardOutputRecord(validator: "\"e\"", length: 10))
-        try recorder.update(written: 4, writing: 6)
-        XCTAssertEqual(StandardOutputRecord.read(in: staging), StandardOutputRecord(written: 4, writing: 6, validator: "\"e\"", length: 10))
-        try recorder.update(written: 10, writing: 0)
-        XCTAssertEqual(StandardOutputRecord.read(in: staging)?.written, 10)
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: staging.path), ["stdout.record"])
-    }
-
     func testWhenACrashedChildCanBeContinued() {
         let continuable = StandardOutputRecord(written: 100, writing: 0, validator: "\"v\"", length: 200)
         XCTAssertNil(GetSupervisor.cannotContinueLine(signal: SIGILL, continuable))
@@ -433,28 +411,6 @@ final class GetStandardOutputTests: CommandLineTestCase {
         XCTAssertTrue(
             midWrite?.hasSuffix("between 2.0 KiB (2048 bytes) and 18.0 KiB (18432 bytes) were written to stdout") ?? false,
             midWrite ?? "nil")
-    }
-
-    func testResponseFactsFollowTheLibrarysRules() throws {
-        let url = try XCTUnwrap(URL(string: "http://h/x"))
-        func facts(_ headers: [String: String], status: Int = 200) -> ResponseFacts {
-            ResponseFacts(HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!)
-        }
-        let plain = facts(["Content-Length": "10", "ETag": "\"a\"", "Last-Modified": "Wed, 21 Oct 2015 07:28:00 GMT"])
-        XCTAssertEqual(plain.length, 10)
-        XCTAssertEqual(plain.validator, "\"a\"", "a strong ETag first")
-        XCTAssertNil(plain.unverifiableReason)
-        XCTAssertEqual(
-            facts(["Content-Length": "10", "ETag": "W/\"a\"", "Last-Modified": "Wed, 21 Oct 2015 07:28:00 GMT"]).validator,
-            "Wed, 21 Oct 2015 07:28:00 GMT", "a weak ETag proves nothing: Last-Modified instead")
-        XCTAssertNil(facts(["Content-Length": "10"]).validator)
-        let encoded = facts(["Content-Length": "10", "Content-Encoding": "gzip", "ETag": "\"a\""])
-        XCTAssertNil(encoded.length, "a compressed length")
-        XCTAssertNil(encoded.validator, "offsets would count decoded bytes")
-        XCTAssertNotNil(encoded.unverifiableReason)
-        XCTAssertNil(facts(["Transfer-Encoding": "chunked"]).unverifiableReason, "the last chunk proves the end")
-        XCTAssertNotNil(facts([:]).unverifiableReason, "only the connection closing ends it")
-        XCTAssertNil(facts(["Content-Encoding": "identity", "Content-Length": "3"]).unverifiableReason)
     }
 
     // MARK: - Helpers

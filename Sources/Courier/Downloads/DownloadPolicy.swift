@@ -100,6 +100,16 @@ public struct DownloadPolicy: Sendable {
         destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).courier-partial")
     }
 
+    /// A fixed partial file in `directory` for a download of `url` whose file name is known only
+    /// from its response (an `.atResponse` destination, named after `Content-Disposition`):
+    /// `.courier-<16 hex digits of SHA-256(url)>.courier-partial`. The same for every download of
+    /// the same URL and different for different URLs, so a process started again after a crash
+    /// finds the bytes and the record of the one that stopped before any response names the file.
+    public static func partialFile(for url: URL, in directory: URL) -> URL {
+        let digest = SHA256.hexString(SHA256.hash(Data(url.absoluteString.utf8)))
+        return directory.appendingPathComponent(".courier-\(digest.prefix(16)).courier-partial")
+    }
+
     /// The resume record kept beside `partialFile`: `….courier-resume`.
     public static func recordFile(for partialFile: URL) -> URL {
         let name = partialFile.lastPathComponent

@@ -149,4 +149,16 @@ final class ResumeRecordTests: CourierTestCase {
             XCTAssertEqual((context.underlyingError as? CourierError)?.code, .invalidResumeData)
         }
     }
+
+    func testAPartialFileNamedAfterTheURLIsTheSameOnEveryRunAndDiffersPerURL() throws {
+        // Given a URL and a directory (moved here from `courier get`'s tests with the rule)
+        let url = try XCTUnwrap(URL(string: "http://bench.invalid/files/a.bin"))
+        let place = URL(fileURLWithPath: "/work/dir", isDirectory: true)
+        let digest = SHA256.hexString(SHA256.hash(Data(url.absoluteString.utf8)))
+        // Then the name is the URL's hash, and another URL gets another name
+        XCTAssertEqual(DownloadPolicy.partialFile(for: url, in: place).path, "/work/dir/.courier-\(digest.prefix(16)).courier-partial")
+        XCTAssertNotEqual(
+            DownloadPolicy.partialFile(for: url, in: place),
+            DownloadPolicy.partialFile(for: try XCTUnwrap(URL(string: "http://h/b")), in: place))
+    }
 }

@@ -38,7 +38,7 @@ enum OutputRedaction {
     static func adding(option: String, value: String, to redaction: Redaction, help: String) throws(UsageError) -> Redaction {
         switch option {
         case "--redact-header":
-            guard GetCommand.Options.isToken(value) else {
+            guard HTTPToken.isToken(value) else {
                 throw UsageError(message: "--redact-header takes a header name, not '\(value)'", help: help)
             }
             return redaction.adding(headers: [value])

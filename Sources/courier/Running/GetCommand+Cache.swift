@@ -52,7 +52,7 @@ extension GetCommand {
         configuration.responseCache = cache
         configuration.maximumResponseSize = Self.cacheMaximumBytes
         configuration.retryPolicy = Self.retryPolicy(retries: options.retries)
-        configuration.deadline = options.maxTime.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }
+        configuration.deadline = options.maxTime.map { .seconds(roundingUp: $0) }
         if !options.quiet {
             configuration.eventMonitors = [ClosureEventMonitor(onRetry: { _, event in printer.message(Self.retryLine(event)) })]
         }

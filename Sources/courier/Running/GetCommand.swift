@@ -190,7 +190,7 @@ struct GetCommand {
         policy.retry = Self.retryPolicy(retries: options.retries)
         policy.expectedSHA256 = options.expectedSHA256
         policy.publishesUnverifiedBodies = options.acceptUnverified
-        policy.deadline = options.maxTime.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }
+        policy.deadline = options.maxTime.map { .seconds(roundingUp: $0) }
         // Every run gives its -H headers again: a record never needs their values, and a token
         // must not sit in the working directory. Nor do they follow a redirect to another origin
         // unless the user trusts it (curl's --location-trusted).
@@ -216,7 +216,7 @@ struct GetCommand {
         }
         // The name is known only once the response is in; the partial file's place must not
         // wait for it, or a rerun could not find it. So it is named after the URL.
-        policy.partialFile = cwd.appendingPathComponent(Self.partialFileName(for: options.url))
+        policy.partialFile = DownloadPolicy.partialFile(for: options.url, in: cwd)
         let url = options.url
         // The URL's own name is known now: a file already there stops the command before any
         // byte is fetched, rather than after the whole body.
@@ -273,13 +273,6 @@ struct GetCommand {
                 "courier: not modified: \(why) (\(Self.displayURL(options.url))); nothing was downloaded\n")
         }
         return ExitCode.success
-    }
-
-    /// `.courier-<first 16 hex digits of SHA-256(url)>.courier-partial`: the same for every run
-    /// of the same command, different for different URLs.
-    static func partialFileName(for url: URL) -> String {
-        let digest = SHA256.hexString(SHA256.hash(Data(url.absoluteString.utf8)))
-        return ".courier-\(digest.prefix(16)).courier-partial"
     }
 
     static func outputURL(_ path: String, in cwd: URL) -> URL {
@@ -429,7 +422,7 @@ struct GetCommand {
     static func recordedResume(for options: Options, in cwd: URL) -> ResumeData? {
         guard !options.writesToStandardOutput else { return nil }
         let partial = options.output.map { DownloadPolicy.defaultPartialFile(for: outputURL($0, in: cwd)) }
-            ?? cwd.appendingPathComponent(partialFileName(for: options.url))
+            ?? DownloadPolicy.partialFile(for: options.url, in: cwd)
         return try? ResumeData.record(beside: partial)
     }
 

@@ -18,8 +18,6 @@ struct DoctorCommand {
         var tls = TLSOptions()
     }
 
-    static let flags = ["--json", "--help", "-h"]
-
     static let help = """
         usage: courier doctor [<url>] [--json] [--redact-param <name>]… [TLS options]
 
@@ -49,58 +47,38 @@ struct DoctorCommand {
         each named on a "problem:" line; 2 for a usage mistake.
         """
 
-    /// `nil` for `--help`.
-    static func parse(_ arguments: [String]) throws -> Options? {
+    /// `nil` for `--help`. In `get`'s grammar (ArgumentScanner.swift), with `doctor`'s options
+    /// from the table (OptionTable.swift).
+    static func parse(_ arguments: [String]) throws(UsageError) -> Options? {
+        let help = "courier doctor --help"
+        let unknown = { (name: String) -> UsageError in
+            let closest = Suggestion.closest(to: name, among: TLSOptions.afterOwn(OptionTable.valued(for: .doctor).union(OptionTable.flags(for: .doctor))))
+            return UsageError(message: "unknown option '\(name)'" + (closest.map { "; did you mean \($0)?" } ?? ""), help: help)
+        }
+        let scanned = try ArgumentScanner(
+            valued: OptionTable.valued(for: .doctor), flags: OptionTable.flags(for: .doctor), help: help, unknown: unknown
+        ).scan(arguments)
+        if !scanned.flags.isDisjoint(with: ["-h", "--help"]) { return nil }
         var options = Options()
-        var rest = arguments[...]
-        while let argument = rest.popFirst() {
-            // `--redact-param NAME` or `--redact-param=NAME`.
-            var name = argument
-            var attached: String?
-            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
-                name = String(argument[..<equals])
-                attached = String(argument[argument.index(after: equals)...])
-            }
+        options.json = scanned.flags.contains("--json")
+        options.tls.insecure = !scanned.flags.isDisjoint(with: TLSOptions.flags)
+        for (name, value) in scanned.values {
             if TLSOptions.valued.contains(name) {
-                guard let value = attached ?? rest.popFirst() else {
-                    throw UsageError(message: "\(name) needs a value", help: "courier doctor --help")
-                }
-                try options.tls.apply(option: name, value: value, help: "courier doctor --help")
-                continue
-            }
-            if TLSOptions.flags.contains(argument) {
-                options.tls.insecure = true
-                continue
-            }
-            if OutputRedaction.valued.contains(name) {
-                guard let value = attached ?? rest.popFirst() else {
-                    throw UsageError(message: "\(name) needs a name", help: "courier doctor --help")
-                }
-                options.redaction = try OutputRedaction.adding(
-                    option: name, value: value, to: options.redaction, help: "courier doctor --help")
-                continue
-            }
-            switch argument {
-            case "--help", "-h": return nil
-            case "--json": options.json = true
-            default:
-                if argument.hasPrefix("-") {
-                    let names = ["--json", "--help"] + OutputRedaction.valued.sorted() + TLSOptions.valued.sorted() + ["--insecure"]
-                    let closest = Suggestion.closest(to: argument, among: names)
-                    throw UsageError(
-                        message: "unknown option '\(argument)'" + (closest.map { "; did you mean \($0)?" } ?? ""),
-                        help: "courier doctor --help")
-                }
-                guard options.url == nil else {
-                    throw UsageError(message: "doctor takes one URL, not '\(argument)' as well", help: "courier doctor --help")
-                }
-                guard let url = URL(string: argument), let scheme = url.scheme, !scheme.isEmpty, url.host?.isEmpty == false else {
-                    throw UsageError(message: "'\(argument)' is not a URL like https://host/path", help: "courier doctor --help")
-                }
-                options.url = url
+                try options.tls.apply(option: name, value: value, help: help)
+            } else {
+                options.redaction = try OutputRedaction.adding(option: name, value: value, to: options.redaction, help: help)
             }
         }
-        options.tls = try options.tls.validated(help: "courier doctor --help")
+        guard scanned.positionals.count <= 1 else {
+            throw UsageError(message: "doctor takes one URL, not '\(scanned.positionals[1])' as well", help: help)
+        }
+        if let argument = scanned.positionals.first {
+            guard let url = URL(string: argument), let scheme = url.scheme, !scheme.isEmpty, url.host?.isEmpty == false else {
+                throw UsageError(message: "'\(argument)' is not a URL like https://host/path", help: help)
+            }
+            options.url = url
+        }
+        options.tls = try options.tls.validated(help: help)
         return options
     }
 

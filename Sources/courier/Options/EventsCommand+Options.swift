@@ -35,10 +35,8 @@ extension EventsCommand {
         }
 
         static let help = "courier events --help"
-        static let valued = Set([
-            "-H", "--header", "--last-event-id", "--max-reconnects", "--retry-delay", "--idle-timeout", "-n", "--max-events",
-        ]).union(OutputRedaction.valued).union(TLSOptions.valued)
-        static let flags: Set<String> = TLSOptions.flags.union(["-s", "--silent", "-q", "--quiet", "-h", "--help", "--location-trusted"])
+        static let valued = OptionTable.valued(for: .events)
+        static let flags = OptionTable.flags(for: .events)
         /// The long names, for "did you mean".
         static var longNames: [String] { TLSOptions.afterOwn(valued.union(flags)) }
 
@@ -132,27 +130,8 @@ extension EventsCommand {
         No Content from the server ends the stream (exit 0).
 
         Options:
-          -H, --header 'Name: value'  Add a request header (repeatable; not sent to another origin a
-                                      redirect leads to, unless --location-trusted).
-          --location-trusted          Send the -H headers across redirects to other hosts too.
-          --redact-param <name>       Mask this query parameter's value in every URL printed
-                                      (repeatable), as token, sig, X-Amz-Signature and the other
-                                      defaults are (Docs/CommandLine.md).
-          --redact-header <name>      Mask this header's value (repeatable); accepted as by get,
-                                      though events prints no headers.
-          --last-event-id <id>        Start after this event: the first request sends it as
-                                      Last-Event-ID.
-          --max-reconnects <n>        Give up after <n> failed reconnections in a row (no
-                                      connection, or one that ended before an event; default 5).
-                                      0: never reconnect.
-          --retry-delay <s>           Seconds to wait before reconnecting when the server sent no
-                                      retry: (default 3; at least 0.5).
-          --idle-timeout <s>          Drop and remake a connection silent for <s> seconds
-                                      (comments count as traffic; waiting for the response
-                                      head counts too). Default: no limit.
-          -n, --max-events <n>        Stop after <n> events (exit 0).
-          -s, --silent, -q, --quiet   No reconnection lines; errors still.
-        \(TLSOptions.help)
+        \(OptionTable.help(for: [.events], in: .events))
+        \(OptionTable.help(for: [.events], in: .tls))
 
         Exit codes: 0 the server ended the stream with 204, or -n events were printed (also a
         response that ended with --max-reconnects 0), 2 usage error, 3 network error after the

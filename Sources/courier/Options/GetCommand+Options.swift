@@ -1,5 +1,6 @@
 import Foundation
 import Courier
+import CourierSupport
 
 extension GetCommand {
     /// `courier get`'s command line: `<url> [options]` (``GetCommand/help`` lists them).
@@ -57,16 +58,8 @@ extension GetCommand {
         /// `-o -` without `--whole`: each byte goes to stdout as it arrives (GetCommand+Streaming.swift).
         var streamsToStandardOutput: Bool { writesToStandardOutput && !whole }
 
-        static let valued = Set([
-            "-o", "--output", "--retries", "--sha256", "-H", "--header", "--max-time", "--timeout", "-C", "--continue-at",
-            "--wait-for-network", "--split", "-z", "--time-cond", "--etag-compare", "--etag-save", "--cache",
-        ]).union(QueueOptions.valued).union(OutputRedaction.valued).union(TLSOptions.valued)
-        static let flags: Set<String> = TLSOptions.flags.union([
-            "-q", "--quiet", "-s", "--silent", "--force", "-h", "--help", "--location-trusted", "--accept-unverified",
-            "--whole", "-v", "--verbose",
-            // curl's and wget's names for what courier does anyway: accepted, and nothing changes.
-            "-O", "--remote-name", "-L", "--location", "-f", "--fail", "-c", "--continue", "-S", "--show-error",
-        ])
+        static let valued = OptionTable.valued(for: [.get, .queue])
+        static let flags = OptionTable.flags(for: [.get, .queue])
         /// The long names, for "did you mean": the TLS options last, so that a tie (`--retry` is as
         /// far from `--cert` as from `--retries`) goes to the command's own option.
         static var longNames: [String] { TLSOptions.afterOwn(valued.union(flags)) }
@@ -249,7 +242,7 @@ extension GetCommand {
                 throw UsageError(message: "-H takes 'Name: value', not '\(text)'", help: help)
             }
             let name = String(text[..<colon])
-            guard isToken(name) else {
+            guard HTTPToken.isToken(name) else {
                 throw UsageError(message: "'\(name)' is not a valid header name", help: help)
             }
             if let why = reserved[name.lowercased()] {
@@ -258,12 +251,12 @@ extension GetCommand {
             let value = text[text.index(after: colon)...].trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
             return (name, value)
         }
+    }
+}
 
-        /// Whether `name` can be a header name: an HTTP token (RFC 9110 §5.6.2).
-        static func isToken(_ name: String) -> Bool {
-            let tokenSymbols = Set("!#$%&'*+-.^_`|~".unicodeScalars)
-            return !name.isEmpty
-                && name.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || tokenSymbols.contains($0)) })
-        }
+extension Duration {
+    /// `seconds` (an option's value) as a duration, rounded up to the millisecond.
+    static func seconds(roundingUp seconds: Double) -> Duration {
+        .milliseconds(Int64((seconds * 1000).rounded(.up)))
     }
 }

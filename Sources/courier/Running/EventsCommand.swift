@@ -144,7 +144,7 @@ struct EventsCommand {
         // `.pause`: a slow reader of stdout makes the stream drop the connection, hand over the
         // events held and reconnect with Last-Event-ID, rather than fail or grow without bound.
         // No head timeout of its own: --idle-timeout bounds the wait for the head too.
-        StreamPolicy(overflow: .pause, idleTimeout: options.idleTimeout.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) })
+        StreamPolicy(overflow: .pause, idleTimeout: options.idleTimeout.map { .seconds(roundingUp: $0) })
     }
 
     private func reconnection() -> ReconnectPolicy {

@@ -10,7 +10,7 @@ extension GetCommand {
         _ options: Options, to configuration: inout SessionManager.Configuration, say: @escaping @Sendable (String) -> Void
     ) {
         guard let seconds = options.waitForNetwork else { return }
-        configuration.waitsForConnectivity = .milliseconds(Int64((seconds * 1000).rounded(.up)))
+        configuration.waitsForConnectivity = .seconds(roundingUp: seconds)
         guard !options.quiet else { return }
         let limit = seconds
         configuration.eventMonitors.append(ClosureEventMonitor(onEvent: { task, event in

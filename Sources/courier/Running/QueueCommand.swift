@@ -108,7 +108,7 @@ struct QueueCommand {
         var policy = DownloadPolicy()
         policy.retry.retryLimit = shared.retries
         policy.publishesUnverifiedBodies = shared.acceptUnverified
-        policy.deadline = shared.maxTime.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }
+        policy.deadline = shared.maxTime.map { .seconds(roundingUp: $0) }
         policy.recordsHeaders = false
         if !shared.locationTrusted { policy.sensitiveHeaders = Set(headers.map { $0.name.lowercased() }) }
         configuration.policy = policy

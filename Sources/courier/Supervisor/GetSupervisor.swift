@@ -435,7 +435,7 @@ struct GetSupervisor {
             return crashed + " while writing to stdout, so how much of that write reached it is unknown and no new "
                 + "process can continue exactly after it" + record.incompleteSuffix
         }
-        guard record.written > 0, record.validator == nil else { return nil }
+        guard !record.isContinuable else { return nil }
         return crashed + " after bytes were written to stdout, and the server sent no ETag or Last-Modified that would "
             + "let a new process continue exactly after them" + record.incompleteSuffix
     }

@@ -59,17 +59,11 @@ extension GetCommand {
                 if errno == EINTR { continue }
                 return fail("cannot read the downloaded body at \(file.path): \(String(cString: strerror(errno)))")
             }
-            var offset = 0
-            while offset < count {
-                let sent = buffer.withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress! + offset, count - offset) }
-                if sent < 0 {
-                    if errno == EINTR { continue }
-                    let reason = String(cString: strerror(errno))
-                    return fail(
-                        "cannot write to stdout (\(reason)) after \(ProgressFormat.bytes(written + Int64(offset))) of "
-                            + "\(ProgressFormat.bytes(size)): the output is incomplete")
-                }
-                offset += sent
+            let sent = Self.writeToStandardOutput(Data(buffer[0..<count]))
+            if let reason = sent.failure {
+                return fail(
+                    "cannot write to stdout (\(reason)) after \(ProgressFormat.bytes(written + Int64(sent.count))) of "
+                        + "\(ProgressFormat.bytes(size)): the output is incomplete")
             }
             written += Int64(count)
         }
@@ -78,5 +72,23 @@ extension GetCommand {
     private func fail(_ message: String) -> Int32 {
         ProgressPrinter.writeToStandardError("courier: \(message)\n")
         return ExitCode.fileSystem
+    }
+
+    /// Writes `data` to stdout in full, unless a write fails: how many bytes went out, and why
+    /// it stopped.
+    static func writeToStandardOutput(_ data: Data) -> (count: Int, failure: String?) {
+        data.withUnsafeBytes { buffer -> (Int, String?) in
+            guard let base = buffer.baseAddress else { return (0, nil) }
+            var offset = 0
+            while offset < buffer.count {
+                let sent = write(STDOUT_FILENO, base + offset, buffer.count - offset)
+                if sent < 0 {
+                    if errno == EINTR { continue }
+                    return (offset, String(cString: strerror(errno)))
+                }
+                offset += sent
+            }
+            return (offset, nil)
+        }
     }
 }

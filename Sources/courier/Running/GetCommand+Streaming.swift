@@ -16,12 +16,11 @@ import CourierSupport
 /// - Within a process, the library guarantees it: once bytes were handed over, a retry (the
 ///   manager's retry policy, `--retries`) continues them with `Range`/`If-Range`, which needs a
 ///   strong validator; without one the stream fails instead of starting over.
-/// - Across a trap that kills the process (GetSupervisor.swift), the child keeps a
-///   ``StandardOutputRecord`` in the supervisor's staging directory — the bytes written, a write
-///   under way, the response's validator and length. A restarted child asks for the body again,
-///   checks that the answer has the same validator and length, reads the first `written` bytes
-///   without writing them (through the SHA-256, when `--sha256` is given) and writes from there.
-///   It does not ask for those bytes with a `Range` of its own: a request that carries a `Range`
+/// - Across a trap that kills the process (GetSupervisor.swift), the library's ``StreamSink``
+///   keeps its record in the supervisor's staging directory — the bytes written, a write under
+///   way, the response's validator and length — and a restarted child's sink checks the new
+///   answer against it and writes after the bytes already out (ResumableDownloads.md,
+///   "Streaming to a descriptor"). The child does not ask for those bytes with a `Range` of its own: a request that carries a `Range`
 ///   turns off the library's own continuation for the rest of the body, and `--sha256` needs the
 ///   bytes anyway; a trap is rare enough for the extra transfer not to matter. Without a validator,
 ///   or when the child died during a write (how much of it reached the pipe is unknown), the
@@ -58,10 +57,19 @@ extension GetCommand {
         // A reader that goes away (`| head`) is a failed write said on stderr, not a silent death.
         signal(SIGPIPE, SIG_IGN)
 
+        // The library's sink keeps the proof, the digest and the record a restarted child continues from.
         let staging = ProcessInfo.processInfo.environment[Self.stagingVariable].map { URL(fileURLWithPath: $0, isDirectory: true) }
-        let earlier = staging.flatMap { StandardOutputRecord.read(in: $0) }
-        if let earlier, earlier.written > 0 || earlier.writing > 0, earlier.writing > 0 || earlier.validator == nil {
+        let sink: StreamSink
+        do {
+            sink = try StreamSink(
+                descriptor: STDOUT_FILENO, recordFile: staging.map(StandardOutputRecord.file(in:)),
+                expectedSHA256: options.expectedSHA256, publishesUnverifiedBodies: options.acceptUnverified)
+        } catch {
             // The supervisor does not restart in this case; a child started some other way must not either.
+            guard case .cannotContinue(let earlier)? = error.underlyingError as? StreamSink.Problem else {
+                ProgressPrinter.writeToStandardError("courier: \(Self.oneLine(error.message))\n")
+                return ExitCode.forError(error)
+            }
             ProgressPrinter.writeToStandardError(
                 "courier: an earlier process wrote to stdout and its bytes cannot be continued exactly\(earlier.incompleteSuffix)\n")
             return ExitCode.network
@@ -76,8 +84,7 @@ extension GetCommand {
         let started = ProgressPrinter.monotonicSeconds()
         let request = streamingRequest()
         let task = Task { [self] in
-            let end = await streamBody(
-                manager: manager, request: request, continuing: earlier, staging: staging, printer: printer)
+            let end = await streamBody(manager: manager, request: request, sink: sink, printer: printer)
             ended.set(end)
             finished.signal()
         }
@@ -151,7 +158,7 @@ extension GetCommand {
     private func streamingManager(printer: ProgressPrinter, retries: Locked<Int>, verbose: VerboseMonitor?) -> SessionManager {
         var configuration = SessionManager.Configuration()
         configuration.tls = options.tls.announced()
-        configuration.deadline = options.maxTime.map { .milliseconds(Int64(($0 * 1000).rounded(.up))) }
+        configuration.deadline = options.maxTime.map { .seconds(roundingUp: $0) }
         configuration.retryPolicy = Self.retryPolicy(retries: options.retries)
         // Not to another origin a redirect leads to, unless trusted (as for files).
         if !options.locationTrusted { configuration.sensitiveHeaders = Set(options.headers.map { $0.name.lowercased() }) }
@@ -192,13 +199,12 @@ extension GetCommand {
         return request
     }
 
-    /// Streams the body to stdout; returns how it ended (never throws: every way out is a
-    /// ``StreamEnd``, so the caller can say how much was written).
+    /// Streams the body to stdout through `sink`; returns how it ended (never throws: every way
+    /// out is a ``StreamEnd``, so the caller can say how much was written).
     private func streamBody(
-        manager: SessionManager, request: URLRequest, continuing earlier: StandardOutputRecord?, staging: URL?,
-        printer: ProgressPrinter
+        manager: SessionManager, request: URLRequest, sink: StreamSink, printer: ProgressPrinter
     ) async -> StreamEnd {
-        var end = StreamEnd(written: earlier?.written ?? 0, resumed: earlier?.written ?? 0)
+        var end = StreamEnd(written: sink.written, resumed: sink.resumed)
         do {
             // Paused rather than failed when stdout is slower than the network: the library stops
             // the transfer and continues it with Range once the writes have caught up (a body
@@ -206,95 +212,59 @@ extension GetCommand {
             let (bytes, response) = try await manager.bytes(
                 for: request, policy: streamPolicy(), validation: conditional.validation())
             end.response = response
-            let facts = ResponseFacts(response)
-            end.hasValidator = facts.validator != nil
-            if let why = facts.unverifiableReason, !options.acceptUnverified, options.expectedSHA256 == nil {
-                throw GetFailure(
-                    ExitCode.integrity,
-                    why + "; nothing could prove it complete, so nothing was written to stdout "
-                        + "(--accept-unverified writes it anyway, with a warning)")
-            }
-            end.unverified = facts.unverifiableReason != nil && options.expectedSHA256 == nil
-            var skip: Int64 = 0
-            if let earlier, earlier.written > 0 {
-                guard let validator = facts.validator, validator == earlier.validator, facts.length == earlier.length else {
-                    throw GetFailure(
-                        ExitCode.network,
-                        "the server's body changed after the download process crashed (its ETag, Last-Modified or "
-                            + "length differ), so it cannot be continued after the bytes already written"
-                            + Self.incompleteSuffix(written: earlier.written))
-                }
-                skip = earlier.written
-            }
-            // Made before the first byte goes out: no record means nothing was written.
-            let record = try staging.map { staging throws(GetFailure) in
-                try StandardOutputRecorder(
-                    in: staging, StandardOutputRecord(written: end.written, validator: facts.validator, length: facts.length))
-            }
-            var hasher = options.expectedSHA256 == nil ? nil : SHA256()
+            try sink.begin(response)
+            end.unverified = !sink.isVerified
             for try await chunk in bytes.chunks {
-                var data = chunk
-                if skip > 0 {
-                    // An earlier child's bytes: already on stdout, hashed again but not written.
-                    let count = Int(min(skip, Int64(data.count)))
-                    hasher?.update(data.prefix(count))
-                    skip -= Int64(count)
-                    data = data.dropFirst(count)
-                    if data.isEmpty { continue }
-                }
-                try record?.update(written: end.written, writing: Int64(data.count))
-                let sent = Self.writeToStandardOutput(data)
-                end.written += Int64(sent.count)
-                if let reason = sent.failure {
-                    throw GetFailure(
-                        ExitCode.fileSystem,
-                        "cannot write to stdout (\(reason)) after \(ProgressFormat.bytes(end.written))"
-                            + (facts.length.map { " of \(ProgressFormat.bytes($0))" } ?? "") + ": the output is incomplete")
-                }
-                try record?.update(written: end.written, writing: 0)
-                hasher?.update(data)
-                printer.update(completed: end.written, total: facts.length)
+                let before = sink.written
+                // A blocking write on a cooperative thread, on purpose: the pipe's pace is the
+                // command's pace, and while it blocks the library pauses the transfer (`.pause`).
+                try sink.write(chunk)
+                if sink.written != before { printer.update(completed: sink.written, total: sink.facts?.length) }
             }
-            if skip > 0 {
-                throw GetFailure(
-                    ExitCode.integrity,
-                    "the body ended before the bytes already written to stdout" + Self.incompleteSuffix(written: end.written))
-            }
-            if let length = facts.length, end.written != length {
-                throw GetFailure(
-                    ExitCode.integrity,
-                    "the body ended after \(end.written) of the \(length) bytes the server announced"
-                        + Self.incompleteSuffix(written: end.written))
-            }
-            if let expected = options.expectedSHA256, let digest = hasher?.finalize(), digest != expected {
-                throw GetFailure(
-                    ExitCode.integrity,
-                    "integrity check failed: the body's SHA-256 is \(SHA256.hexString(digest)), not "
-                        + "\(SHA256.hexString(expected)); the \(StandardOutputRecord.amount(end.written)) written to stdout "
-                        + "must not be trusted")
-            }
+            try sink.finish()
         } catch {
-            end.failure = error
+            end.failure = Self.sinkFailure(error, sink: sink)
         }
+        end.written = sink.written
+        end.hasValidator = sink.facts?.validator != nil
         return end
     }
 
-    /// Writes `data` to stdout in full, unless a write fails: how many bytes went out, and why
-    /// it stopped. A blocking write on a cooperative thread, on purpose: the pipe's pace is the
-    /// command's pace, and while it blocks the library pauses the transfer (`.pause`).
-    static func writeToStandardOutput(_ data: Data) -> (count: Int, failure: String?) {
-        data.withUnsafeBytes { buffer -> (Int, String?) in
-            guard let base = buffer.baseAddress else { return (0, nil) }
-            var offset = 0
-            while offset < buffer.count {
-                let sent = write(STDOUT_FILENO, base + offset, buffer.count - offset)
-                if sent < 0 {
-                    if errno == EINTR { continue }
-                    return (offset, String(cString: strerror(errno)))
-                }
-                offset += sent
-            }
-            return (offset, nil)
+    /// The sink's problems in the command's words, with their exit codes; other errors as they are.
+    static func sinkFailure(_ error: CourierError, sink: StreamSink) -> any Error {
+        guard let problem = error.underlyingError as? StreamSink.Problem else { return error }
+        let written = sink.written
+        switch problem {
+        case .unverifiable(let why):
+            return GetFailure(
+                ExitCode.integrity,
+                why + "; nothing could prove it complete, so nothing was written to stdout "
+                    + "(--accept-unverified writes it anyway, with a warning)")
+        case .versionChanged(let earlier), .cannotContinue(let earlier):
+            return GetFailure(
+                ExitCode.network,
+                "the server's body changed after the download process crashed (its ETag, Last-Modified or "
+                    + "length differ), so it cannot be continued after the bytes already written"
+                    + Self.incompleteSuffix(written: earlier.written))
+        case .endedBeforeWrittenBytes:
+            return GetFailure(
+                ExitCode.integrity, "the body ended before the bytes already written to stdout" + Self.incompleteSuffix(written: written))
+        case .lengthMismatch(let received, let announced):
+            return GetFailure(
+                ExitCode.integrity,
+                "the body ended after \(received) of the \(announced) bytes the server announced" + Self.incompleteSuffix(written: written))
+        case .digestMismatch(let actual, let expected):
+            return GetFailure(
+                ExitCode.integrity,
+                "integrity check failed: the body's SHA-256 is \(SHA256.hexString(actual)), not "
+                    + "\(SHA256.hexString(expected)); the \(StandardOutputRecord.amount(written)) written to stdout must not be trusted")
+        case .writeFailed(let code):
+            return GetFailure(
+                ExitCode.fileSystem,
+                "cannot write to stdout (\(String(cString: strerror(code)))) after \(ProgressFormat.bytes(written))"
+                    + (sink.facts?.length.map { " of \(ProgressFormat.bytes($0))" } ?? "") + ": the output is incomplete")
+        case .recordFailed(let why):
+            return GetFailure(ExitCode.fileSystem, "cannot keep the record of what was written to stdout (\(why))")
         }
     }
 
@@ -311,41 +281,5 @@ extension GetCommand {
     static func interruptedStreamLine(written: Int64) -> String {
         guard written > 0 else { return "courier: interrupted; nothing was written to stdout" }
         return "courier: interrupted; the output is incomplete: \(StandardOutputRecord.amount(written)) were written to stdout"
-    }
-}
-
-/// What a response head says about its body, for deciding how it may be streamed: the same rules
-/// the library applies to downloads (ResumableDownloads.md, "Completeness is proven").
-struct ResponseFacts: Equatable {
-    /// `Content-Length` of an unencoded body (an encoded one's counts the compressed bytes).
-    let length: Int64?
-    /// A strong `ETag`, else `Last-Modified`, of an unencoded body: what `If-Range` may carry,
-    /// and what proves a later response has the same bytes.
-    let validator: String?
-    /// Why nothing can prove the body complete, if nothing can.
-    let unverifiableReason: String?
-
-    init(_ response: HTTPURLResponse) {
-        let encoding = (response.value(forHTTPHeaderField: "Content-Encoding") ?? "").trimmingCharacters(in: .whitespaces)
-        let encoded = !encoding.isEmpty && encoding.lowercased() != "identity"
-        let chunked = (response.value(forHTTPHeaderField: "Transfer-Encoding") ?? "").lowercased().contains("chunked")
-        let announced = response.value(forHTTPHeaderField: "Content-Length").flatMap { Int64($0) }.flatMap { $0 >= 0 ? $0 : nil }
-        length = encoded ? nil : announced
-        if encoded {
-            validator = nil
-        } else if let etag = response.value(forHTTPHeaderField: "ETag"), etag.hasPrefix("\"") {
-            validator = etag
-        } else {
-            validator = response.value(forHTTPHeaderField: "Last-Modified")
-        }
-        if response.statusCode == 204 || response.statusCode == 304 {
-            unverifiableReason = nil
-        } else if encoded {
-            unverifiableReason = "the server sent a \(encoding)-encoded body although identity was asked, so its length cannot be checked"
-        } else if announced == nil, !chunked {
-            unverifiableReason = "the server announced no length (no Content-Length, not chunked): only the connection closing ends the body"
-        } else {
-            unverifiableReason = nil
-        }
     }
 }
