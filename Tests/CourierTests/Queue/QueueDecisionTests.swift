@@ -69,7 +69,7 @@ final class QueueDecisionTests: XCTestCase {
     private func actions(_ queue: DownloadQueue.QueueState) -> [String] {
         queue.actions.map { action in
             switch action {
-            case .emit(let item): return "emit:\(name(item.state))"
+            case .emit(let item, let retry): return "emit:\(name(item.state))" + (retry.map { "(\($0))" } ?? "")
             case .stopTask(_, let keeping): return keeping ? "stopTask(keep)" : "stopTask(discard)"
             case .removePartialFiles: return "removePartialFiles"
             case .start: return "start"
@@ -259,7 +259,7 @@ final class QueueDecisionTests: XCTestCase {
         XCTAssertEqual(state.items["a"]?.state, .queued)
         XCTAssertEqual(state.order.count, 1)
         XCTAssertEqual(state.unreachableHosts, ["h:80"])
-        XCTAssertEqual(actions(state), ["emit:queued", "recheckHosts"])
+        XCTAssertEqual(actions(state), ["emit:queued(route-wait)", "recheckHosts"])
         XCTAssertNil(state.running["a"])
 
         // And with pausing offline turned off, the same failure fails the item
