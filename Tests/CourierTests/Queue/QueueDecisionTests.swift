@@ -271,6 +271,25 @@ final class QueueDecisionTests: XCTestCase {
         XCTAssertEqual(failure.code, .networkUnreachable)
     }
 
+    func testARunRefusedForAnExpiredURLAsksTheRefresherAnnouncedAsAQueueRefresh() {
+        // Given a running item of a queue with a refresher
+        var state = queue(Self.running, phase: .active)
+        state.records = []
+        state.actions = []
+        var configuration = DownloadQueue.Configuration()
+        configuration.refresher = { _, _ in nil }
+        // When its run fails with a 403
+        let forbidden = CourierError(
+            code: .unacceptableStatusCode, message: "403", url: URL(string: "http://h:80/a"),
+            response: HTTPURLResponse(url: URL(string: "http://h:80/a")!, statusCode: 403, httpVersion: nil, headerFields: nil))
+        state.finish(run, with: .failure(forbidden), configuration: configuration)
+        // Then the item keeps its state and its slot, a change names the queue's refresh, and the refresher is asked
+        XCTAssertEqual(records(state), [])
+        XCTAssertEqual(state.items["a"]?.state, Self.running)
+        XCTAssertEqual(actions(state), ["emit:running(queue-refresh)", "refresh"])
+        XCTAssertNotNil(state.running["a"])
+    }
+
     func testAPublishingRunEndsItsItemDuringAShutdownAndAFailedRenameIsAFailure() {
         // Given a shutdown under way and a run past the gate
         var state = queue(Self.running, phase: .active)
