@@ -19,6 +19,9 @@ public struct EventStreamReconnectEvent: Sendable {
     public let delay: Duration
     /// The `Last-Event-ID` the reconnection sends; `nil` before any event had an id.
     public let lastEventID: String?
+    /// Who reconnects: always ``RetryOwner/reconnect`` (Docs/Retries.md), named so that every
+    /// "try again" event carries its owner.
+    public var owner: RetryOwner { .reconnect }
 
     /// Creates an event; Courier creates them, tests of monitors may too.
     public init(

@@ -122,6 +122,17 @@ public struct TaskContinuationEvent: Sendable {
     /// Why the body continues (the attempt's kind: retry, continuation after a short body or a
     /// pause, or `resume()` after `suspend()`).
     public let kind: TaskMetrics.Attempt.Kind
+    /// Who continues it (Docs/Retries.md): ``RetryOwner/attempt`` or ``RetryOwner/refresh`` for a
+    /// retry, ``RetryOwner/continuation`` after a short body, ``RetryOwner/pause`` after a
+    /// back-pressure pause, ``RetryOwner/routeWait`` after a wait for a route; `nil` for `resume()`.
+    public let owner: RetryOwner?
+
+    init(offset: Int64, validator: String?, kind: TaskMetrics.Attempt.Kind, owner: RetryOwner? = nil) {
+        self.offset = offset
+        self.validator = validator
+        self.kind = kind
+        self.owner = owner
+    }
 }
 
 /// A redirect response and what Courier did with it.
@@ -162,6 +173,17 @@ public struct TaskPauseEvent: Sendable {
     public let bytesHeld: Int64
     /// For ``EventMonitor/taskDidEndPause(_:event:)``: how long the pause lasted.
     public let duration: Duration?
+
+    /// Who continues the transfer after it (Docs/Retries.md): ``RetryOwner/pause`` when the disk
+    /// or the consumer fell behind, ``RetryOwner/routeWait`` for a wait for a route; `nil` for
+    /// `suspend()` (the caller's `resume()` continues it).
+    public var owner: RetryOwner? {
+        switch reason {
+        case .disk, .consumer: return .pause
+        case .connectivity: return .routeWait
+        case .suspended: return nil
+        }
+    }
 }
 
 /// For ``EventMonitor/taskDidUpdateConnections(_:event:)``: a split download's connections now

@@ -126,6 +126,40 @@ public struct Interceptor: RequestAdapter, RequestRetrier {
             if decision == .doNotRetry { ask(rest, request, error, attempt, completion) } else { completion(decision) }
         }
     }
+
+    /// The same question as ``retry(_:failedWith:attempt:completion:)``, answered with the owner
+    /// of a retry (Docs/Retries.md): ``RetryOwner/refresh`` when the retrier that decided retries
+    /// only refusals, ``RetryOwner/attempt`` otherwise. Nested interceptors are looked into, so
+    /// the retrier that decided is the one named.
+    func retryWithOwner(
+        _ request: URLRequest, failedWith error: CourierError, attempt: Int,
+        completion: @escaping @Sendable (RetryDecision, RetryOwner) -> Void
+    ) {
+        Self.askNamingOwner(Self.flattened(retriers)[...], request, error, attempt, completion)
+    }
+
+    private static func flattened(_ retriers: [any RequestRetrier]) -> [any RequestRetrier] {
+        retriers.flatMap { retrier -> [any RequestRetrier] in
+            if let nested = retrier as? Interceptor { return flattened(nested.retriers) }
+            return [retrier]
+        }
+    }
+
+    private static func askNamingOwner(
+        _ retriers: ArraySlice<any RequestRetrier>, _ request: URLRequest, _ error: CourierError, _ attempt: Int,
+        _ completion: @escaping @Sendable (RetryDecision, RetryOwner) -> Void
+    ) {
+        guard let first = retriers.first else { return completion(.doNotRetry, .attempt) }
+        let rest = retriers.dropFirst()
+        let owner: RetryOwner = first.retriesOnlyRefusals ? .refresh : .attempt
+        first.retry(request, failedWith: error, attempt: attempt) { decision in
+            if decision == .doNotRetry {
+                askNamingOwner(rest, request, error, attempt, completion)
+            } else {
+                completion(decision, owner)
+            }
+        }
+    }
 }
 
 /// A ``RequestAdapter`` from a closure that changes the request (throw to refuse it).

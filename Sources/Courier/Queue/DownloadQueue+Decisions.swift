@@ -111,6 +111,8 @@ extension DownloadQueue.QueueState {
                 // The slot stays the item's while the refresher works.
                 refreshes[id, default: 0] += 1
                 running[id]?.task = nil
+                // Announced (its state unchanged) so that a monitor sees who tries again.
+                if let item = items[id] { emit(item, retry: .queueRefresh) }
                 actions.append(.refresh(run, .expired(status: status)))
                 return
             }
@@ -119,7 +121,7 @@ extension DownloadQueue.QueueState {
                 // The network's fault, not the item's: back in its place, its bytes and record
                 // kept, until a route to its host returns (DownloadQueue+Connectivity.swift).
                 unreachableHosts.insert(entry.host)
-                set(id, .queued)
+                set(id, .queued, retry: .routeWait)
                 if running[id] == nil { order.insert(item) }
                 actions.append(.recheckHosts)
                 return

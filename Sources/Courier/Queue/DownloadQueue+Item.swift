@@ -190,6 +190,17 @@ extension DownloadQueue {
         public var id: String { item.id }
         /// The new state.
         public var state: State { item.state }
+        /// Who tries the item again, when that is what the change says (Docs/Retries.md):
+        /// ``RetryOwner/queueRefresh`` as the refresher is asked for a new URL (the state is
+        /// unchanged), ``RetryOwner/routeWait`` as an item that lost its route goes back to
+        /// `queued` until the route returns; `nil` for every other change. A download's own
+        /// retries are the manager's monitors' (``EventMonitor/taskWillRetry(_:event:)``).
+        public let retry: RetryOwner?
+
+        init(item: Item, retry: RetryOwner? = nil) {
+            self.item = item
+            self.retry = retry
+        }
     }
 
     /// Why the queue asks for a fresh request.

@@ -102,8 +102,8 @@ extension DownloadQueue {
         case .start(let run): start(run)
         case .launch(let run, let request): launch(run, request: request)
         case .refresh(let run, let reason): refresh(run, reason)
-        case .emit(let item):
-            let change = Change(item: item)
+        case .emit(let item, let retry):
+            let change = Change(item: item, retry: retry)
             let (continuations, observers) = state.withLock { (Array($0.continuations.values), Array($0.observers.values)) }
             for continuation in continuations { continuation.yield(change) }
             if !observers.isEmpty {

@@ -26,7 +26,8 @@ extension DownloadQueue {
         case start(Run)
         case launch(Run, URLRequest?)
         case refresh(Run, RefreshReason)
-        case emit(Item)
+        /// Announce the item, and who tries it again when that is why (``Change/retry``).
+        case emit(Item, retry: RetryOwner?)
         case stopTask(DownloadTask, keepingBytes: Bool)
         case removePartialFiles(String)
         case signal(@Sendable (CourierError?) -> Void)
@@ -121,12 +122,12 @@ extension DownloadQueue {
             liveBytes += Int64(size ?? 0)
         }
 
-        mutating func emit(_ item: Item) {
-            actions.append(.emit(item))
+        mutating func emit(_ item: Item, retry: RetryOwner? = nil) {
+            actions.append(.emit(item, retry: retry))
         }
 
         /// Journals and announces a new state for `id`.
-        mutating func set(_ id: String, _ newState: DownloadQueue.State) {
+        mutating func set(_ id: String, _ newState: DownloadQueue.State, retry: RetryOwner? = nil) {
             guard var item = items[id] else { return }
             item.state = newState
             items[id] = item
@@ -135,7 +136,7 @@ extension DownloadQueue {
             } else {
                 record(.state(id: id, state: newState))
             }
-            emit(item)
+            emit(item, retry: retry)
         }
 
         /// Stops an active download: paused, cancelled or removed (`phase` `.ending`), it may no

@@ -12,6 +12,9 @@ struct MetricsRecorder {
     private(set) var metrics = TaskMetrics(createdAt: Date())
     /// Why the next attempt is made; set by whoever decides it.
     var nextKind = TaskMetrics.Attempt.Kind.initial
+    /// Who tries again with the next attempt (Docs/Retries.md), for its continuation event; set
+    /// with ``nextKind`` by whoever decides it, `nil` for the first attempt and `resume()`.
+    var nextOwner: RetryOwner?
 
     private var now: Duration { ContinuousClock.now - origin }
 
@@ -30,6 +33,7 @@ struct MetricsRecorder {
             continuesFrom: continuesFrom, start: now)
         metrics.attempts.append(attempt)
         nextKind = .restart  // whoever starts another attempt says why; a bare restart otherwise
+        nextOwner = nil
         return attempt
     }
 

@@ -54,13 +54,10 @@ extension TransferState {
         case .restartWithoutRange(let why):
             if let refusal = streamRefusesRestart(why, http) { return refusal(task) }
             // The answer does not continue the body held: never splice, fetch it all again.
-            resetBody()
-            restarts += 1
-            guard restarts <= FileBody.restartLimit else {
-                failure = .invalidResponse("\(why), \(restarts) times in a row", http)
+            if let problem = startOver(.answerDidNotContinue(why, http)) {
+                failure = problem
                 return .cancel(task)
             }
-            phase.attemptReplaced()
             metrics.endAttempt(.restarted)
             metrics.nextKind = .restart
             return .restart(task, context.originalRequest)
@@ -70,8 +67,7 @@ extension TransferState {
             }
             // A new final response on the same task (a 401 answered, a redirect) starts a
             // new body: keeping the old bytes would mix bodies (Docs/Platform.md §5.4).
-            resetBody()
-            restarts = 0
+            _ = startOver(.replacedByAnswer)
             response = http
             // Only a successful body can be continued: an error page's validator must never
             // back a `Range` request for the resource.

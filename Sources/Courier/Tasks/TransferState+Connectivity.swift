@@ -37,6 +37,7 @@ extension TransferState {
             metrics.endAttempt(.failed, error: failure)
             let next = nextAttempt(spendingRetry: false)
             metrics.nextKind = next.continuesFrom != nil ? .continuation : .restart
+            metrics.nextOwner = .routeWait
             phase.attemptAwaitsRetry(pendingFailure: nil)
             return .retry(next.request, .zero, nil)
         }

@@ -43,10 +43,8 @@ extension TransferState {
             return failAttempt(.invalidResponse(why, http), task)
         case .restartWithoutRange(let why):
             // Never splice: fetch it all again, a bounded number of times.
-            switch startOver(because: why, answer: http, plan) {
-            case .success(let request): return .restart(task, request)
-            case .failure(let problem): return failAttempt(problem, task)
-            }
+            if let problem = startOver(.answerDidNotContinue(why, http)) { return failAttempt(problem, task) }
+            return .restart(task, freshRequest())
         case .alreadyComplete:
             // 416 for exactly the length on disk, as every response said: the file is complete
             // (`decide` only runs for a request with an offset).
@@ -90,18 +88,14 @@ extension TransferState {
             case .none: break
             case .begin(let map): split = map
             case .restart(let why):
-                switch startOver(because: why, answer: http, plan) {
-                case .success(let request): return .restart(task, request)
-                case .failure(let problem): return failAttempt(problem, task)
-                }
+                if let problem = startOver(.answerDidNotContinue(why, http)) { return failAttempt(problem, task) }
+                return .restart(task, freshRequest())
             }
             if let problem = openPartial(keeping: offset ?? 0, plan) { return fail(problem, task) }
         default:
             // A full body (a 200 where a 206 was asked for means the resource changed or the
-            // server ignores Range): start the file over, never append. The old record goes in
-            // order with the writes, so one still queued cannot bring it back.
-            if let record = plan.recordFile { file?.writer.remove([record]) }
-            resetBody()
+            // server ignores Range): start the file over, never append.
+            _ = startOver(.replacedByAnswer)
             response = http
             validator = TransferTask.strongValidator(of: http)
             expectedToReceive = FileBody.isEncoded(http) ? nil : contentLength
@@ -135,21 +129,28 @@ extension TransferState {
         return .resolveDestination(destination, http, partial)
     }
 
-    /// Drops every byte held, and the record that vouched for them, to fetch the file again from
-    /// its start: the request to do it with, or the failure once answers (`answer`, saying `why`)
-    /// made the download start over more than ``FileBody/restartLimit`` times in a row.
-    mutating func startOver(because why: String, answer: HTTPURLResponse?, _ plan: DownloadPlan)
-        -> Result<URLRequest, CourierError>
-    {
-        restarts += 1
+    /// The one place a held body is dropped to begin again, whatever the task (Docs/Retries.md,
+    /// "Starting over"): the bytes, a split download's segments, and a download's record that
+    /// vouched for them. An answer that did not continue the bytes is counted: the failure once
+    /// answers made the transfer start over more than ``FileBody/restartLimit`` times in a row,
+    /// `nil` otherwise. The caller sends what follows (``freshRequest()`` to fetch it all again).
+    mutating func startOver(_ cause: StartOverCause) -> CourierError? {
         resetBody()
         // Queued behind the truncation: no record is left claiming the bytes it drops.
-        if let record = plan.recordFile { file?.writer.remove([record]) }
-        guard restarts <= FileBody.restartLimit else {
-            return .failure(.invalidResponse("\(why), \(restarts) times in a row", answer))
+        if let record = file?.plan.recordFile { file?.writer.remove([record]) }
+        switch cause {
+        case .answerDidNotContinue(let why, let answer):
+            restarts += 1
+            guard restarts <= FileBody.restartLimit else {
+                return .invalidResponse("\(why), \(restarts) times in a row", answer)
+            }
+            phase.attemptReplaced()
+        case .replacedByAnswer:
+            restarts = 0
+        case .cannotContinue:
+            break
         }
-        phase.attemptReplaced()
-        return .success(freshRequest())
+        return nil
     }
 
     /// Fails this attempt before any of its body is appended; the bytes held stay resumable.
@@ -303,6 +304,7 @@ extension TransferState {
         }
         metrics.endAttempt(.endedShort)
         metrics.nextKind = .continuation
+        metrics.nextOwner = .continuation
         writeRecord(plan, force: true)
         let request = restartRequest()
         phase.attemptAwaitsRetry(pendingFailure: nil)

@@ -64,7 +64,7 @@ extension TransferState {
                 return rangeRequest(request, from: received, validator: validator)
             }
         }
-        resetBody()
+        _ = startOver(.cannotContinue)
         return request
     }
 

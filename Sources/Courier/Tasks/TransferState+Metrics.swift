@@ -10,13 +10,14 @@ extension TransferState {
     mutating func noteAttempt(_ request: URLRequest) {
         brokenAnswer = nil
         let offset = rangeOffset
+        let owner = metrics.nextOwner
         let attempt = metrics.beginAttempt(request, continuesFrom: offset)
         let tls = context.tls
         emit(.attemptStarted(TaskAttemptEvent(
             number: attempt.number, kind: attempt.kind, request: request, tlsPolicy: tls.policy(for: request))))
         if let offset {
             let validator = self.validator
-            emit(.continuing(TaskContinuationEvent(offset: offset, validator: validator, kind: attempt.kind)))
+            emit(.continuing(TaskContinuationEvent(offset: offset, validator: validator, kind: attempt.kind, owner: owner)))
         }
     }
 
@@ -25,6 +26,7 @@ extension TransferState {
         metrics.endAttempt(.backPressure)
         metrics.pause(reason, bytesHeld: received)
         metrics.nextKind = .continuation
+        metrics.nextOwner = .pause
         let held = received
         emit(.paused(TaskPauseEvent(reason: reason, bytesHeld: held, duration: nil)))
     }
@@ -33,14 +35,16 @@ extension TransferState {
     mutating func notePauseEnded(_ reason: TaskMetrics.Pause.Reason) {
         let duration = metrics.endPause()
         metrics.nextKind = .continuation
+        metrics.nextOwner = .pause
         let held = received
         emit(.pauseEnded(TaskPauseEvent(reason: reason, bytesHeld: held, duration: duration)))
     }
 
-    /// A retry is decided after `error`.
-    mutating func noteRetry(_ error: CourierError, delay: Duration) {
+    /// A retry `owner` decided is due after `error`.
+    mutating func noteRetry(_ error: CourierError, delay: Duration, owner: RetryOwner) {
         metrics.endAttempt(.failed, error: error)
         metrics.retry(error, delay: delay)
+        metrics.nextOwner = owner
     }
 
     func progressSnapshot(_ direction: ProgressDirection) -> Progress {

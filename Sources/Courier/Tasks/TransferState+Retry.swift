@@ -73,33 +73,33 @@ extension TransferState {
         return complete(error: failure)
     }
 
-    /// The retriers' answer; `error` is the failure they were asked about. `nil` when the task was
-    /// cancelled or paused meanwhile.
-    mutating func retriersAnswered(_ decision: RetryDecision, error: CourierError) -> FollowUp? {
+    /// The retriers' answer; `error` is the failure they were asked about, `owner` who decided
+    /// (``RetryOwner/refresh`` for a refusal retrier). `nil` when the task was cancelled or paused meanwhile.
+    mutating func retriersAnswered(_ decision: RetryDecision, error: CourierError, owner: RetryOwner = .attempt) -> FollowUp? {
         var delay = Duration.zero
         if case .retryAfter(let requested) = decision { delay = requested }
         switch phase.retriersAnswered(retry: decision != .doNotRetry) {
         case .none: return nil
         case .finish(let failure): return .finish(finishFailedAttempt(failure))
-        case .retry: return retry(after: delay, error: error, limit: nil)
+        case .retry: return retry(after: delay, error: error, limit: nil, owner: owner)
         }
     }
 
     /// The next attempt after `delay`, with the event that announces it. `limit` is the deciding
     /// policy's retry limit (`nil` when a retrier decided: it alone knows its limit).
-    private mutating func retry(after delay: Duration, error: CourierError, limit: Int?) -> FollowUp {
+    private mutating func retry(after delay: Duration, error: CourierError, limit: Int?, owner: RetryOwner = .attempt) -> FollowUp {
         let received = received
         if let plan = file?.plan {
             file?.retries += 1
             // The record holds exactly the bytes the next attempt continues from.
             writeRecord(plan, force: true)
         }
-        noteRetry(error, delay: delay)
+        noteRetry(error, delay: delay, owner: owner)
         let next = nextAttempt()
         phase.attemptAwaitsRetry(pendingFailure: nil)
         let event = TaskRetryEvent(
             error: error, retry: attempt, retryLimit: limit, delay: delay, bytesReceived: received,
-            continuesFrom: next.continuesFrom ?? 0)
+            continuesFrom: next.continuesFrom ?? 0, owner: owner)
         return .retry(next.request, delay, event)
     }
 
@@ -120,7 +120,7 @@ extension TransferState {
         file?.rejected = nil
         // A data or upload task starts over: what it holds may be an error page.
         guard keepsBodyAcrossAttempts() else {
-            resetBody()
+            _ = startOver(.cannotContinue)
             return PlannedAttempt(request: context.originalRequest, continuesFrom: nil)
         }
         let request = restartRequest()

@@ -115,10 +115,8 @@ extension TransferState {
         case .restart(let why):
             // The server's ranges cannot be trusted: the file starts over as one stream.
             file?.splitRefused = true
-            switch startOver(because: why, answer: response, plan) {
-            case .success(let request): return .restart(request)
-            case .failure(let problem): return .finish(complete(error: problem))
-            }
+            if let problem = startOver(.answerDidNotContinue(why, response)) { return .finish(complete(error: problem)) }
+            return .restart(freshRequest())
         }
     }
 

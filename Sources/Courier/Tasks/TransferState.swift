@@ -134,7 +134,7 @@ extension TransferState {
     mutating func restartRequest() -> URLRequest {
         sent = 0
         guard canContinueByRange() else {
-            resetBody()
+            _ = startOver(.cannotContinue)
             // A split download asks `bytes=0-` again, so that the answer can prove ranges anew.
             return freshRequest()
         }
@@ -152,6 +152,8 @@ extension TransferState {
         return validator != nil || file?.plan.policy.resumesWithoutValidator == true
     }
 
+    /// Forgets the body held. Only ``startOver(_:)`` calls it: every site that drops a body goes
+    /// through that one decision (a test greps for other callers).
     mutating func resetBody() {
         memory.reset()
         received = 0

@@ -31,8 +31,8 @@ extension TransferTask {
             if let event { announce(event) }
             scheduleRetry(request, after: delay)
         case .askRetriers(let interceptor, let request, let error, let attempt):
-            interceptor.retry(request, failedWith: error, attempt: attempt) { [self] decision in
-                perform(retryDecided(decision, error: error))
+            interceptor.retryWithOwner(request, failedWith: error, attempt: attempt) { [self] decision, owner in
+                perform(retryDecided(decision, error: error, owner: owner))
             }
         }
     }

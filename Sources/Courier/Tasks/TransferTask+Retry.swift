@@ -8,8 +8,8 @@ import FoundationNetworking
 /// (TransferState+Retry.swift).
 extension TransferTask {
     /// The retriers' answer; `error` is the failure they were asked about.
-    func retryDecided(_ decision: RetryDecision, error: CourierError) -> FollowUp? {
-        locked { $0.retriersAnswered(decision, error: error) }
+    func retryDecided(_ decision: RetryDecision, error: CourierError, owner: RetryOwner) -> FollowUp? {
+        locked { $0.retriersAnswered(decision, error: error, owner: owner) }
     }
 
     func scheduleRetry(_ request: URLRequest, after delay: Duration) {

@@ -126,7 +126,7 @@ struct GetCommand {
             // A split connection's range handed to another connection is not an attempt of the
             // download (its progress line shows the connections).
             configuration.eventMonitors = [ClosureEventMonitor(onRetry: { _, event in
-                if event.owner == .attempt { printer.message(Self.retryLine(event)) }
+                if event.owner != .splitConnection { printer.message(Self.retryLine(event)) }
             })]
         }
         Self.applyNetworkWait(options, to: &configuration) { printer.message($0) }

@@ -88,7 +88,7 @@ struct QueueCommand {
         if !shared.quiet {
             managerConfiguration.eventMonitors = [ClosureEventMonitor(onRetry: { _, event in
                 // As `courier get`: only the attempts of a download, not its split connections' ranges.
-                guard event.owner == .attempt else { return }
+                guard event.owner != .splitConnection else { return }
                 let line = GetCommand.retryLine(event)
                 if let display = display.current { display.message(line) } else { ProgressPrinter.writeToStandardError(line + "\n") }
             })]

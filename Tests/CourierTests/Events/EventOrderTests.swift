@@ -88,7 +88,9 @@ final class EventOrderTests: CourierTestCase {
             case .retrying(let retry):
                 XCTAssertEqual(retry.bytesReceived, 100_000)
                 XCTAssertEqual(retry.continuesFrom, 100_000)
+                XCTAssertEqual(retry.owner, .attempt)
             case .continuing(let continuation):
+                XCTAssertEqual(continuation.owner, .attempt, "the retry continues the body")
                 XCTAssertEqual(continuation.offset, 100_000)
                 XCTAssertEqual(continuation.validator, "\"e\"")
                 XCTAssertEqual(continuation.kind, .retry)

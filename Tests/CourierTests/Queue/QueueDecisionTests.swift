@@ -69,7 +69,7 @@ final class QueueDecisionTests: XCTestCase {
     private func actions(_ queue: DownloadQueue.QueueState) -> [String] {
         queue.actions.map { action in
             switch action {
-            case .emit(let item): return "emit:\(name(item.state))"
+            case .emit(let item, let retry): return "emit:\(name(item.state))" + (retry.map { "(\($0))" } ?? "")
             case .stopTask(_, let keeping): return keeping ? "stopTask(keep)" : "stopTask(discard)"
             case .removePartialFiles: return "removePartialFiles"
             case .start: return "start"
@@ -259,7 +259,7 @@ final class QueueDecisionTests: XCTestCase {
         XCTAssertEqual(state.items["a"]?.state, .queued)
         XCTAssertEqual(state.order.count, 1)
         XCTAssertEqual(state.unreachableHosts, ["h:80"])
-        XCTAssertEqual(actions(state), ["emit:queued", "recheckHosts"])
+        XCTAssertEqual(actions(state), ["emit:queued(route-wait)", "recheckHosts"])
         XCTAssertNil(state.running["a"])
 
         // And with pausing offline turned off, the same failure fails the item
@@ -269,6 +269,25 @@ final class QueueDecisionTests: XCTestCase {
         failing.finish(run, with: .failure(unreachable), configuration: configuration)
         guard case .failed(let failure)? = failing.items["a"]?.state else { return XCTFail("\(String(describing: failing.items["a"]))") }
         XCTAssertEqual(failure.code, .networkUnreachable)
+    }
+
+    func testARunRefusedForAnExpiredURLAsksTheRefresherAnnouncedAsAQueueRefresh() {
+        // Given a running item of a queue with a refresher
+        var state = queue(Self.running, phase: .active)
+        state.records = []
+        state.actions = []
+        var configuration = DownloadQueue.Configuration()
+        configuration.refresher = { _, _ in nil }
+        // When its run fails with a 403
+        let forbidden = CourierError(
+            code: .unacceptableStatusCode, message: "403", url: URL(string: "http://h:80/a"),
+            response: HTTPURLResponse(url: URL(string: "http://h:80/a")!, statusCode: 403, httpVersion: nil, headerFields: nil))
+        state.finish(run, with: .failure(forbidden), configuration: configuration)
+        // Then the item keeps its state and its slot, a change names the queue's refresh, and the refresher is asked
+        XCTAssertEqual(records(state), [])
+        XCTAssertEqual(state.items["a"]?.state, Self.running)
+        XCTAssertEqual(actions(state), ["emit:running(queue-refresh)", "refresh"])
+        XCTAssertNotNil(state.running["a"])
     }
 
     func testAPublishingRunEndsItsItemDuringAShutdownAndAFailedRenameIsAFailure() {

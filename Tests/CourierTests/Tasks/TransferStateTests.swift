@@ -324,6 +324,8 @@ final class TransferStateTests: XCTestCase {
         XCTAssertEqual(delay, .zero)
         XCTAssertNil(event)
         XCTAssertEqual(state.file?.retries, 0)
+        // And its continuation event will name the continuation as who tries again (Docs/Retries.md)
+        XCTAssertEqual(state.metrics.nextOwner, .continuation)
     }
 
     func testContinuationsThatAddNothingEndTheDownloadKeepingItsBytes() {
