@@ -52,7 +52,7 @@ public final class OpenSSLServer: Sendable {
             if found == nil { Thread.sleep(forTimeInterval: 0.01) }
         }
         guard let found else {
-            if process.isRunning { process.terminate(); process.waitUntilExit() }
+            process.stopAndWait()
             throw OpenSSL.Failure(description: "openssl s_server did not start: \(Self.text(collected))")
         }
         port = found
@@ -82,12 +82,12 @@ public final class OpenSSLServer: Sendable {
         output.components(separatedBy: "\n").filter { $0.hasPrefix("FILE:") }.count
     }
 
-    /// Stops the server (its own PID only) and waits for it.
+    /// Whether the server process is still running.
+    public var isRunning: Bool { process.isRunning }
+
+    /// Stops the server (its own PID only) and waits for it (``Foundation/Process/stopAndWait(grace:)``).
     public func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        process.stopAndWait()
     }
 
     private static func acceptedPort(in output: String) -> Int? {
