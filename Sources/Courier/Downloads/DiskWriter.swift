@@ -154,6 +154,27 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
         state.withLock { Statistics(backlog: $0.backlog, peakBacklog: $0.peakBacklog, largestChunk: $0.largestChunk) }
     }
 
+    /// A file operation a transfer's decision asks for (`TransferState.diskOperations`), handed
+    /// over by the driver in the order decided.
+    enum Request: Sendable {
+        case open(Target, hashing: Bool)
+        case append(Data)
+        case truncate
+        case remove([URL])
+        case record(ResumeData, URL)
+    }
+
+    /// Queues `request` (``Request``); none blocks.
+    func perform(_ request: Request) {
+        switch request {
+        case .open(let target, let hashing): open(target, hashing: hashing)
+        case .append(let data): append(data)
+        case .truncate: truncate()
+        case .remove(let files): remove(files)
+        case .record(let resumeData, let record): writeRecord(resumeData, to: record)
+        }
+    }
+
     // MARK: - Operations (called under the transfer's lock; none blocks)
 
     func open(_ target: Target, hashing: Bool) {

@@ -100,7 +100,7 @@ extension TransferState {
             // A full body (a 200 where a 206 was asked for means the resource changed or the
             // server ignores Range): start the file over, never append. The old record goes in
             // order with the writes, so one still queued cannot bring it back.
-            if let record = plan.recordFile { file?.writer.remove([record]) }
+            if let record = plan.recordFile { file?.diskRequests.append(.remove([record])) }
             resetBody()
             response = http
             validator = TransferTask.strongValidator(of: http)
@@ -144,7 +144,7 @@ extension TransferState {
         restarts += 1
         resetBody()
         // Queued behind the truncation: no record is left claiming the bytes it drops.
-        if let record = plan.recordFile { file?.writer.remove([record]) }
+        if let record = plan.recordFile { file?.diskRequests.append(.remove([record])) }
         guard restarts <= FileBody.restartLimit else {
             return .failure(.invalidResponse("\(why), \(restarts) times in a row", answer))
         }
@@ -169,8 +169,9 @@ extension TransferState {
         case pause(drainedTo: Int64)
     }
 
-    /// Hands a chunk of a download to the writer.
-    mutating func downloadData(_ data: Data, _ plan: DownloadPlan) -> ChunkOutcome {
+    /// Hands a chunk of a download to the writer. `writerBacklog`: how far behind the disk was
+    /// when the chunk came (the driver reads it before it locks).
+    mutating func downloadData(_ data: Data, _ plan: DownloadPlan, writerBacklog: Int64) -> ChunkOutcome {
         file?.bytesFromNetwork += Int64(data.count)
         if file?.rejected != nil {
             file?.keepRejected(data)
@@ -185,7 +186,11 @@ extension TransferState {
             overrun = .invalidResponse(
                 "the 206 went on past the end of its range (byte \(end))", response)
         }
-        let backlog = data.isEmpty ? 0 : file?.writer.append(data) ?? 0
+        var backlog: Int64 = 0
+        if !data.isEmpty {
+            file?.diskRequests.append(.append(data))
+            backlog = writerBacklog + Int64(data.count)
+        }
         received += Int64(data.count)
         if let overrun {
             file?.keepsBytes = true
@@ -208,9 +213,9 @@ extension TransferState {
     /// Hands the partial file to the writer, keeping its first `offset` bytes (the writer hashes
     /// them when a checksum is expected), or has the writer truncate the one it has.
     private mutating func openPartial(keeping offset: Int64, _ plan: DownloadPlan) -> CourierError? {
-        guard let writer = file?.writer else { return nil }
+        guard file != nil else { return nil }
         if file?.partialFile != nil {
-            if offset == 0 { writer.truncate() }
+            if offset == 0 { file?.diskRequests.append(.truncate) }
             return nil
         }
         do {
@@ -223,7 +228,7 @@ extension TransferState {
                 target = .fresh(StagingFile.randomURL(in: try stagingDirectory(for: plan)))
             }
             // Opening happens on the writer's queue; if it fails, the writer's failure stops the task.
-            writer.open(target, hashing: plan.policy.expectedSHA256 != nil)
+            file?.diskRequests.append(.open(target, hashing: plan.policy.expectedSHA256 != nil))
             file?.partialFile = target.url
             received = offset
             return nil
@@ -338,7 +343,7 @@ extension TransferState {
     /// writer flushes what it has written, then records exactly that.
     mutating func writeRecord(_ plan: DownloadPlan, force: Bool) {
         guard let record = plan.recordFile else { return }
-        if let resume = resumeData(plan, allowEmpty: force) { file?.writer.writeRecord(resume, to: record) }
+        if let resume = resumeData(plan, allowEmpty: force) { file?.diskRequests.append(.record(resume, record)) }
         file?.lastRecordWrite = now
     }
 

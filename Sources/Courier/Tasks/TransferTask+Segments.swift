@@ -149,7 +149,7 @@ extension TransferTask {
     /// transfer's decisions about the crew; returns the rest.
     /// `facts`: what the driver knew when the event came (an ending of the crew is decided with them).
     private func apply(_ actions: [Crew.Action], to state: inout TransferState, facts: AttemptFacts) -> CrewWork {
-        var work = CrewWork(lanes: state.file?.split?.lanes, number: state.file?.split?.number ?? 0, writer: state.file?.writer)
+        var work = CrewWork(lanes: state.file?.split?.lanes, number: state.file?.split?.number ?? 0, writer: writer)
         for action in actions {
             switch action {
             case .write(let data, let offset): work.writer?.write(data, at: offset)
