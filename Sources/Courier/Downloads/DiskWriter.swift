@@ -71,6 +71,7 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
     }
 
     private enum Operation {
+        case directory(URL, mayCreate: Bool, requestURL: URL?)
         case open(Target, hashing: Bool)
         case append(Data)
         /// A segmented download's chunk, at its own offset.
@@ -154,21 +155,33 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
         state.withLock { Statistics(backlog: $0.backlog, peakBacklog: $0.peakBacklog, largestChunk: $0.largestChunk) }
     }
 
-    /// A file operation a transfer's decision asks for (`TransferState.diskOperations`), handed
-    /// over by the driver in the order decided.
+    /// A file operation a transfer's decision asks for (``FileBody/diskRequests``), handed over by
+    /// the driver in the order decided (`TransferTask.locked`).
     enum Request: Sendable {
+        /// Make sure this directory exists before the file is opened in it, creating it only when
+        /// `mayCreate`; otherwise the writer fails (`destinationFailed`, about `requestURL`).
+        case directory(URL, mayCreate: Bool, requestURL: URL?)
+        /// ``open(_:hashing:)``.
         case open(Target, hashing: Bool)
+        /// ``append(_:)``.
         case append(Data)
+        /// A split download's chunk (``write(_:at:)``).
+        case write(Data, at: Int64)
+        /// ``truncate()``.
         case truncate
+        /// ``remove(_:)``.
         case remove([URL])
+        /// ``writeRecord(_:to:)``.
         case record(ResumeData, URL)
     }
 
     /// Queues `request` (``Request``); none blocks.
     func perform(_ request: Request) {
         switch request {
+        case .directory(let url, let mayCreate, let requestURL): enqueue(.directory(url, mayCreate: mayCreate, requestURL: requestURL))
         case .open(let target, let hashing): open(target, hashing: hashing)
         case .append(let data): append(data)
+        case .write(let data, let offset): write(data, at: offset)
         case .truncate: truncate()
         case .remove(let files): remove(files)
         case .record(let resumeData, let record): writeRecord(resumeData, to: record)
@@ -274,6 +287,9 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
     /// the bytes skips the rest of the batch at once.
     private func run(_ operation: Operation, discarding: inout Bool) {
         switch operation {
+        case .directory(let directory, let mayCreate, let requestURL):
+            guard failure == nil else { return }
+            if let problem = Self.prepare(directory, mayCreate: mayCreate, requestURL: requestURL) { fail(problem) }
         case .open(let target, let hashing):
             guard failure == nil else { return }
             self.hashing = hashing
@@ -333,6 +349,29 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
                 $0.onFailure = nil
             }
             then(settled)
+        }
+    }
+
+    /// Why `directory` cannot hold the partial file, after creating it when it is missing and
+    /// `mayCreate`; `nil` when it can.
+    private static func prepare(_ directory: URL, mayCreate: Bool, requestURL: URL?) -> CourierError? {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            return nil
+        }
+        guard mayCreate else {
+            return CourierError(
+                code: .destinationFailed,
+                message: "the directory \(directory.path) does not exist (pass .createIntermediateDirectories to create it)",
+                url: requestURL)
+        }
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            return nil
+        } catch {
+            return CourierError(
+                code: .destinationFailed, message: "cannot create the directory \(directory.path)", url: requestURL,
+                underlyingError: error)
         }
     }
 

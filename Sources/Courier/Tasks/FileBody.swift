@@ -7,13 +7,16 @@ import FoundationNetworking
 /// bookkeeping.
 ///
 /// Kept in `TransferTask`'s state for a download only (`nil` for other kinds) and changed under
-/// the task's lock. The decisions never touch the writer: they queue ``DiskWriter/Request``s in
-/// ``diskRequests``, which the driver hands to its writer, in order, as it leaves the lock (the
-/// writer never takes the task's lock; Docs/Architecture.md, "Downloads"). Its rules are FileBody+Rules.swift's; those that
-/// also move the transfer's position are TransferState+Downloads.swift's.
+/// the task's lock. The decisions never touch the disk or the writer: they queue
+/// ``DiskWriter/Request``s in ``diskRequests`` (the directory, the file, its writes, records and
+/// removals), which the driver hands to its writer, in order, as it leaves the lock (the writer
+/// never takes the task's lock; Docs/Architecture.md, "Downloads"). Its rules are
+/// FileBody+Rules.swift's; those that also move the transfer's position are
+/// TransferState+Downloads.swift's.
 struct FileBody {
     let plan: DownloadPlan
-    /// File operations decided and not yet handed to the driver's writer, in order.
+    /// File operations decided and not yet handed to the driver's writer, in order (emptied by
+    /// `TransferTask.locked` before it unlocks).
     var diskRequests: [DiskWriter.Request] = []
 
     init(plan: DownloadPlan) {

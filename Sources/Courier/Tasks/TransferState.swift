@@ -72,7 +72,8 @@ struct TransferState {
     var brokenAnswer: CourierError?
     var observers: [ProgressObserver] = []
     var lastProgressDelivery: [ProgressDirection: ContinuousClock.Instant] = [:]
-    /// A download's body: its plan, writer and bookkeeping (FileBody.swift); `nil` for other kinds.
+    /// A download's body: its plan, the file operations decided for the driver's writer, and its
+    /// bookkeeping (FileBody.swift); `nil` for other kinds.
     var file: FileBody?
     /// Answers to `Range` in a row that did not continue the bytes held, so the body started over.
     var restarts = 0
