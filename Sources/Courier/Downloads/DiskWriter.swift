@@ -12,14 +12,16 @@ internal import CourierSupport
 /// without bound (Docs/Platform.md §2.9). The bytes handed over and not yet written — the backlog — are
 /// counted, so the transfer can stop reading the network when it grows (``DownloadPolicy/maximumBufferedBytes``).
 ///
-/// Every operation on the partial file (open, append, truncate, flush, close, discard), the
-/// SHA-256, the crash-safe records and the removal of side files run here, in the order the
-/// transfer asked for them. So none races with a write, a record only ever vouches for bytes in
-/// the file, and the ending (``finish(_:removing:then:)``) sees every accepted byte written.
+/// Every operation on the partial file (its directory, open, append, truncate, flush, close,
+/// discard), the SHA-256, the crash-safe records and the removal of side files run here, in the
+/// order the transfer asked for them. So none races with a write, a record only ever vouches for
+/// bytes in the file, and the ending (``finish(_:removing:then:)``) sees every accepted byte written.
 ///
-/// The transfer calls in while holding its own lock, so operations queue up in the order of its
-/// decisions; nothing here blocks. The writer never takes the transfer's lock: its callbacks run
-/// with no lock held, on the call queue (or, for the ending, on the writer's queue).
+/// The transfer's decisions never call it: they queue ``Request``s, which the driver
+/// (`TransferTask.locked`) hands over while still holding the transfer's lock, so operations
+/// queue up in the order of the decisions; nothing here blocks. The writer never takes the
+/// transfer's lock: its callbacks run with no lock held, on the call queue (or, for the ending, on
+/// the writer's queue).
 final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failure` are confined to `queue`
     // @unchecked: `file`, `hasher` and `failure` are only touched by `drain()`, which runs on the
     // serial `queue` and nowhere else; every other mutable field is in `state`, behind its lock.

@@ -141,8 +141,9 @@ final class TransferTask: Sendable {
         writer?.setFailureHandler { [weak self] error in self?.writerFailed(error) }
     }
 
-    /// Runs a decision on the state under the lock, then queues the events it decided for the
-    /// monitors before unlocking (queuing only enqueues), so they keep the order the lock gives them.
+    /// Runs a decision on the state under the lock, then, before unlocking, queues the events it
+    /// decided for the monitors and hands the file operations it decided to the writer (both only
+    /// enqueue), so they keep the order the lock gives them.
     func locked<Result>(_ body: (inout State) -> Result) -> Result {
         // The time a decision takes as its own (TransferState.now): read here, never in it.
         let now = ContinuousClock.now
@@ -161,14 +162,14 @@ final class TransferTask: Sendable {
                 state.outbox.removeAll(keepingCapacity: true)
             }
             // The file operations decided, to the writer in the lock's order (it only queues them).
-            if let requests = state.file?.diskRequests, !requests.isEmpty, let writer {
-                for request in requests { writer.perform(request) }
+            // Read in place, so emptying keeps the buffer rather than copying it on every chunk.
+            if state.file?.diskRequests.isEmpty == false, let writer {
+                for request in state.file?.diskRequests ?? [] { writer.perform(request) }
                 state.file?.diskRequests.removeAll(keepingCapacity: true)
             }
             return result
         }
     }
-
 
     // MARK: - Creation
 
