@@ -180,7 +180,8 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
     /// Queues `request` (``Request``); none blocks.
     func perform(_ request: Request) {
         switch request {
-        case .directory(let url, let mayCreate, let requestURL): enqueue(.directory(url, mayCreate: mayCreate, requestURL: requestURL))
+        case .directory(let url, let mayCreate, let requestURL):
+            enqueue(.directory(url, mayCreate: mayCreate, requestURL: requestURL))
         case .open(let target, let hashing): open(target, hashing: hashing)
         case .append(let data): append(data)
         case .write(let data, let offset): write(data, at: offset)

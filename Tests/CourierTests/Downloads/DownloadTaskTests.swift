@@ -94,8 +94,9 @@ final class DownloadTaskTests: CourierTestCase {
         let destination = directory.appendingPathComponent("deep/er/file.bin")
         let refused = download("/bytes/1000", to: .file(destination))?.error
         XCTAssertEqual(refused?.code, .destinationFailed)
+        let missing = destination.deletingLastPathComponent().path
         XCTAssertTrue(
-            refused?.message.contains("\(destination.deletingLastPathComponent().path) does not exist (pass .createIntermediateDirectories") == true,
+            refused?.message.contains("\(missing) does not exist (pass .createIntermediateDirectories") == true,
             "\(String(describing: refused))")
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory.appendingPathComponent("deep").path), "nothing was created")
         XCTAssertNil(download("/bytes/1000", to: .file(destination, options: .createIntermediateDirectories))?.error)

@@ -92,8 +92,10 @@ final class TransferStateTests: XCTestCase {
         defer { state.file?.diskRequests.removeAll() }
         return (state.file?.diskRequests ?? []).map { request in
             switch request {
-            case .directory(let url, let mayCreate, _): return "directory \(url.lastPathComponent)\(mayCreate ? ", may create" : "")"
-            case .open(.fresh(let url), let hashing): return "open a fresh file in \(url.deletingLastPathComponent().lastPathComponent)\(hashing ? ", hashing" : "")"
+            case .directory(let url, let mayCreate, _):
+                return "directory \(url.lastPathComponent)" + (mayCreate ? ", may create" : "")
+            case .open(.fresh(let url), let hashing):
+                return "open a fresh file in \(url.deletingLastPathComponent().lastPathComponent)" + (hashing ? ", hashing" : "")
             case .open(.existing(let url, let keeping), _): return "open \(url.lastPathComponent) keeping \(keeping)"
             case .append(let data): return "append \(data.count)"
             case .write(let data, let offset): return "write \(data.count) at \(offset)"
