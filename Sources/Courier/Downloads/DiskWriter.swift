@@ -12,14 +12,16 @@ internal import CourierSupport
 /// without bound (Docs/Platform.md §2.9). The bytes handed over and not yet written — the backlog — are
 /// counted, so the transfer can stop reading the network when it grows (``DownloadPolicy/maximumBufferedBytes``).
 ///
-/// Every operation on the partial file (open, append, truncate, flush, close, discard), the
-/// SHA-256, the crash-safe records and the removal of side files run here, in the order the
-/// transfer asked for them. So none races with a write, a record only ever vouches for bytes in
-/// the file, and the ending (``finish(_:removing:then:)``) sees every accepted byte written.
+/// Every operation on the partial file (its directory, open, append, truncate, flush, close,
+/// discard), the SHA-256, the crash-safe records and the removal of side files run here, in the
+/// order the transfer asked for them. So none races with a write, a record only ever vouches for
+/// bytes in the file, and the ending (``finish(_:removing:then:)``) sees every accepted byte written.
 ///
-/// The transfer calls in while holding its own lock, so operations queue up in the order of its
-/// decisions; nothing here blocks. The writer never takes the transfer's lock: its callbacks run
-/// with no lock held, on the call queue (or, for the ending, on the writer's queue).
+/// The transfer's decisions never call it: they queue ``Request``s, which the driver
+/// (`TransferTask.locked`) hands over while still holding the transfer's lock, so operations
+/// queue up in the order of the decisions; nothing here blocks. The writer never takes the
+/// transfer's lock: its callbacks run with no lock held, on the call queue (or, for the ending, on
+/// the writer's queue).
 final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failure` are confined to `queue`
     // @unchecked: `file`, `hasher` and `failure` are only touched by `drain()`, which runs on the
     // serial `queue` and nowhere else; every other mutable field is in `state`, behind its lock.
@@ -71,6 +73,7 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
     }
 
     private enum Operation {
+        case directory(URL, mayCreate: Bool, requestURL: URL?)
         case open(Target, hashing: Bool)
         case append(Data)
         /// A segmented download's chunk, at its own offset.
@@ -152,6 +155,40 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
 
     var statistics: Statistics {
         state.withLock { Statistics(backlog: $0.backlog, peakBacklog: $0.peakBacklog, largestChunk: $0.largestChunk) }
+    }
+
+    /// A file operation a transfer's decision asks for (``FileBody/diskRequests``), handed over by
+    /// the driver in the order decided (`TransferTask.locked`).
+    enum Request: Sendable {
+        /// Make sure this directory exists before the file is opened in it, creating it only when
+        /// `mayCreate`; otherwise the writer fails (`destinationFailed`, about `requestURL`).
+        case directory(URL, mayCreate: Bool, requestURL: URL?)
+        /// ``open(_:hashing:)``.
+        case open(Target, hashing: Bool)
+        /// ``append(_:)``.
+        case append(Data)
+        /// A split download's chunk (``write(_:at:)``).
+        case write(Data, at: Int64)
+        /// ``truncate()``.
+        case truncate
+        /// ``remove(_:)``.
+        case remove([URL])
+        /// ``writeRecord(_:to:)``.
+        case record(ResumeData, URL)
+    }
+
+    /// Queues `request` (``Request``); none blocks.
+    func perform(_ request: Request) {
+        switch request {
+        case .directory(let url, let mayCreate, let requestURL):
+            enqueue(.directory(url, mayCreate: mayCreate, requestURL: requestURL))
+        case .open(let target, let hashing): open(target, hashing: hashing)
+        case .append(let data): append(data)
+        case .write(let data, let offset): write(data, at: offset)
+        case .truncate: truncate()
+        case .remove(let files): remove(files)
+        case .record(let resumeData, let record): writeRecord(resumeData, to: record)
+        }
     }
 
     // MARK: - Operations (called under the transfer's lock; none blocks)
@@ -253,6 +290,9 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
     /// the bytes skips the rest of the batch at once.
     private func run(_ operation: Operation, discarding: inout Bool) {
         switch operation {
+        case .directory(let directory, let mayCreate, let requestURL):
+            guard failure == nil else { return }
+            if let problem = Self.prepare(directory, mayCreate: mayCreate, requestURL: requestURL) { fail(problem) }
         case .open(let target, let hashing):
             guard failure == nil else { return }
             self.hashing = hashing
@@ -312,6 +352,29 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
                 $0.onFailure = nil
             }
             then(settled)
+        }
+    }
+
+    /// Why `directory` cannot hold the partial file, after creating it when it is missing and
+    /// `mayCreate`; `nil` when it can.
+    private static func prepare(_ directory: URL, mayCreate: Bool, requestURL: URL?) -> CourierError? {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            return nil
+        }
+        guard mayCreate else {
+            return CourierError(
+                code: .destinationFailed,
+                message: "the directory \(directory.path) does not exist (pass .createIntermediateDirectories to create it)",
+                url: requestURL)
+        }
+        do {
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            return nil
+        } catch {
+            return CourierError(
+                code: .destinationFailed, message: "cannot create the directory \(directory.path)", url: requestURL,
+                underlyingError: error)
         }
     }
 

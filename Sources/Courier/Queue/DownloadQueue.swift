@@ -129,10 +129,21 @@ public final class DownloadQueue: Sendable {
     /// simply has to go on. The file's verdict is the one reconciling uses
     /// (``ExistingFile/check(expectedLength:sha256:)``); a file the queue itself was publishing
     /// needs no SHA-256 to be taken, one of unknown origin does.
+    ///
+    /// Publishing without replacing is `link(2)`, then `unlink(2)` of the partial file
+    /// (FilePublisher.swift): a process killed between the two leaves one file under both names.
+    /// That partial file is the published one, so its name and its record go, as they would have.
     private func recoverPublished(_ item: Item) -> (String, State)? {
         let destination = item.destination
+        let partial = partialFile(for: item.id)
         var info = stat()
-        guard lstat(partialFile(for: item.id).path, &info) != 0 else { return nil }
+        if lstat(partial.path, &info) == 0 {
+            var published = stat()
+            guard lstat(destination.path, &published) == 0, published.st_dev == info.st_dev, published.st_ino == info.st_ino
+            else { return nil }
+            let record = DownloadPolicy.recordFile(for: partial)
+            for leftover in [partial, record, AtomicFile.temporaryFile(for: record)] { unlink(leftover.path) }
+        }
         let existing = ExistingFile.inspect(destination, hashing: item.sha256 != nil)
         guard case .file = existing else { return nil }
         switch existing.check(expectedLength: item.expectedLength, sha256: item.sha256) {

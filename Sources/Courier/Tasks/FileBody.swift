@@ -3,20 +3,24 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A download's body: its plan, the writer of its partial file, and its own bookkeeping.
+/// A download's body: its plan, the file operations decided for its partial file, and its own
+/// bookkeeping.
 ///
 /// Kept in `TransferTask`'s state for a download only (`nil` for other kinds) and changed under
-/// the task's lock; the writer takes the operations in the order they are decided and never takes
-/// the task's lock (Docs/Architecture.md, "Downloads"). Its rules are FileBody+Rules.swift's; those that
-/// also move the transfer's position are TransferState+Downloads.swift's.
+/// the task's lock. The decisions never touch the disk or the writer: they queue
+/// ``DiskWriter/Request``s in ``diskRequests`` (the directory, the file, its writes, records and
+/// removals), which the driver hands to its writer, in order, as it leaves the lock (the writer
+/// never takes the task's lock; Docs/Architecture.md, "Downloads"). Its rules are
+/// FileBody+Rules.swift's; those that also move the transfer's position are
+/// TransferState+Downloads.swift's.
 struct FileBody {
     let plan: DownloadPlan
-    /// Writes the partial file behind the network (Downloads/DiskWriter.swift).
-    let writer: DiskWriter
+    /// File operations decided and not yet handed to the driver's writer, in order (emptied by
+    /// `TransferTask.locked` before it unlocks).
+    var diskRequests: [DiskWriter.Request] = []
 
-    init(plan: DownloadPlan, writer: DiskWriter) {
+    init(plan: DownloadPlan) {
         self.plan = plan
-        self.writer = writer
     }
 
     /// The partial file handed to the writer (it creates or opens it on its queue).

@@ -85,20 +85,20 @@ extension TransferState {
         return .none
     }
 
-    /// A chunk of the current attempt's body, which is still wanted.
-    mutating func bodyArrived(_ data: Data, _ task: URLSessionTask) -> TransferAction {
+    /// A chunk of the current attempt's body, which is still wanted. `writerBacklog`: how far
+    /// behind a download's disk was when it came (0 for other kinds).
+    mutating func bodyArrived(_ data: Data, _ task: URLSessionTask, writerBacklog: Int64 = 0) -> TransferAction {
         metrics.received(data.count)
         if stream?.accepted == true { return streamData(data, task) }
         if let plan = file?.plan {
-            switch downloadData(data, plan) {
+            switch downloadData(data, plan, writerBacklog: writerBacklog) {
             case .accepted: break
             case .stop(let problem):
                 failure = problem
                 return .cancel(task)
             // No longer current: its late callbacks are ignored, the next attempt continues.
             case .pause(let drainedTo):
-                guard let writer = file?.writer else { return .cancel(task) }
-                return .pauseDownload(task, writer, drainedTo: drainedTo)
+                return .pauseDownload(task, drainedTo: drainedTo)
             }
         } else {
             switch memory.append(data, received: received, spanEnd: spanEnd) {

@@ -7,7 +7,8 @@ import FoundationNetworking
 /// only ever appended to when a 206 proves the offset, error pages never touch it, transient
 /// failures continue by themselves, and whatever cannot finish leaves resume data behind (in the
 /// error, and beside a fixed partial file as a crash-safe record). The file's own bookkeeping is
-/// ``FileBody``'s; its writer takes the operations in the order they are decided here.
+/// ``FileBody``'s. No rule here touches the disk: the file operations are queued, in the order
+/// decided, in ``FileBody/diskRequests`` for the driver's writer.
 extension TransferState {
     // MARK: - Response and body
 
@@ -54,7 +55,7 @@ extension TransferState {
             }
             ignoresBody = true
             response = http
-            if let problem = openPartial(keeping: held, plan) { return fail(problem, task) }
+            openPartial(keeping: held, plan)
             return resolveDestinationIfDue(http, plan)
         case .append, .replace:
             break
@@ -91,7 +92,7 @@ extension TransferState {
                 if let problem = startOver(.answerDidNotContinue(why, http)) { return failAttempt(problem, task) }
                 return .restart(task, freshRequest())
             }
-            if let problem = openPartial(keeping: offset ?? 0, plan) { return fail(problem, task) }
+            openPartial(keeping: offset ?? 0, plan)
         default:
             // A full body (a 200 where a 206 was asked for means the resource changed or the
             // server ignores Range): start the file over, never append.
@@ -99,7 +100,7 @@ extension TransferState {
             response = http
             validator = TransferTask.strongValidator(of: http)
             expectedToReceive = FileBody.isEncoded(http) ? nil : contentLength
-            if let problem = openPartial(keeping: 0, plan) { return fail(problem, task) }
+            openPartial(keeping: 0, plan)
         }
         restarts = 0
         if let expected = plan.policy.expectedLength, let total = expectedToReceive, total != expected {
@@ -135,9 +136,10 @@ extension TransferState {
     /// answers made the transfer start over more than ``FileBody/restartLimit`` times in a row,
     /// `nil` otherwise. The caller sends what follows (``freshRequest()`` to fetch it all again).
     mutating func startOver(_ cause: StartOverCause) -> CourierError? {
+        // The record goes first, in order with the writes: none is left claiming bytes the
+        // truncation drops, and one still queued cannot bring it back.
+        if let record = file?.plan.recordFile { file?.diskRequests.append(.remove([record])) }
         resetBody()
-        // Queued behind the truncation: no record is left claiming the bytes it drops.
-        if let record = file?.plan.recordFile { file?.writer.remove([record]) }
         switch cause {
         case .answerDidNotContinue(let why, let answer):
             restarts += 1
@@ -170,14 +172,15 @@ extension TransferState {
         case pause(drainedTo: Int64)
     }
 
-    /// Hands a chunk of a download to the writer.
-    mutating func downloadData(_ data: Data, _ plan: DownloadPlan) -> ChunkOutcome {
+    /// Queues a chunk of a download for the writer. `writerBacklog`: how far behind the disk was
+    /// when the chunk came (the driver reads it before it locks).
+    mutating func downloadData(_ data: Data, _ plan: DownloadPlan, writerBacklog: Int64) -> ChunkOutcome {
         file?.bytesFromNetwork += Int64(data.count)
         if file?.rejected != nil {
             file?.keepRejected(data)
             return .accepted
         }
-        if file?.partialFile == nil, let problem = openPartial(keeping: 0, plan) { return .stop(problem) }
+        if file?.partialFile == nil { openPartial(keeping: 0, plan) }
         var data = data
         var overrun: CourierError?
         if let end = spanEnd, received + Int64(data.count) > end {
@@ -186,7 +189,11 @@ extension TransferState {
             overrun = .invalidResponse(
                 "the 206 went on past the end of its range (byte \(end))", response)
         }
-        let backlog = data.isEmpty ? 0 : file?.writer.append(data) ?? 0
+        var backlog: Int64 = 0
+        if !data.isEmpty {
+            file?.diskRequests.append(.append(data))
+            backlog = writerBacklog + Int64(data.count)
+        }
         received += Int64(data.count)
         if let overrun {
             file?.keepsBytes = true
@@ -206,61 +213,34 @@ extension TransferState {
         return .cancel(task)
     }
 
-    /// Hands the partial file to the writer, keeping its first `offset` bytes (the writer hashes
-    /// them when a checksum is expected), or has the writer truncate the one it has.
-    private mutating func openPartial(keeping offset: Int64, _ plan: DownloadPlan) -> CourierError? {
-        guard let writer = file?.writer else { return nil }
+    /// Asks the writer for the partial file, keeping its first `offset` bytes (the writer hashes
+    /// them when a checksum is expected), or to truncate the one it has. Its directory is made (or
+    /// found missing) on the writer's queue, just before; a failure of either stops the task
+    /// through the writer's failure (TransferTask+Downloads.swift), as a write's does.
+    private mutating func openPartial(keeping offset: Int64, _ plan: DownloadPlan) {
+        guard file != nil else { return }
         if file?.partialFile != nil {
-            if offset == 0 { writer.truncate() }
-            return nil
-        }
-        do {
-            let target: DiskWriter.Target
-            if let fixed = plan.partialFile ?? plan.resumeFrom?.partialFile {
-                try ensureDirectory(fixed.deletingLastPathComponent(), plan)
-                // A split download's segments hold bytes past the prefix: the file keeps them.
-                target = .existing(fixed, keeping: max(offset, file?.segments?.highestWrittenOffset ?? 0))
-            } else {
-                target = .fresh(StagingFile.randomURL(in: try stagingDirectory(for: plan)))
-            }
-            // Opening happens on the writer's queue; if it fails, the writer's failure stops the task.
-            writer.open(target, hashing: plan.policy.expectedSHA256 != nil)
-            file?.partialFile = target.url
-            received = offset
-            return nil
-        } catch {
-            return error
-        }
-    }
-
-    private func stagingDirectory(for plan: DownloadPlan) throws(CourierError) -> URL {
-        let directory = plan.destination.stagingDirectory ?? context.temporaryDirectory
-        try ensureDirectory(directory, plan)
-        return directory
-    }
-
-    private func ensureDirectory(_ directory: URL, _ plan: DownloadPlan) throws(CourierError) {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue {
+            if offset == 0 { file?.diskRequests.append(.truncate) }
             return
         }
-        let destination = plan.destination
+        let target: DiskWriter.Target
+        if let fixed = plan.partialFile ?? plan.resumeFrom?.partialFile {
+            // A split download's segments hold bytes past the prefix: the file keeps them.
+            target = .existing(fixed, keeping: max(offset, file?.segments?.highestWrittenOffset ?? 0))
+        } else {
+            target = .fresh(StagingFile.randomURL(in: plan.destination.stagingDirectory ?? context.temporaryDirectory))
+        }
+        // A fixed partial file's or a staging directory is created only when the caller allowed
+        // it, or when it is Courier's own temporary directory.
         let mayCreate =
-            (destination.stagingDirectory == nil && plan.partialFile == nil)
-            || destination.stagingOptions.contains(.createIntermediateDirectories)
-        guard mayCreate else {
-            throw CourierError(
-                code: .destinationFailed,
-                message: "the directory \(directory.path) does not exist (pass .createIntermediateDirectories to create it)",
-                url: context.originalRequest.url)
-        }
-        do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        } catch {
-            throw CourierError(
-                code: .destinationFailed, message: "cannot create the directory \(directory.path)",
-                url: context.originalRequest.url, underlyingError: error)
-        }
+            (plan.destination.stagingDirectory == nil && plan.partialFile == nil)
+            || plan.destination.stagingOptions.contains(.createIntermediateDirectories)
+        let directory = DiskWriter.Request.directory(
+            target.url.deletingLastPathComponent(), mayCreate: mayCreate, requestURL: context.originalRequest.url)
+        file?.diskRequests.append(directory)
+        file?.diskRequests.append(.open(target, hashing: plan.policy.expectedSHA256 != nil))
+        file?.partialFile = target.url
+        received = offset
     }
 
     // MARK: - Completion
@@ -340,7 +320,7 @@ extension TransferState {
     /// writer flushes what it has written, then records exactly that.
     mutating func writeRecord(_ plan: DownloadPlan, force: Bool) {
         guard let record = plan.recordFile else { return }
-        if let resume = resumeData(plan, allowEmpty: force) { file?.writer.writeRecord(resume, to: record) }
+        if let resume = resumeData(plan, allowEmpty: force) { file?.diskRequests.append(.record(resume, record)) }
         file?.lastRecordWrite = now
     }
 

@@ -72,7 +72,8 @@ struct TransferState {
     var brokenAnswer: CourierError?
     var observers: [ProgressObserver] = []
     var lastProgressDelivery: [ProgressDirection: ContinuousClock.Instant] = [:]
-    /// A download's body: its plan, writer and bookkeeping (FileBody.swift); `nil` for other kinds.
+    /// A download's body: its plan, the file operations decided for the driver's writer, and its
+    /// bookkeeping (FileBody.swift); `nil` for other kinds.
     var file: FileBody?
     /// Answers to `Range` in a row that did not continue the bytes held, so the body started over.
     var restarts = 0
@@ -164,7 +165,7 @@ extension TransferState {
         // Segment bytes are dropped with the rest.
         file?.segments = nil
         // Queued behind the writes already accepted, which it then drops (with their SHA-256).
-        if file?.partialFile != nil { file?.writer.truncate() }
+        if file?.partialFile != nil { file?.diskRequests.append(.truncate) }
     }
 
     // MARK: - Completion
@@ -177,7 +178,7 @@ extension TransferState {
         let timeline = metrics.complete(error: error)
         var obsoleteFiles: [URL] = []
         var resumeDataHandler: (@Sendable (ResumeData?) -> Void)?
-        var ending: (DiskWriter, DiskWriter.Ending, removing: [URL])?
+        var ending: (DiskWriter.Ending, removing: [URL])?
         // The encoded multipart body is removed on every path (by the driver, after unlocking).
         var encodedFile: (URL, SideFile.Handle)?
         if case .file(let url, let handle)? = encodedBody { encodedFile = (url, handle) }
@@ -193,13 +194,13 @@ extension TransferState {
             if error == nil {
                 // Also after a 416 that proved the file complete: the writer's digest covers the
                 // whole file (bytes an earlier run wrote are hashed when it is opened).
-                ending = (body.writer, .publish(expectedSHA256: plan.policy.expectedSHA256, url: context.originalRequest.url), removing)
+                ending = (.publish(expectedSHA256: plan.policy.expectedSHA256, url: context.originalRequest.url), removing)
                 // Removed once the file is published.
                 if let record { obsoleteFiles += [record, AtomicFile.temporaryFile(for: record)] }
             } else if let resume {
-                ending = (body.writer, .keep(resume, record: record), removing)
+                ending = (.keep(resume, record: record), removing)
             } else {
-                ending = (body.writer, .discard, removing)
+                ending = (.discard, removing)
             }
             resumeDataHandler = body.resumeDataHandler
             file?.resumeDataHandler = nil

@@ -9,10 +9,11 @@ import FoundationNetworking
 /// body, changed under the transfer's one lock; the transfer's own decisions about it are
 /// TransferState+Segments.swift's.
 ///
-/// Of a crew's actions, the writes and records are handed to the writer before the lock is let
-/// go, in the order decided, as the monitors' events are (`TransferTask.locked(_:)`): the writer's
-/// enqueue takes only its own lock and never calls back, and the lanes call back on delegate
-/// queues of their own, so a record handed over after unlocking could overtake a write it claims.
+/// Of a crew's actions, the writes and records join the file body's outbox
+/// (``FileBody/diskRequests``) with the transfer's own, which `TransferTask.locked(_:)` hands to
+/// the writer before the lock is let go, in the order decided, as the monitors' events are: the
+/// writer's enqueue takes only its own lock and never calls back, and the lanes call back on
+/// delegate queues of their own, so a record handed over after unlocking could overtake a write it claims.
 /// Everything else (requests made and cancelled, progress delivered, the lanes released, the
 /// transfer's follow-up) is done after unlocking, in order.
 extension TransferTask {
@@ -23,7 +24,6 @@ extension TransferTask {
         /// The crew's lanes and its number (for launches and late wake-ups).
         var lanes: LaneSessions.Lease?
         var number = 0
-        var writer: DiskWriter?
         /// Launches, cancels and disk waits, in the order decided.
         var later: [Crew.Action] = []
         var progress: ([ProgressObserver], Progress)?
@@ -149,10 +149,11 @@ extension TransferTask {
     /// transfer's decisions about the crew; returns the rest.
     /// `facts`: what the driver knew when the event came (an ending of the crew is decided with them).
     private func apply(_ actions: [Crew.Action], to state: inout TransferState, facts: AttemptFacts) -> CrewWork {
-        var work = CrewWork(lanes: state.file?.split?.lanes, number: state.file?.split?.number ?? 0, writer: state.file?.writer)
+        var work = CrewWork(lanes: state.file?.split?.lanes, number: state.file?.split?.number ?? 0)
         for action in actions {
             switch action {
-            case .write(let data, let offset): work.writer?.write(data, at: offset)
+            // In the one outbox with the transfer's own operations, so the lock's order is the disk's.
+            case .write(let data, let offset): state.file?.diskRequests.append(.write(data, at: offset))
             case .record(let map):
                 // Taken after the writes it counts were handed to the writer: the record says so.
                 state.file?.segments = map
@@ -180,7 +181,7 @@ extension TransferTask {
             case .launch(let id, let lane, let request):
                 if let lanes = work.lanes { launchConnection(id, lane: lane, request, lanes: lanes, number: work.number) }
             case .waitForDisk(let threshold):
-                work.writer?.whenBacklog(atMost: threshold) { [weak self, number = work.number] in
+                writer?.whenBacklog(atMost: threshold) { [weak self, number = work.number] in
                     self?.crewStep(number: number) { $0.diskDrained(now: $1) }
                 }
             default: break

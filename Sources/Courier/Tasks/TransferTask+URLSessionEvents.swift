@@ -24,7 +24,7 @@ enum TransferAction {
     case pauseStream(URLSessionTask, StreamBuffer, drainedTo: Int)
     /// Stop this attempt because the disk fell behind; continue once the writer's backlog is down
     /// to `drainedTo` bytes (TransferTask+BackPressure.swift).
-    case pauseDownload(URLSessionTask, DiskWriter, drainedTo: Int64)
+    case pauseDownload(URLSessionTask, drainedTo: Int64)
     /// This attempt's 206 becomes the first connection of a split download over this map
     /// (TransferTask+Segments.swift), then the rest is done.
     indirect case split(URLSessionTask, SegmentMap, then: TransferAction)
@@ -61,13 +61,15 @@ extension TransferTask: TaskDelegate {
     }
 
     func urlTask(_ task: URLSessionTask, didReceive data: Data) {
+        // How far behind the disk is, read before locking: a decision never asks the writer.
+        let backlog = writer?.statistics.backlog ?? 0
         let action = locked { state -> TransferAction in
             // A split download's bytes are its crew's (SplitCrew+Connections.swift).
             if state.file?.split != nil { return .segmentData(task, data) }
             guard state.phase.isRunning(task), state.failure == nil, state.brokenAnswer == nil,
                 state.stream?.expiredWait == nil, !state.ignoresBody
             else { return .none }
-            return state.bodyArrived(data, task)
+            return state.bodyArrived(data, task, writerBacklog: backlog)
         }
         perform(action)
     }
@@ -90,9 +92,9 @@ extension TransferTask: TaskDelegate {
             core.cancel(task)
             buffer.notePause()
             buffer.whenDrained(atMost: threshold) { [weak self] in self?.continueAfterStreamDrain() }
-        case .pauseDownload(let task, let writer, let threshold):
+        case .pauseDownload(let task, let threshold):
             core.cancel(task)
-            writer.whenBacklog(atMost: threshold) { [weak self] in self?.continueAfterBackPressure() }
+            writer?.whenBacklog(atMost: threshold) { [weak self] in self?.continueAfterBackPressure() }
         case .split(let task, let map, let then):
             beginSegments(task, map)
             perform(then)

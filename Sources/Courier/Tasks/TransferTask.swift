@@ -52,6 +52,9 @@ final class TransferTask: Sendable {
     let events: EventDispatcher
     private let finisher: Finisher
     let state: Locked<State>
+    /// A download's writer (`nil` for other kinds): the driver's; the decisions queue
+    /// ``DiskWriter/Request``s that ``locked(_:)`` hands over (FileBody.swift).
+    let writer: DiskWriter?
     /// The deadline's and the stream's timers: the driver's, never the state's (TaskTimers.swift).
     let timers = TaskTimers()
 
@@ -80,6 +83,7 @@ final class TransferTask: Sendable {
         var upload: UploadBody?
         var stream: StreamBody?
         var file: FileBody?
+        var writer: DiskWriter?
         switch kind {
         case .data:
             break
@@ -101,10 +105,10 @@ final class TransferTask: Sendable {
                 request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
             }
             // Appends wake the writer per 256 KiB (the staging file's own buffer), or sooner for a small limit.
-            let writer = DiskWriter(
+            writer = DiskWriter(
                 batchBytes: Int(min(256 * 1024, plan.policy.bufferLimit / 2)), callQueue: core.callQueue,
                 simulation: plan.policy.simulatedDisk)
-            file = FileBody(plan: plan, writer: writer)
+            file = FileBody(plan: plan)
         }
         self.upload = upload
         self.originalRequest = request
@@ -132,13 +136,14 @@ final class TransferTask: Sendable {
         } else {
             self.initialRequest = request
         }
-        let writer = initial.file?.writer
+        self.writer = writer
         self.state = Locked(initial)
         writer?.setFailureHandler { [weak self] error in self?.writerFailed(error) }
     }
 
-    /// Runs a decision on the state under the lock, then queues the events it decided for the
-    /// monitors before unlocking (queuing only enqueues), so they keep the order the lock gives them.
+    /// Runs a decision on the state under the lock, then, before unlocking, queues the events it
+    /// decided for the monitors and hands the file operations it decided to the writer (both only
+    /// enqueue), so they keep the order the lock gives them.
     func locked<Result>(_ body: (inout State) -> Result) -> Result {
         // The time a decision takes as its own (TransferState.now): read here, never in it.
         let now = ContinuousClock.now
@@ -156,12 +161,15 @@ final class TransferTask: Sendable {
                 for (event, handle) in state.outbox { events.emit(event, for: handle) }
                 state.outbox.removeAll(keepingCapacity: true)
             }
+            // The file operations decided, to the writer in the lock's order (it only queues them).
+            // Read in place, so emptying keeps the buffer rather than copying it on every chunk.
+            if state.file?.diskRequests.isEmpty == false, let writer {
+                for request in state.file?.diskRequests ?? [] { writer.perform(request) }
+                state.file?.diskRequests.removeAll(keepingCapacity: true)
+            }
             return result
         }
     }
-
-    /// A download's writer (`nil` for other kinds).
-    var writer: DiskWriter? { locked { $0.file?.writer } }
 
     // MARK: - Creation
 
@@ -504,7 +512,7 @@ final class TransferTask: Sendable {
         let resumeDataHandler: (@Sendable (ResumeData?) -> Void)?
         /// A download's ending, for its writer to carry out once every accepted byte is written,
         /// with the files to remove if the partial file is not kept.
-        let ending: (DiskWriter, DiskWriter.Ending, removing: [URL])?
+        let ending: (DiskWriter.Ending, removing: [URL])?
         /// A multipart body Courier encoded into a temporary file, removed before anything else
         /// (its handle, which keeps the sweep of abandoned side files away, goes after).
         var encodedBodyFile: (URL, SideFile.Handle)? = nil
@@ -520,7 +528,7 @@ final class TransferTask: Sendable {
             completion.encodedBodyFile = nil
         }
         let finished = completion
-        guard let (writer, ending, removing) = finished.ending else { return deliver(finished) }
+        guard let (ending, removing) = finished.ending, let writer else { return deliver(finished) }
         writer.finish(ending, removing: removing) { [self] settled in
             deliver(finished.settled(by: settled, url: originalRequest.url))
         }

@@ -92,9 +92,40 @@ final class DownloadTaskTests: CourierTestCase {
 
     func testMissingDirectoryFailsBeforeTheBodyUnlessCreationIsAllowed() throws {
         let destination = directory.appendingPathComponent("deep/er/file.bin")
-        XCTAssertEqual(download("/bytes/1000", to: .file(destination))?.error?.code, .destinationFailed)
+        let refused = download("/bytes/1000", to: .file(destination))?.error
+        XCTAssertEqual(refused?.code, .destinationFailed)
+        let missing = destination.deletingLastPathComponent().path
+        XCTAssertTrue(
+            refused?.message.contains("\(missing) does not exist (pass .createIntermediateDirectories") == true,
+            "\(String(describing: refused))")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.appendingPathComponent("deep").path), "nothing was created")
         XCTAssertNil(download("/bytes/1000", to: .file(destination, options: .createIntermediateDirectories))?.error)
         XCTAssertEqual(try Data(contentsOf: destination).count, 1000)
+        XCTAssertEqual(stagingFiles(in: destination.deletingLastPathComponent()), [])
+    }
+
+    /// The directory is the writer's to make, just before it opens the file (TransferState+Downloads.swift).
+    func testAFixedPartialFileInAMissingDirectoryIsCreatedThereOnlyWhenAllowed() throws {
+        let destination = directory.appendingPathComponent("fixed.bin")
+        let partial = directory.appendingPathComponent("parts/more/fixed.bin.part")
+        var policy = DownloadPolicy()
+        policy.partialFile = partial
+        let refused: DownloadResponse? = wait { finish in
+            manager.downloadTask(with: request("/bytes/1000"), to: .file(destination), policy: policy, completion: finish).resume()
+        }
+        XCTAssertEqual(refused?.error?.code, .destinationFailed)
+        XCTAssertTrue(refused?.error?.message.contains("\(partial.deletingLastPathComponent().path) does not exist") == true)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.appendingPathComponent("parts").path))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: destination.path))
+        let allowed: DownloadResponse? = wait { finish in
+            manager.downloadTask(
+                with: request("/bytes/1000?seed=3"), to: .file(destination, options: .createIntermediateDirectories), policy: policy,
+                completion: finish
+            ).resume()
+        }
+        XCTAssertNil(allowed?.error)
+        XCTAssertEqual(try Data(contentsOf: destination), TestServer.deterministicBytes(count: 1000, seed: 3))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: partial.path), "published from the partial file")
     }
 
     func testThrowingDestinationClosureIsAnErrorAndRemovesTheStagedFile() {

@@ -28,8 +28,8 @@ final class RetryOwnerRouteTests: XCTestCase {
             now: .now)
         switch kind {
         case .download(let plan):
-            // Never opened: the attempt fails before any byte, so nothing reaches the disk.
-            state.file = FileBody(plan: plan, writer: DiskWriter(batchBytes: 1024, callQueue: DispatchQueue(label: "route-tests")))
+            // Never opened: the attempt fails before any byte (and a decision never reaches the disk).
+            state.file = FileBody(plan: plan)
         case .stream(let buffer, let policy):
             state.stream = StreamBody(buffer: buffer, policy: policy)
         case .data, .upload:

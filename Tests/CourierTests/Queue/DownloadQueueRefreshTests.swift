@@ -95,6 +95,35 @@ final class DownloadQueueRefreshTests: CourierTestCase {
         XCTAssertEqual(server.requests.count, 1)
     }
 
+    /// Publishing without replacing is `link(2)` then `unlink(2)` of the partial file
+    /// (FilePublisher.swift): a kill between the two leaves one file under both names.
+    func testAFileKilledBetweenItsLinkAndItsUnlinkIsRecognisedOnReopening() throws {
+        // Given a journal that says the item is running (its `completed` record never made it)
+        var queue: DownloadQueue? = try DownloadQueue(directory: queueDirectory, manager: manager)
+        try queue!.add(.init(url: server.url("/drip?numbytes=5&duration_ms=3000"), to: file("l"), id: "l", expectedLength: 1000))
+        waitUntil("running", timeout: 5) { if case .running = queue!.item("l")?.state { return true }; return false }
+        let partial = queue!.partialFile(for: "l")
+        let record = DownloadPolicy.recordFile(for: partial)
+        queue!.journal.close()
+        queue = nil
+        waitUntil("the download stopped", timeout: 5) { self.manager.runningTaskCount == 0 }
+        settle(partial)
+        // and the process died between publishing's link and its unlink: the complete file has
+        // both names, and the record is still beside the partial one
+        try TestServer.deterministicBytes(count: 1000).write(to: partial)
+        try FileManager.default.createDirectory(at: file("l").deletingLastPathComponent(), withIntermediateDirectories: true)
+        XCTAssertEqual(link(partial.path, file("l").path), 0)
+        // When the queue is opened again
+        let reopened = try DownloadQueue(directory: queueDirectory, manager: manager)
+        // Then the item is completed with that file, nothing is fetched again, and the partial
+        // file's name and its record are gone (as publishing would have left them)
+        XCTAssertEqual(reopened.item("l")?.state, .completed(file("l")))
+        XCTAssertEqual(server.requests.count, 1)
+        XCTAssertEqual(try Data(contentsOf: file("l")), TestServer.deterministicBytes(count: 1000))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: partial.path))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: record.path))
+    }
+
     func testAWrongFileFoundOnReopeningFailsTheItemAndIsNotCalledComplete() throws {
         var queue: DownloadQueue? = try DownloadQueue(directory: queueDirectory, manager: manager)
         try queue!.add(.init(url: server.url("/drip?numbytes=5&duration_ms=3000"), to: file("w"), id: "w", expectedLength: 1000))

@@ -13,7 +13,7 @@ final class FileBodyTests: XCTestCase {
     ) -> FileBody {
         let plan = DownloadPlan(
             destination: destination, policy: policy, validation: .default, partialFile: nil, resumeFrom: nil)
-        return FileBody(plan: plan, writer: DiskWriter(batchBytes: 1024, callQueue: DispatchQueue(label: "file-body-tests")))
+        return FileBody(plan: plan)
     }
 
     func testAContinuationThatAddsBytesIsNoStall() {

@@ -28,7 +28,7 @@ final class TransferStateSegmentsTests: XCTestCase {
                 originalRequest: URLRequest(url: url), upload: nil, validation: .default, maximumResponseSize: 1 << 20,
                 progressInterval: .seconds(1), temporaryDirectory: URL(fileURLWithPath: "/nonexistent"), emitsEvents: emitsEvents),
             options: TaskOptions(interceptor: nil, redirectPolicy: .follow, credential: nil, sensitiveHeaders: [], deadline: nil), now: .now)
-        state.file = FileBody(plan: plan, writer: DiskWriter(batchBytes: 1024, callQueue: DispatchQueue(label: "split-begin-tests")))
+        state.file = FileBody(plan: plan)
         let length = total ?? self.total
         var fields = ["Content-Range": "bytes 0-\(length - 1)/\(length)", "Content-Length": String(length)]
         if let etag { fields["ETag"] = etag }

@@ -10,22 +10,12 @@ import XCTest
 /// driver. Each test builds the state an attempt is in, runs one event (head arrived, body
 /// arrived, attempt ended, cancel requested) and asserts on what it returns and what it leaves.
 ///
-/// A download's writer is real (it writes into a private temporary directory on its own queue):
-/// the decisions hand it operations, and a few tests look at the file it leaves.
+/// A download's file operations are decided, never done: the tests read them in the file body's
+/// outbox (``FileBody/diskRequests``), so no test touches the disk; the paths below never exist.
 final class TransferStateTests: XCTestCase {
     private static let session = URLSession(configuration: .ephemeral)
     private let url = URL(string: "http://files.test/big.bin")!
-    private var directory: URL!
-
-    override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory
-            .appendingPathComponent("transfer-state-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        try? FileManager.default.removeItem(at: directory)
-    }
+    private let directory = URL(fileURLWithPath: "/nonexistent/transfer-state", isDirectory: true)
 
     // MARK: - Helpers
 
@@ -46,7 +36,7 @@ final class TransferStateTests: XCTestCase {
                 interceptor: interceptor, redirectPolicy: .follow, credential: nil, sensitiveHeaders: [], deadline: nil), now: .now)
         switch kind {
         case .download(let plan):
-            state.file = FileBody(plan: plan, writer: DiskWriter(batchBytes: 1024, callQueue: DispatchQueue(label: "transfer-state-tests")))
+            state.file = FileBody(plan: plan)
         case .stream(let buffer, let policy):
             state.stream = StreamBody(buffer: buffer, policy: policy)
         case .data, .upload:
@@ -94,6 +84,26 @@ final class TransferStateTests: XCTestCase {
 
     private func response(_ status: Int, _ headers: [String: String]) -> HTTPURLResponse {
         HTTPURLResponse(url: url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers)!
+    }
+
+    /// The file operations `state` decided since the last call, in order, in short words; taken
+    /// from the outbox as `TransferTask.locked` takes them.
+    private func diskRequests(_ state: inout TransferState) -> [String] {
+        defer { state.file?.diskRequests.removeAll() }
+        return (state.file?.diskRequests ?? []).map { request in
+            switch request {
+            case .directory(let url, let mayCreate, _):
+                return "directory \(url.lastPathComponent)" + (mayCreate ? ", may create" : "")
+            case .open(.fresh(let url), let hashing):
+                return "open a fresh file in \(url.deletingLastPathComponent().lastPathComponent)" + (hashing ? ", hashing" : "")
+            case .open(.existing(let url, let keeping), _): return "open \(url.lastPathComponent) keeping \(keeping)"
+            case .append(let data): return "append \(data.count)"
+            case .write(let data, let offset): return "write \(data.count) at \(offset)"
+            case .truncate: return "truncate"
+            case .remove(let urls): return "remove " + urls.map(\.lastPathComponent).joined(separator: " ")
+            case .record(let resume, let url): return "record \(resume.bytesOnDisk) bytes in \(url.lastPathComponent)"
+            }
+        }
     }
 
     private func isNone(_ action: TransferAction) -> Bool {
@@ -163,7 +173,7 @@ final class TransferStateTests: XCTestCase {
         }
         XCTAssertNil(completion.outcome.error)
         XCTAssertTrue(completion.outcome.alreadyComplete)
-        guard case .publish? = completion.ending?.1 else { return XCTFail("the file is published") }
+        guard case .publish? = completion.ending?.0 else { return XCTFail("the file is published") }
     }
 
     func testA416ForADifferentLengthIsNoProofOfCompletion() {
@@ -249,14 +259,77 @@ final class TransferStateTests: XCTestCase {
         let attempt = makeAttempt()
         let partial = directory.appendingPathComponent("out.bin.part")
         var state = freshDownload(partialFile: partial, attempt: attempt)
+        let record = try XCTUnwrap(state.file?.plan.recordFile).lastPathComponent
         // When its 200 arrives
         XCTAssertTrue(isNone(state.headArrived(response(200, ["Content-Length": "10", "ETag": "\"v1\""]), attempt)))
-        // Then the record is brought up to date at once (the writer writes it on its queue)
+        // Then the writer is asked to drop any earlier record, then for the file's directory (not
+        // created: the caller did not allow it), the file, and the new record at once, in that order
         XCTAssertNotNil(state.file?.lastRecordWrite)
-        let record = try XCTUnwrap(state.file?.plan.recordFile)
-        let deadline = Date().addingTimeInterval(5)
-        while !FileManager.default.fileExists(atPath: record.path), Date() < deadline { usleep(10_000) }
-        XCTAssertTrue(FileManager.default.fileExists(atPath: record.path))
+        XCTAssertEqual(
+            diskRequests(&state),
+            ["remove \(record)", "directory transfer-state", "open out.bin.part keeping 0", "record 0 bytes in \(record)"])
+        // And the bytes follow
+        _ = state.bodyArrived(Data(count: 4), attempt)
+        XCTAssertEqual(diskRequests(&state), ["append 4"])
+    }
+
+    func testAFreshDownloadIsStagedInItsOwnDirectoryAndNothingIsAskedOfTheDiskBeforeItsHead() {
+        // Given a download with no fixed partial file, whose SHA-256 is expected
+        var policy = DownloadPolicy()
+        policy.expectedSHA256 = [UInt8](repeating: 0, count: 32)
+        let attempt = makeAttempt()
+        var state = freshDownload(policy: policy, attempt: attempt)
+        XCTAssertEqual(diskRequests(&state), [])
+        // When its 200 and its body arrive
+        _ = state.headArrived(response(200, ["Content-Length": "10"]), attempt)
+        _ = state.bodyArrived(Data(count: 10), attempt)
+        // Then a fresh staging file is asked for beside the destination, hashed, then written;
+        // nothing else (no record: the file has no fixed place)
+        XCTAssertEqual(
+            diskRequests(&state), ["directory transfer-state", "open a fresh file in transfer-state, hashing", "append 10"])
+    }
+
+    func testAFullBodyAfterHeldBytesDropsTheRecordThenStartsTheSameFileOver() throws {
+        // Given a download with a fixed partial file holding 400 of 1000 bytes, continuing
+        let attempt = makeAttempt()
+        var state = freshDownload(partialFile: directory.appendingPathComponent("out.bin.part"), attempt: attempt)
+        let record = try XCTUnwrap(state.file?.plan.recordFile).lastPathComponent
+        _ = state.headArrived(response(200, ["Content-Length": "1000", "ETag": "\"v1\""]), attempt)
+        _ = state.bodyArrived(Data(count: 400), attempt)
+        guard case .retry = state.attemptEnded(nil, facts: AttemptFacts(invalidated: false)) else { return XCTFail("a continuation") }
+        _ = diskRequests(&state)
+        let next = makeAttempt()
+        _ = state.phase.retryDelayElapsed()
+        _ = state.phase.attemptMade(next, number: state.phase.attemptQueued())
+        _ = state.phase.launchFinished(next, failureRecorded: false)
+        // When the server answers the Range with a full 200 (the resource changed)
+        XCTAssertTrue(isNone(state.headArrived(response(200, ["Content-Length": "1000", "ETag": "\"v2\""]), next)))
+        // Then the old record goes first, then the file is truncated (not opened again; once by the
+        // body's reset, once by the new start, which is a no-op on an empty file), then the new
+        // record: no record ever claims bytes the file no longer holds
+        XCTAssertEqual(diskRequests(&state), ["remove \(record)", "truncate", "truncate", "record 0 bytes in \(record)"])
+        XCTAssertEqual(state.received, 0)
+    }
+
+    func testAContinuationAppendsToTheFileItHasWithoutOpeningItAgain() {
+        // Given a download with a fixed partial file holding 400 of 1000 bytes, continuing
+        let attempt = makeAttempt()
+        var state = freshDownload(partialFile: directory.appendingPathComponent("out.bin.part"), attempt: attempt)
+        _ = state.headArrived(response(200, ["Content-Length": "1000", "ETag": "\"v1\""]), attempt)
+        _ = state.bodyArrived(Data(count: 400), attempt)
+        guard case .retry = state.attemptEnded(nil, facts: AttemptFacts(invalidated: false)) else { return XCTFail("a continuation") }
+        _ = diskRequests(&state)
+        let next = makeAttempt()
+        _ = state.phase.retryDelayElapsed()
+        _ = state.phase.attemptMade(next, number: state.phase.attemptQueued())
+        _ = state.phase.launchFinished(next, failureRecorded: false)
+        // When the 206 for the rest arrives, then its bytes
+        _ = state.headArrived(response(206, ["Content-Range": "bytes 400-999/1000", "Content-Length": "600", "ETag": "\"v1\""]), next)
+        _ = state.bodyArrived(Data(count: 600), next)
+        // Then only the record and the new bytes are asked for
+        let requests = diskRequests(&state)
+        XCTAssertEqual(requests.filter { !$0.hasPrefix("record") }, ["append 600"])
+        XCTAssertEqual(requests.first?.hasPrefix("record 400 bytes"), true, "\(requests)")
     }
 
     // MARK: - A download's body
@@ -300,7 +373,7 @@ final class TransferStateTests: XCTestCase {
         // When a chunk leaves more than that waiting for the disk
         let action = state.bodyArrived(Data(count: 200 * 1024), attempt)
         // Then the attempt stops, to continue once the backlog is down to half the limit
-        guard case .pauseDownload(let stopped, _, let drainedTo) = action else { return XCTFail("a pause for the disk") }
+        guard case .pauseDownload(let stopped, let drainedTo) = action else { return XCTFail("a pause for the disk") }
         XCTAssertTrue(stopped === attempt)
         XCTAssertEqual(drainedTo, 32 * 1024)
         XCTAssertEqual(state.file?.diskPauses, 1)
@@ -348,7 +421,7 @@ final class TransferStateTests: XCTestCase {
         // Then the download fails, and what it holds is kept with resume data
         guard case .finish(let completion) = followUp else { return XCTFail("the stalls end the download") }
         XCTAssertEqual(completion.outcome.error?.code, .invalidResponse)
-        guard case .keep(let resume, _)? = completion.ending?.1 else { return XCTFail("the bytes are kept") }
+        guard case .keep(let resume, _)? = completion.ending?.0 else { return XCTFail("the bytes are kept") }
         XCTAssertEqual(resume.bytesOnDisk, 400)
         XCTAssertEqual(resume.validator, "\"v1\"")
     }
@@ -434,7 +507,7 @@ final class TransferStateTests: XCTestCase {
         // Then it finishes as invalidated, keeping its bytes
         guard case .finish(let completion) = followUp else { return XCTFail("no retry") }
         XCTAssertEqual(completion.outcome.error?.code, .sessionInvalidated)
-        guard case .keep? = completion.ending?.1 else { return XCTFail("the bytes are kept") }
+        guard case .keep? = completion.ending?.0 else { return XCTFail("the bytes are kept") }
     }
 
     func testCancelProducingResumeDataKeepsTheBytesWithTheirResumeData() {
@@ -451,7 +524,7 @@ final class TransferStateTests: XCTestCase {
         }
         // Then the task is cancelled, and its bytes are kept with resume data
         XCTAssertEqual(completion.outcome.error?.code, .cancelled)
-        guard case .keep(let resume, _)? = completion.ending?.1 else { return XCTFail("the bytes are kept") }
+        guard case .keep(let resume, _)? = completion.ending?.0 else { return XCTFail("the bytes are kept") }
         XCTAssertEqual(resume.bytesOnDisk, 400)
         XCTAssertEqual(resume.validator, "\"v1\"")
         XCTAssertEqual(resume.totalLength, 1000)
@@ -470,7 +543,7 @@ final class TransferStateTests: XCTestCase {
         }
         // Then the file goes
         XCTAssertEqual(completion.outcome.error?.code, .cancelled)
-        guard case .discard? = completion.ending?.1 else { return XCTFail("the bytes are discarded") }
+        guard case .discard? = completion.ending?.0 else { return XCTFail("the bytes are discarded") }
     }
 
     // MARK: - Memory and streams
@@ -610,7 +683,7 @@ final class TransferStateTests: XCTestCase {
             return XCTFail("no attempt runs: it finishes now")
         }
         XCTAssertEqual(completion.outcome.error?.code, .deadlineExceeded)
-        guard case .keep(let resume, _)? = completion.ending?.1 else { return XCTFail("the bytes are kept") }
+        guard case .keep(let resume, _)? = completion.ending?.0 else { return XCTFail("the bytes are kept") }
         XCTAssertEqual(resume.bytesOnDisk, 400)
         // And a second stop does nothing
         guard case .none = state.stopRequested(deadline, keepingBytes: true) else { return XCTFail("once") }
