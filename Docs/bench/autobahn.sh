@@ -8,7 +8,7 @@
 #   Docs/bench/autobahn.sh setup DIR
 #   Docs/bench/autobahn.sh server DIR --port P [--wss | --tls CERT KEY] [--groups LIST]
 #   Docs/bench/autobahn.sh reference DIR --port P [--wss] [--agent NAME]
-#   Docs/bench/autobahn.sh run DIR --port P [--wss] [--groups LIST] [-- CLIENT ARGS...]
+#   Docs/bench/autobahn.sh run DIR --port P [--wss] [--groups LIST] [--agent NAME] [-- CLIENT ARGS...]
 #   Docs/bench/autobahn.sh report DIR
 #
 # DIR: a private directory outside the repository (default /tmp/autobahn when left out).
