@@ -42,19 +42,45 @@ struct UTF8Validator: Sendable, Equatable {
                 }
                 guard index < count else { break }
                 let byte = base.load(fromByteOffset: index, as: UInt8.self)
+                guard byte >= 0x80 else {
+                    index &+= 1
+                    continue
+                }
+                let continuations: Int
+                let first: ClosedRange<UInt8>
                 switch byte {
-                case 0x00...0x7F: break
-                case 0xC2...0xDF: start(1, 0x80, 0xBF)
-                case 0xE0: start(2, 0xA0, 0xBF)
-                case 0xE1...0xEC, 0xEE...0xEF: start(2, 0x80, 0xBF)
-                case 0xED: start(2, 0x80, 0x9F)
-                case 0xF0: start(3, 0x90, 0xBF)
-                case 0xF1...0xF3: start(3, 0x80, 0xBF)
-                case 0xF4: start(3, 0x80, 0x8F)
+                case 0xC2...0xDF: (continuations, first) = (1, 0x80...0xBF)
+                case 0xE0: (continuations, first) = (2, 0xA0...0xBF)
+                case 0xE1...0xEC, 0xEE...0xEF: (continuations, first) = (2, 0x80...0xBF)
+                case 0xED: (continuations, first) = (2, 0x80...0x9F)
+                case 0xF0: (continuations, first) = (3, 0x90...0xBF)
+                case 0xF1...0xF3: (continuations, first) = (3, 0x80...0xBF)
+                case 0xF4: (continuations, first) = (3, 0x80...0x8F)
                 default:  // 80–C1 cannot start a character; F5–FF are never UTF-8.
                     failed = true
                     return index
                 }
+                guard index &+ continuations < count else {
+                    // The character goes on in the next chunk: byte by byte from here.
+                    remaining = UInt8(continuations)
+                    lower = first.lowerBound
+                    upper = first.upperBound
+                    index &+= 1
+                    continue
+                }
+                // The whole character is here: check it in one go.
+                var next = index &+ 1
+                var allowed = first
+                while next <= index &+ continuations {
+                    guard allowed.contains(base.load(fromByteOffset: next, as: UInt8.self)) else {
+                        failed = true
+                        return next
+                    }
+                    allowed = 0x80...0xBF
+                    next &+= 1
+                }
+                index = next
+                continue
             } else {
                 let byte = base.load(fromByteOffset: index, as: UInt8.self)
                 guard byte >= lower, byte <= upper else {
@@ -74,11 +100,5 @@ struct UTF8Validator: Sendable, Equatable {
     static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var validator = UTF8Validator()
         return validator.validate(bytes) == nil && validator.isComplete
-    }
-
-    private mutating func start(_ continuations: UInt8, _ lower: UInt8, _ upper: UInt8) {
-        remaining = continuations
-        self.lower = lower
-        self.upper = upper
     }
 }
