@@ -37,7 +37,9 @@ struct WebSocketReader: Sendable {
         assembler = WebSocketMessageAssembler(maximumMessageSize: maximumMessageSize)
     }
 
-    /// Reads one chunk from the connection, of any size.
+    /// Reads one chunk from the connection, of any size. A ``WebSocketMessageAssembler/Output/close(_:)``
+    /// is the last output ever: its answer says what to send back, and its
+    /// ``WebSocketCloseAnswer/violation`` whether the peer's close was itself a failure.
     mutating func read(_ bytes: UnsafeRawBufferPointer) -> Result {
         if let failure { return Result(failure: failure) }
         var result = Result()
