@@ -88,6 +88,19 @@ final class WebSocketFrameEncodingTests: XCTestCase {
         }
     }
 
+    func testMaskedFramesOfEveryLengthFormRoundTripThroughAServersDecoder() throws {
+        // What a client sends, read as a server reads it, gives the frame back.
+        var decoder = WebSocketFrameDecoder(configuration: .init(maximumFrameSize: 1 << 20, expectsMaskedFrames: true))
+        for (index, count) in [0, 1, 3, 125, 126, 127, 65535, 65536, 70_001].enumerated() {
+            let payload = Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ index) })
+            let frame = WebSocketFrame(fin: index % 2 == 0, opcode: index % 2 == 0 ? .binary : .text, payload: payload)
+            let key = WebSocketMaskingKey(UInt8(index), 0xA5, UInt8(255 - index), 0x3C)
+            let bytes = try frame.encoded(maskingKey: key)
+            XCTAssertEqual(bytes.count, WebSocketFrame.headerSize(payloadLength: count, masked: true) + count)
+            XCTAssertEqual(try decoder.decode(bytes), [frame], "\(count) bytes")
+        }
+    }
+
     func testMaskingKeyFromBytesNeedsExactlyFour() {
         XCTAssertEqual(WebSocketMaskingKey([0x37, 0xFA, 0x21, 0x3D]), rfcMaskingKey)
         XCTAssertNil(WebSocketMaskingKey([0x37, 0xFA, 0x21]))
