@@ -42,6 +42,11 @@ package enum ASCIICase {
             bytes.contains { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
         }
         guard capitals ?? true else { return text }
-        return String(decoding: Array(text.utf8).map(folded), as: UTF8.self)
+        // One string written in place (a short one needs no allocation at all).
+        let count = text.utf8.count
+        return String(unsafeUninitializedCapacity: count) { buffer in
+            for (index, byte) in text.utf8.enumerated() { buffer[index] = folded(byte) }
+            return count
+        }
     }
 }

@@ -70,8 +70,10 @@ extension CacheBinding {
 
     /// Stores the answer when the rules (or the cacher) allow; `true` when it was stored.
     private func store(_ response: HTTPURLResponse, head: CacheResponseHead, data: Data, exchange: CacheExchange, now: Date) -> Bool {
-        let storable = CachePolicy.isStorable(request: exchange.request, response: head)
-        var headers = CachePolicy.storedHeaders(head.headers)
+        // Parsed once for the three readers: storability, the fields kept, the entry.
+        var directives: CacheControl? = CacheControl(lines: head.headers.values("Cache-Control"))
+        let storable = CachePolicy.isStorable(request: exchange.request, response: head, directives: directives)
+        var headers = CachePolicy.storedHeaders(head.headers, directives: directives)
         var body = data
         var status = head.status
         switch exchange.cacher?.behavior ?? .cache {
@@ -86,6 +88,7 @@ extension CacheBinding {
                 let changed = transform(CachedResponse(response: candidate, data: data, isStorable: storable)), changed.isStorable
             else { return false }
             headers = CachePolicy.storedHeaders(Self.headers(of: changed.response))
+            directives = nil  // the cacher's fields: parsed anew by the entry
             status = changed.response.statusCode
             body = changed.data
             if let lifetime = changed.lifetime {
@@ -95,10 +98,13 @@ extension CacheBinding {
             }
         }
         guard let names = CachePolicy.varyNames(headers) else { return false }
+        // A field dropped from what is kept (a `Connection` or `no-cache="…"` may name
+        // Cache-Control itself): the entry parses what it keeps.
+        if headers.fields.count != head.headers.fields.count { directives = nil }
         let entryHead = CacheEntryHead(
             key: exchange.key, url: exchange.request.url.absoluteString, status: status,
             headers: headers, vary: CachePolicy.varyValues(names: names, request: exchange.request, secrets: secrets),
-            requestTime: exchange.requestTime, responseTime: now, bodyLength: body.count)
+            requestTime: exchange.requestTime, responseTime: now, bodyLength: body.count, directives: directives)
         return storage.store(CacheEntry(head: entryHead, body: body))
     }
 

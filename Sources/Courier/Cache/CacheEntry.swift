@@ -19,11 +19,17 @@ struct CacheEntryHead: Sendable, Equatable, Codable {
     var url: String
     var status: Int
     var headers: CacheHeaders {
-        didSet { date = HTTPDate.parse(headers.values("Date").first) }
+        didSet {
+            date = HTTPDate.parse(headers.values("Date").first)
+            directives = CacheControl(lines: headers.values("Cache-Control"))
+        }
     }
     /// The `Date` field parsed, once per change of ``headers`` (`nil`: none, or not a date): every
     /// lookup needs it, and parsing it each time cost a lookup a tenth of its time.
     private(set) var date: Date?
+    /// The `Cache-Control` fields parsed, once per change of ``headers``: every lookup reads them.
+    /// Not stored on disk (derived from ``headers``).
+    private(set) var directives: CacheControl
     /// The request fields the response varies on, normalised (``CachePolicy/varyValues(names:request:secrets:)``).
     var vary: [VaryValue]
     /// When the request that fetched or last validated it was sent (RFC 9111 §4.2.3 `request_time`).
@@ -33,19 +39,35 @@ struct CacheEntryHead: Sendable, Equatable, Codable {
     /// The body's length in bytes.
     var bodyLength: Int
 
+    /// `directives`: the `Cache-Control` of `headers` when the caller parsed it already.
     init(
         key: String, url: String, status: Int, headers: CacheHeaders, vary: [VaryValue], requestTime: Date, responseTime: Date,
-        bodyLength: Int
+        bodyLength: Int, directives: CacheControl? = nil
     ) {
         self.key = key
         self.url = url
         self.status = status
         self.headers = headers
         self.date = HTTPDate.parse(headers.values("Date").first)
+        self.directives = directives ?? CacheControl(lines: headers.values("Cache-Control"))
         self.vary = vary
         self.requestTime = requestTime
         self.responseTime = responseTime
         self.bodyLength = bodyLength
+    }
+
+    // The fields kept on disk: the derived ones (`date` is kept too, as it always was) come from `headers`.
+    private enum CodingKeys: String, CodingKey {
+        case key, url, status, headers, date, vary, requestTime, responseTime, bodyLength
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            key: try container.decode(String.self, forKey: .key), url: try container.decode(String.self, forKey: .url),
+            status: try container.decode(Int.self, forKey: .status), headers: try container.decode(CacheHeaders.self, forKey: .headers),
+            vary: try container.decode([VaryValue].self, forKey: .vary), requestTime: try container.decode(Date.self, forKey: .requestTime),
+            responseTime: try container.decode(Date.self, forKey: .responseTime), bodyLength: try container.decode(Int.self, forKey: .bodyLength))
     }
 
     /// One request field `Vary` names: its normalised value, or `nil` when the request lacked it.

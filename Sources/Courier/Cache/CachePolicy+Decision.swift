@@ -86,7 +86,7 @@ extension CachePolicy {
             // Part of a representation: never an answer to a whole request, nor its fallback.
             return onlyCached ? .gatewayTimeout : .forward(fallback: nil, why: "partial")
         }
-        let stored = CacheControl(lines: head.headers.values("Cache-Control"))
+        let stored = head.directives
         switch request.mode {
         case .returnCacheElseLoad, .returnCacheDontLoad:
             // Darwin's meaning: whatever its age.
@@ -153,7 +153,7 @@ extension CachePolicy {
     /// window for a failure or a 500, 502, 503 or 504; and, without it, only when the origin could not
     /// be reached at all (the cache is "disconnected").
     static func mayServeStale(_ head: CacheEntryHead, request: CacheRequest, after failure: CacheFailure, now: Date) -> Bool {
-        let stored = CacheControl(lines: head.headers.values("Cache-Control"))
+        let stored = head.directives
         let asked = CacheControl(lines: request.headers.values("Cache-Control"))
         guard !stored.mustRevalidate, !stored.noCache, !stored.proxyRevalidate, stored.sharedMaxAge == nil,
             !asked.noCache, !asked.noStore, request.mode == .protocolPolicy || request.mode == .returnCacheElseLoad

@@ -13,7 +13,7 @@ enum CachePolicy {
         .union(400...417).union([421, 422, 426]).union(500...505).subtracting([306, 418])
 
     /// Fields never stored (RFC 9111 §3.1): hop-by-hop, connection and proxy ones.
-    static let unstoredFields: Set<String> = [
+    static let unstoredFields: [String] = [
         "connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade",
         "proxy-authenticate", "proxy-authentication-info", "proxy-authorization",
     ]
@@ -49,13 +49,14 @@ enum CachePolicy {
     /// `must-understand` overrides it), no `Vary: *`, and something that makes reuse possible:
     /// explicit freshness, `public`/`private`, or a heuristically cacheable status. A request's
     /// `Authorization` does not prevent it: this cache is private (§3.5).
-    static func isStorable(request: CacheRequest, response: CacheResponseHead) -> Bool {
+    /// `directives`: the response's `Cache-Control`, when the caller parsed it already.
+    static func isStorable(request: CacheRequest, response: CacheResponseHead, directives parsed: CacheControl? = nil) -> Bool {
         guard request.method == "GET", response.status >= 200, response.status != 206, response.status != 304 else { return false }
         // A request that asked for a range or made its own condition is the caller's business.
         if hasOwnConditions(request) { return false }
         let requestLines = request.headers.values("Cache-Control")
         if !requestLines.isEmpty, CacheControl(lines: requestLines).noStore { return false }
-        let directives = CacheControl(lines: response.headers.values("Cache-Control"))
+        let directives = parsed ?? CacheControl(lines: response.headers.values("Cache-Control"))
         if directives.mustUnderstand {
             guard understood.contains(response.status) else { return false }
         } else if directives.noStore {
@@ -80,11 +81,15 @@ enum CachePolicy {
 
     /// The fields to store from `headers`: without hop-by-hop fields, those `Connection` lists
     /// and those a qualified `no-cache` names (reused only after validation, so simply not kept).
-    static func storedHeaders(_ headers: CacheHeaders) -> CacheHeaders {
-        var dropped = unstoredFields
-        for name in headers.listElements("Connection") { dropped.insert(ASCIICase.lowercased(name)) }
-        for name in CacheControl(lines: headers.values("Cache-Control")).noCacheFields { dropped.insert(ASCIICase.lowercased(name)) }
-        return CacheHeaders(headers.fields.filter { !dropped.contains(ASCIICase.lowercased($0.name)) })
+    /// `directives`: the `Cache-Control` of `headers`, when the caller parsed it already.
+    static func storedHeaders(_ headers: CacheHeaders, directives: CacheControl? = nil) -> CacheHeaders {
+        // Names compared in place (a handful per response): no lower-cased copies, no hashing.
+        let dropped = unstoredFields + headers.listElements("Connection")
+            + (directives ?? CacheControl(lines: headers.values("Cache-Control"))).noCacheFields
+        func isDropped(_ field: CacheHeaders.Field) -> Bool { dropped.contains { ASCIICase.equals($0, field.name) } }
+        // Usually nothing is: the fields are kept as they are, without a new array.
+        guard headers.fields.contains(where: isDropped) else { return headers }
+        return CacheHeaders(headers.fields.filter { !isDropped($0) })
     }
 
     // MARK: - Freshness (RFC 9111 §4.2)
@@ -94,7 +99,7 @@ enum CachePolicy {
     /// already expired; with neither, 10 % of the time since `Last-Modified` for a heuristically
     /// cacheable status or a `public` response (§4.2.2); otherwise 0.
     static func freshnessLifetime(_ head: CacheEntryHead, directives given: CacheControl? = nil) -> TimeInterval {
-        let directives = given ?? CacheControl(lines: head.headers.values("Cache-Control"))
+        let directives = given ?? head.directives
         if let maxAge = directives.maxAge { return TimeInterval(maxAge) }
         let date = dateValue(head)
         if let expires = head.headers["Expires"] {
@@ -109,7 +114,7 @@ enum CachePolicy {
 
     /// Whether the lifetime comes from the heuristic (the response named none).
     static func isHeuristic(_ head: CacheEntryHead) -> Bool {
-        CacheControl(lines: head.headers.values("Cache-Control")).maxAge == nil && !head.headers.contains("Expires")
+        head.directives.maxAge == nil && !head.headers.contains("Expires")
     }
 
     /// The `Date` of the response, or when it arrived when it has none (or none that parses).

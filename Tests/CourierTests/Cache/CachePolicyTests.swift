@@ -90,6 +90,27 @@ final class CachePolicyTests: XCTestCase {
         XCTAssertEqual(stored.values("Set-Cookie"), ["a=1; Path=/", "b=2"], "Set-Cookie is kept as received")
     }
 
+    func testFieldsWithNothingToDropAreKeptAsTheyAre() {
+        let headers = CacheHeaders([("Content-Type", "text/plain"), ("cache-control", "max-age=5"), ("ETag", "\"a\"")])
+        XCTAssertEqual(CachePolicy.storedHeaders(headers), headers)
+        XCTAssertEqual(CachePolicy.storedHeaders(CacheHeaders([("CONNECTION", "close"), ("x", "1")])).fields.map(\.name), ["x"])
+    }
+
+    func testAnEntrysDirectivesFollowItsFieldsAcrossChangesAndTheDisk() throws {
+        // Given an entry whose Cache-Control was parsed when it was made
+        var stored = head([("Cache-Control", "max-age=60, must-revalidate")])
+        XCTAssertEqual(stored.directives.maxAge, 60)
+        XCTAssertTrue(stored.directives.mustRevalidate)
+        // When its fields change, then its directives follow
+        stored.headers.set("Cache-Control", "no-cache")
+        XCTAssertNil(stored.directives.maxAge)
+        XCTAssertTrue(stored.directives.noCache)
+        // And read back from its stored form they are parsed again, not lost
+        let decoded = try JSONDecoder().decode(CacheEntryHead.self, from: JSONEncoder().encode(stored))
+        XCTAssertEqual(decoded, stored)
+        XCTAssertTrue(decoded.directives.noCache)
+    }
+
     // MARK: - Freshness and age
 
     func testFreshnessLifetimeTable() {
