@@ -32,7 +32,7 @@ enum CRC32 {
         var oneByte = [UInt32](repeating: 0, count: 32)
         oneByte[0] = polynomial
         for bit in 1..<32 { oneByte[bit] = 1 << UInt32(bit - 1) }
-        for _ in 0..<3 { oneByte = square(oneByte) } // 2, 4, then 8 bits
+        for _ in 0..<3 { oneByte = square(oneByte) }  // 2, 4, then 8 bits
         var register = ~initial
         var remaining = max(0, count)
         var power = oneByte

@@ -82,7 +82,8 @@ struct HTTPRequest {
 
     /// The record kept in the server's request log.
     var recorded: RecordedRequest {
-        RecordedRequest(method: method, target: target, httpVersion: head.version, headers: headers,
-                        body: body, bodyLength: bodyLength, connectionID: connectionID)
+        RecordedRequest(
+            method: method, target: target, httpVersion: head.version, headers: headers,
+            body: body, bodyLength: bodyLength, connectionID: connectionID)
     }
 }

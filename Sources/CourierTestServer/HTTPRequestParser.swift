@@ -120,7 +120,8 @@ enum HTTPRequestParser {
         guard !target.isEmpty, target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { throw bad("malformed target") }
         let versionBytes = Array(version)
         guard versionBytes.count == 8, versionBytes[0..<5].elementsEqual("HTTP/".utf8), versionBytes[6] == UInt8(ascii: "."),
-              let major = digit(versionBytes[5]), let minor = digit(versionBytes[7]) else {
+            let major = digit(versionBytes[5]), let minor = digit(versionBytes[7])
+        else {
             throw bad("malformed version")
         }
         guard major == 1 else { throw RequestError(status: 505, reason: "unsupported HTTP version") }

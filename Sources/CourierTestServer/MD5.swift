@@ -21,9 +21,11 @@ enum MD5 {
             var (a, b, c, d) = (h[0], h[1], h[2], h[3])
             for i in 0..<64 {
                 let (f, g): (UInt32, Int) =
-                    i < 16 ? ((b & c) | (~b & d), i)
-                    : i < 32 ? ((d & b) | (~d & c), (5 * i + 1) % 16)
-                    : i < 48 ? (b ^ c ^ d, (3 * i + 5) % 16) : (c ^ (b | ~d), (7 * i) % 16)
+                    i < 16
+                    ? ((b & c) | (~b & d), i)
+                    : i < 32
+                        ? ((d & b) | (~d & c), (5 * i + 1) % 16)
+                        : i < 48 ? (b ^ c ^ d, (3 * i + 5) % 16) : (c ^ (b | ~d), (7 * i) % 16)
                 let rotated = a &+ f &+ k[i] &+ m[g]
                 let amount = s[(i / 16) * 4 + i % 4]
                 (a, b, c, d) = (d, b &+ (rotated << amount | rotated >> (32 - amount)), b, c)

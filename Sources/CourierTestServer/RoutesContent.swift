@@ -3,15 +3,16 @@ import Foundation
 /// Fixed-content routes: `/json`, `/html`, `/base64`, `/gzip`, `/gzip-bomb`.
 extension Router {
     /// The exact body of `/json`.
-    static let jsonDocument = #"{"slideshow":{"title":"Sample","author":null,"slides":[{"title":"One","items":[1,2]},{"title":"Two","draft":true}]}}"#
+    static let jsonDocument =
+        #"{"slideshow":{"title":"Sample","author":null,"slides":[{"title":"One","items":[1,2]},{"title":"Two","draft":true}]}}"#
 
     /// The exact body of `/html`.
     static let htmlDocument = """
-    <!DOCTYPE html>
-    <html><head><meta charset="utf-8"><title>CourierTestServer</title></head>
-    <body><h1>CourierTestServer</h1><p>Grüße aus dem Testserver.</p></body></html>
+        <!DOCTYPE html>
+        <html><head><meta charset="utf-8"><title>CourierTestServer</title></head>
+        <body><h1>CourierTestServer</h1><p>Grüße aus dem Testserver.</p></body></html>
 
-    """
+        """
 
     /// `/json`: a fixed document with every JSON value type.
     func json() -> HTTPResponse {

@@ -9,7 +9,8 @@ extension Router {
         if let authorization = request.header("Authorization"), authorization.lowercased().hasPrefix("digest ") {
             let fields = Self.digestFields(String(authorization.dropFirst(7)))
             if let nonce = fields["nonce"], let uri = fields["uri"], let answer = fields["response"],
-               fields["username"] == user, fields["realm"] == realm, uri == request.target {
+                fields["username"] == user, fields["realm"] == realm, uri == request.target
+            {
                 let ha1 = MD5.hex("\(user):\(realm):\(password)")
                 let ha2 = MD5.hex("\(request.method):\(uri)")
                 let expected: String
@@ -44,7 +45,15 @@ extension Router {
                 var escaped = false
                 while let character = rest.first {
                     rest = rest.dropFirst()
-                    if escaped { value.append(character); escaped = false } else if character == "\\" { escaped = true } else if character == "\"" { break } else { value.append(character) }
+                    if escaped {
+                        value.append(character); escaped = false
+                    } else if character == "\\" {
+                        escaped = true
+                    } else if character == "\"" {
+                        break
+                    } else {
+                        value.append(character)
+                    }
                 }
             } else {
                 let end = rest.firstIndex(of: ",") ?? rest.endIndex

@@ -20,17 +20,18 @@ extension Router {
             let pairs = QueryString.parse(String(decoding: request.body, as: UTF8.self))
             form = .object(lastWins: pairs.map { ($0.name, $0.value) })
         }
-        return .json(.object([
-            ("method", .string(request.method)),
-            ("url", .string(requestURL(request))),
-            ("args", argsJSON(request)),
-            ("headers", headersJSON(request)),
-            ("data", .string(String(decoding: request.body, as: UTF8.self))),
-            ("bodyLength", .int(Int64(request.bodyLength))),
-            ("bodyBase64", .string(request.body.base64EncodedString())),
-            ("form", form),
-            ("json", JSONValue.parse(request.body) ?? .null),
-        ]))
+        return .json(
+            .object([
+                ("method", .string(request.method)),
+                ("url", .string(requestURL(request))),
+                ("args", argsJSON(request)),
+                ("headers", headersJSON(request)),
+                ("data", .string(String(decoding: request.body, as: UTF8.self))),
+                ("bodyLength", .int(Int64(request.bodyLength))),
+                ("bodyBase64", .string(request.body.base64EncodedString())),
+                ("form", form),
+                ("json", JSONValue.parse(request.body) ?? .null),
+            ]))
     }
 
     /// `/headers`: `{"headers":{…}}`.
@@ -105,8 +106,9 @@ extension Router {
         if let authorization = request.header("Authorization") {
             let parts = authorization.split(separator: " ", maxSplits: 1)
             if parts.count == 2, parts[0].lowercased() == "basic",
-               let decoded = Data(base64Encoded: parts[1].trimmingCharacters(in: .whitespaces)),
-               String(decoding: decoded, as: UTF8.self) == expected {
+                let decoded = Data(base64Encoded: parts[1].trimmingCharacters(in: .whitespaces)),
+                String(decoding: decoded, as: UTF8.self) == expected
+            {
                 return .json(.object([("authenticated", .bool(true)), ("user", .string(expectedUser))]))
             }
         }

@@ -81,7 +81,8 @@ extension Router {
         let url = root.appendingPathComponent(name, isDirectory: false)
         var info = stat()
         guard lstat(url.path, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
-              let data = try? Data(contentsOf: url) else { return nil }
+            let data = try? Data(contentsOf: url)
+        else { return nil }
         let modified = Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec))
         let stamp = String(Int64(info.st_mtim.tv_sec), radix: 16) + String(Int64(info.st_mtim.tv_nsec), radix: 16)
         return Representation(
@@ -112,8 +113,9 @@ extension Router {
     /// the path are already in flight, refuses it as `refuse=` says (by default `429 Too Many
     /// Requests` with `Retry-After: 1` and no body).
     func admitted(_ response: HTTPResponse, for request: HTTPRequest, faults: FaultOptions) -> HTTPResponse {
-        guard let flow = core.log.admit(
-            path: request.path, connectionID: request.connectionID, limit: faults.maxConnections, slowDown: faults.slowDown)
+        guard
+            let flow = core.log.admit(
+                path: request.path, connectionID: request.connectionID, limit: faults.maxConnections, slowDown: faults.slowDown)
         else {
             switch faults.refusal {
             case .tooManyRequests: return HTTPResponse(status: 429, headers: [("Retry-After", "1")])
@@ -149,7 +151,8 @@ extension Router {
 
         var response = HTTPResponse(status: 200, headers: headers, body: representation.body)
         if safeMethod, !faults.ignoreRange, let range = request.header("Range"),
-           Self.ifRangeAllows(request.header("If-Range"), etag: etag, lastModified: lastModified) {
+            Self.ifRangeAllows(request.header("If-Range"), etag: etag, lastModified: lastModified)
+        {
             switch RangeRequest.evaluate(range, total: total) {
             case .full:
                 break
@@ -188,7 +191,8 @@ extension Router {
             }
         }
         if let ifModifiedSince = request.header("If-Modified-Since"), let lastModified,
-           let since = HTTPDate.parse(ifModifiedSince), let modified = HTTPDate.parse(lastModified) {
+            let since = HTTPDate.parse(ifModifiedSince), let modified = HTTPDate.parse(lastModified)
+        {
             return modified <= since
         }
         return false

@@ -4,12 +4,13 @@ import Foundation
 extension Router {
     /// `/`: a plain-text list of routes.
     func index() -> HTTPResponse {
-        .text("""
-        CourierTestServer routes:
-        /get /anything /headers /response-headers /cookies /cookies/set /cookies/delete /basic-auth/{user}/{pass} /digest-auth/{qop}/{user}/{pass}
-        /status/{code} /redirect/{n} /redirect-to /json /html /base64/{value} /gzip /gzip-bomb
-        /bytes/{n} /stream-bytes/{n} /files/{name} /drip /sse /ndjson /delay/{ms} /sink /never-answer /close-immediately
-        """, status: 200)
+        .text(
+            """
+            CourierTestServer routes:
+            /get /anything /headers /response-headers /cookies /cookies/set /cookies/delete /basic-auth/{user}/{pass} /digest-auth/{qop}/{user}/{pass}
+            /status/{code} /redirect/{n} /redirect-to /json /html /base64/{value} /gzip /gzip-bomb
+            /bytes/{n} /stream-bytes/{n} /files/{name} /drip /sse /ndjson /delay/{ms} /sink /never-answer /close-immediately
+            """, status: 200)
     }
 
     /// `/status/{code}`: answers with that status (100–599).

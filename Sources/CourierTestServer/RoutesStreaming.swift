@@ -90,7 +90,9 @@ extension Router {
         stream.records = (1, count)
         let indexPrefix = Array(#"{"index":"#.utf8)
         let textPrefix = Array(#""text":"item "#.utf8)
-        let pad = stream.padding > 0 ? Array(#","pad":""#.utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: stream.padding) + [UInt8(ascii: "\"")] : []
+        let pad =
+            stream.padding > 0
+            ? Array(#","pad":""#.utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: stream.padding) + [UInt8(ascii: "\"")] : []
         stream.record = { index, buffer in
             let start = buffer.count
             buffer += indexPrefix

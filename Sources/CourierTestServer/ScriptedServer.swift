@@ -63,8 +63,9 @@ public final class ScriptedServer: Sendable {
             status: Int, reason: String = "OK", headers: [(String, String)], body: Data = Data(),
             sendingOnly limit: Int? = nil, ending: Ending = .close
         ) -> Reply {
-            Reply([.send(head(status: status, reason: reason, headers: headers) + body.prefix(limit ?? body.count))],
-                  ending: ending)
+            Reply(
+                [.send(head(status: status, reason: reason, headers: headers) + body.prefix(limit ?? body.count))],
+                ending: ending)
         }
 
         /// The bytes of a status line and header block, `Connection: close` added unless present.

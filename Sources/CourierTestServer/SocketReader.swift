@@ -45,8 +45,10 @@ struct SocketReader {
     mutating func readHead(limit: Int) -> HeadResult {
         var scanned = 0
         while true {
-            while start < storage.count, storage[start] == UInt8(ascii: "\n")
-                    || (storage[start] == UInt8(ascii: "\r") && start + 1 < storage.count && storage[start + 1] == UInt8(ascii: "\n")) {
+            while start < storage.count,
+                storage[start] == UInt8(ascii: "\n")
+                    || (storage[start] == UInt8(ascii: "\r") && start + 1 < storage.count && storage[start + 1] == UInt8(ascii: "\n"))
+            {
                 start += storage[start] == UInt8(ascii: "\n") ? 1 : 2
                 scanned = 0
             }

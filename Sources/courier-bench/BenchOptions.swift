@@ -260,8 +260,9 @@ struct BenchOptions: Equatable, Sendable {
             throw BenchUsageError(message: "segmented takes its own options: SegmentedOptions.parse reads them")
         }
         let allowed = accepted(by: workload)
-        guard let values = try scanOptions(
-            arguments.dropFirst(), accepted: allowed, flags: flags, helpWords: ["-h", "--help"], command: workload.rawValue)
+        guard
+            let values = try scanOptions(
+                arguments.dropFirst(), accepted: allowed, flags: flags, helpWords: ["-h", "--help"], command: workload.rawValue)
         else { return nil }
 
         guard let urlText = values["--url"] else { throw BenchUsageError(message: "\(workload.rawValue) needs --url") }
@@ -343,12 +344,17 @@ struct BenchOptions: Equatable, Sendable {
     private static func parseCache(_ values: [String: String], into options: inout BenchOptions) throws(BenchUsageError) {
         if options.workload == .cached { options.cache = .memory }
         if let text = values["--cache"] {
-            guard let cache = BenchCache(rawValue: text) else { throw BenchUsageError(message: "--cache takes off or memory, not '\(text)'") }
-            guard options.workload == .small || cache != .off else { throw BenchUsageError(message: "cached needs a cache: --cache memory") }
+            guard let cache = BenchCache(rawValue: text) else {
+                throw BenchUsageError(message: "--cache takes off or memory, not '\(text)'")
+            }
+            guard options.workload == .small || cache != .off else {
+                throw BenchUsageError(message: "cached needs a cache: --cache memory")
+            }
             options.cache = cache
         }
         if options.cache != .off, options.client != .courier {
-            throw BenchUsageError(message: "\(options.workload == .cached ? "cached" : "--cache") needs --client courier: URLSession on Linux has no cache")
+            throw BenchUsageError(
+                message: "\(options.workload == .cached ? "cached" : "--cache") needs --client courier: URLSession on Linux has no cache")
         }
     }
 
@@ -369,12 +375,15 @@ struct BenchOptions: Equatable, Sendable {
             guard options.client == .courier else {
                 throw BenchUsageError(message: "--tls-policy needs --client courier: a raw URLSession has no TLS policy")
             }
-            guard options.caFile != nil else { throw BenchUsageError(message: "--tls-policy \(options.tlsPolicy.rawValue) needs --cacert FILE") }
+            guard options.caFile != nil else {
+                throw BenchUsageError(message: "--tls-policy \(options.tlsPolicy.rawValue) needs --cacert FILE")
+            }
             guard options.url.scheme?.lowercased() == "https" else { throw BenchUsageError(message: "--tls-policy needs an https:// URL") }
         } else if options.caFile != nil {
             // Without a policy nothing in URLSession can be told of a CA file: refused, not ignored.
             throw BenchUsageError(
-                message: "--cacert needs --tls-policy only or system: without a policy the system's CA store is trusted (Docs/Benchmark.md)")
+                message: "--cacert needs --tls-policy only or system: without a policy the system's CA store is trusted (Docs/Benchmark.md)"
+            )
         }
     }
 
@@ -389,7 +398,9 @@ struct BenchOptions: Equatable, Sendable {
         if let text = values["--seconds"] {
             guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= IdleShape.longestWait else {
                 throw BenchUsageError(
-                    message: "--seconds takes a number of seconds above 0 and at most \(ResultLine.seconds(IdleShape.longestWait)), not '\(text)'")
+                    message:
+                        "--seconds takes a number of seconds above 0 and at most \(ResultLine.seconds(IdleShape.longestWait)), not '\(text)'"
+                )
             }
             options.seconds = seconds
         }
@@ -402,7 +413,9 @@ struct BenchOptions: Equatable, Sendable {
         if options.client.isRaw {
             // A raw URLSession has no queue to measure; the baseline is Courier's own plain tasks.
             throw BenchUsageError(
-                message: "queue needs --client courier: it measures Courier's DownloadQueue against Courier's plain download tasks (--mode tasks)")
+                message:
+                    "queue needs --client courier: it measures Courier's DownloadQueue against Courier's plain download tasks (--mode tasks)"
+            )
         }
         guard let files = values["--files"] else { throw BenchUsageError(message: "queue needs --files N") }
         options.files = try integer("--files", files, atLeast: 1)

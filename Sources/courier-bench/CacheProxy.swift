@@ -91,7 +91,9 @@ struct CacheProxy {
     }
 
     /// Sends `received` upstream through `manager`, waits, and returns the reply to write.
-    static func forward(_ received: RecordedRequest, through manager: SessionManager, options: CacheProxyOptions)
+    static func forward(
+        _ received: RecordedRequest, through manager: SessionManager, options: CacheProxyOptions
+    )
         -> ScriptedServer.Reply
     {
         guard let request = upstreamRequest(for: received, options: options) else {
@@ -112,7 +114,8 @@ struct CacheProxy {
 
     /// The bytes of `head` and `body` as this proxy writes them.
     static func reply(_ head: HTTPURLResponse, body: Data, method: String) -> ScriptedServer.Reply {
-        let bodiless = method.uppercased() == "HEAD" || head.statusCode == 204 || head.statusCode == 304
+        let bodiless =
+            method.uppercased() == "HEAD" || head.statusCode == 204 || head.statusCode == 304
             || (100..<200).contains(head.statusCode)
         var headers: [(String, String)] = []
         for case let (name as String, value as String) in head.allHeaderFields {

@@ -54,7 +54,9 @@ struct QueueWorkload {
 
     // MARK: - Modes
 
-    private func downloadThroughQueue(manager: SessionManager, layout: QueueLayout, until deadline: Deadline)
+    private func downloadThroughQueue(
+        manager: SessionManager, layout: QueueLayout, until deadline: Deadline
+    )
         throws(BenchFailure) -> ResultLine
     {
         let queue = try Self.openQueue(in: layout.queue, manager: manager, running: options.concurrency)
@@ -102,7 +104,9 @@ struct QueueWorkload {
         return line(measured, metrics: .files(.init(count: options.files, concurrency: options.concurrency)))
     }
 
-    private func queueItems(manager: SessionManager, layout: QueueLayout, until deadline: Deadline)
+    private func queueItems(
+        manager: SessionManager, layout: QueueLayout, until deadline: Deadline
+    )
         throws(BenchFailure) -> ResultLine
     {
         let gate = Gate()
@@ -152,7 +156,9 @@ struct QueueWorkload {
 
     // MARK: - Helpers
 
-    private func line(_ measured: (seconds: Double, cpuSeconds: Double, maxRSSKiB: Int), metrics: ResultLine.Metrics)
+    private func line(
+        _ measured: (seconds: Double, cpuSeconds: Double, maxRSSKiB: Int), metrics: ResultLine.Metrics
+    )
         -> ResultLine
     {
         ResultLine(
@@ -217,7 +223,9 @@ struct QueueLayout {
     /// `path` relative to the current directory unless absolute.
     init(directory path: String) {
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
-        let base = (path.hasPrefix("/") ? URL(fileURLWithPath: path, isDirectory: true)
+        let base =
+            (path.hasPrefix("/")
+            ? URL(fileURLWithPath: path, isDirectory: true)
             : cwd.appendingPathComponent(path, isDirectory: true)).standardizedFileURL
         queue = base.appendingPathComponent("queue", isDirectory: true)
         out = base.appendingPathComponent("out", isDirectory: true)

@@ -102,12 +102,13 @@ extension SegmentedBench {
             idealSeconds: Double(options.size) / min(16 * Double(options.rate), loopback), errors: failure == nil ? 0 : 1,
             connections: traffic.peakInFlight, peakInFlight: traffic.peakInFlight, refusals: traffic.tooManyRequests,
             servedBytes: traffic.bodyBytesServed, fileSize: Int64(options.size), kills: kills, connectionsAtKills: connectionsAtKills)
-        print(ResultLine(
-            clientName: "courier-cli", workload: .segmented, seconds: seconds, cpuSeconds: childUsage.cpuSeconds - usage.cpuSeconds,
-            maxRSSKiB: childUsage.maxRSSKiB,
-            configuration: [("case", "kill"), ("split", split ? "auto" : "unsupported"), ("seed", String(options.seed))]
-                + configuration() + [("round", "1")],
-            metrics: .segmented(metrics)))
+        print(
+            ResultLine(
+                clientName: "courier-cli", workload: .segmented, seconds: seconds, cpuSeconds: childUsage.cpuSeconds - usage.cpuSeconds,
+                maxRSSKiB: childUsage.maxRSSKiB,
+                configuration: [("case", "kill"), ("split", split ? "auto" : "unsupported"), ("seed", String(options.seed))]
+                    + configuration() + [("round", "1")],
+                metrics: .segmented(metrics)))
     }
 
     /// `nil` when `file`'s SHA-256 is the served bytes', else what is wrong.

@@ -30,11 +30,13 @@ extension SegmentedBench {
         var clients: [SegmentedClient] = [.courier(.automatic), .courier(.connections(16))]
         if aria2c { clients += [.aria2c(connections: 16, options: Aria2Options()), .aria2c(connections: 8, options: Aria2Options())] }
         for rate in options.nginxRates {
-            runRounds(case: "nginx", origin: origin(nginx, path: NginxServer.ratePath(rate, file: Self.fileName), rate: rate), clients: clients)
+            runRounds(
+                case: "nginx", origin: origin(nginx, path: NginxServer.ratePath(rate, file: Self.fileName), rate: rate), clients: clients)
         }
         let (limit, rate) = Self.nginxConnectionLimit
         let path = NginxServer.connectionLimitPath(limit, rate: rate, file: Self.fileName)
-        runRounds(case: "nginx-conns", origin: origin(nginx, path: path, rate: rate), clients: [.courier(.automatic)], idealConnections: limit)
+        runRounds(
+            case: "nginx-conns", origin: origin(nginx, path: path, rate: rate), clients: [.courier(.automatic)], idealConnections: limit)
     }
 
     /// nginx's file at `path`; its traffic read from the access log.

@@ -46,7 +46,9 @@ final class SegmentedBench {
 
     /// Runs the cases; 0 when every run succeeded, 1 otherwise.
     func run() -> Int32 {
-        note("segmented: \(options.size) bytes at \(options.rate) bytes/s per connection, \(options.rounds) round(s), files in \(directory.path)")
+        note(
+            "segmented: \(options.size) bytes at \(options.rate) bytes/s per connection, \(options.rounds) round(s), files in \(directory.path)"
+        )
         // Loopback: one unthrottled download, the limit no client can pass here. Its own ideal
         // is itself (speed_ratio 1).
         var loopbackLine = measure(
@@ -159,7 +161,9 @@ final class SegmentedBench {
         let file = directory.appendingPathComponent(Self.fileName)
         try? FileManager.default.removeItem(at: file)
         let served = origin.begin()
-        note("segmented: \(label.map(\.value).joined()) \(client.name) \(client.configuration.map { "\($0.key):\($0.value)" }.joined(separator: ",")) round \(round)")
+        note(
+            "segmented: \(label.map(\.value).joined()) \(client.name) \(client.configuration.map { "\($0.key):\($0.value)" }.joined(separator: ",")) round \(round)"
+        )
 
         let usage = (own: ResourceUsage.now(), children: ResourceUsage.children())
         let started = MonotonicClock.seconds()

@@ -113,7 +113,8 @@ struct SegmentedOptions: Equatable, Sendable {
         }
         options.quick = values["--quick"] != nil
         let paths = [
-            ("--dir", values["--dir"]), ("--aria2c", values["--aria2c"]), ("--courier", values["--courier"]), ("--nginx", values["--nginx"]),
+            ("--dir", values["--dir"]), ("--aria2c", values["--aria2c"]), ("--courier", values["--courier"]),
+            ("--nginx", values["--nginx"]),
         ]
         for (option, text) in paths {
             if let text, text.isEmpty { throw BenchUsageError(message: "\(option) needs a path") }

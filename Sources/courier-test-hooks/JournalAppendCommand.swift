@@ -91,7 +91,9 @@ struct JournalAppendCommand {
         if quiet {
             let seconds = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
             let total = count * threads
-            say("appended \(total) records in \(String(format: "%.3f", seconds)) s: \(Int(Double(total) / seconds))/s, \(journal.syncCount) syncs")
+            say(
+                "appended \(total) records in \(String(format: "%.3f", seconds)) s: \(Int(Double(total) / seconds))/s, \(journal.syncCount) syncs"
+            )
         }
         journal.close()
         return 0

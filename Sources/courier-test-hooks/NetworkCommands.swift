@@ -26,8 +26,10 @@ enum NetworkCommands {
     static func describe(_ path: NetworkPath) -> String {
         let inUse = path.interfacesInUse.map(\.name).joined(separator: ",")
         let interfaces = path.interfaces.map { interface in
-            [interface.name, interface.kind.rawValue, interface.isUp ? "up" : "down",
-             interface.hasCarrier ? "carrier" : "no-carrier", interface.addresses.joined(separator: ";")].joined(separator: ":")
+            [
+                interface.name, interface.kind.rawValue, interface.isUp ? "up" : "down",
+                interface.hasCarrier ? "carrier" : "no-carrier", interface.addresses.joined(separator: ";"),
+            ].joined(separator: ":")
         }
         return "path \(path.status.rawValue) in-use=\(inUse) interfaces=\(interfaces.joined(separator: ","))"
     }
@@ -93,7 +95,9 @@ enum NetworkCommands {
             switch response.result {
             case .success(let data):
                 let pauses = response.metrics?.pauses.map(\.reason.rawValue).joined(separator: ",") ?? ""
-                say("completed \(response.response?.statusCode ?? 0) \(data.count) pauses=\(pauses) retries=\(response.metrics?.retries.count ?? -1) requests=\(server.requests.count)")
+                say(
+                    "completed \(response.response?.statusCode ?? 0) \(data.count) pauses=\(pauses) retries=\(response.metrics?.retries.count ?? -1) requests=\(server.requests.count)"
+                )
             case .failure(let error):
                 say("failed \(error.code) \(error.message)")
             }
@@ -166,7 +170,8 @@ enum NetworkCommands {
         }
         // Slow: 20 writes 100 ms apart, so a test can cut the link in the middle.
         let query = slow ? "?chunk=\(max(1, bytes / 20))&chunk_delay_ms=100" : ""
-        _ = try queue.add(DownloadQueue.NewItem(url: URL(string: "http://127.0.0.1:\(port)/bytes/\(bytes)\(query)")!, to: destination, id: "one"))
+        _ = try queue.add(
+            DownloadQueue.NewItem(url: URL(string: "http://127.0.0.1:\(port)/bytes/\(bytes)\(query)")!, to: destination, id: "one"))
         say("added")
         done.wait()
         let size = (try? FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int) ?? -1
@@ -192,7 +197,8 @@ final class HostAnswers: @unchecked Sendable {  // safe: `answers` is only touch
 /// Prints pause and reconnection events as lines.
 struct LineMonitor: EventMonitor {
     func eventStreamWillReconnect(_ event: EventStreamReconnectEvent) {
-        NetworkCommands.say("reconnect \(event.reconnection) \(event.reason.map { "\($0.code)" } ?? "end") last-id=\(event.lastEventID ?? "")")
+        NetworkCommands.say(
+            "reconnect \(event.reconnection) \(event.reason.map { "\($0.code)" } ?? "end") last-id=\(event.lastEventID ?? "")")
     }
     func taskDidPause(_ task: any SessionTask, event: TaskPauseEvent) { NetworkCommands.say("event pause \(event.reason.rawValue)") }
     func taskDidEndPause(_ task: any SessionTask, event: TaskPauseEvent) {

@@ -25,7 +25,10 @@ do {
     case "network-queue" where arguments.count == 3 || arguments.count == 4:
         exit(try NetworkCommands.queue(directory: arguments[1], bytes: Int(arguments[2]) ?? 1024, slow: arguments.count == 4))
     default:
-        throw UsageError(message: "usage: courier-test-hooks journal-append … | cache-store DIR COUNT | network-monitor [HOST…] | network-fetch WAIT PATH | network-events WAIT | network-queue DIR BYTES [slow]")
+        throw UsageError(
+            message:
+                "usage: courier-test-hooks journal-append … | cache-store DIR COUNT | network-monitor [HOST…] | network-fetch WAIT PATH | network-events WAIT | network-queue DIR BYTES [slow]"
+        )
     }
 } catch let error as UsageError {
     FileHandle.standardError.write(Data("courier-test-hooks: \(error.message)\n".utf8))

@@ -66,10 +66,11 @@ final class BenchCommandLineTests: XCTestCase {
     }
 
     private func fields(_ line: String) -> [String: String] {
-        Dictionary(line.split(separator: " ").dropFirst().map { field in
-            let parts = field.split(separator: "=", maxSplits: 1)
-            return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
-        }, uniquingKeysWith: { _, last in last })
+        Dictionary(
+            line.split(separator: " ").dropFirst().map { field in
+                let parts = field.split(separator: "=", maxSplits: 1)
+                return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
+            }, uniquingKeysWith: { _, last in last })
     }
 
     func testSmallRunsEveryRequestWithoutErrorsOnEveryClient() throws {
@@ -318,9 +319,11 @@ final class BenchCommandLineTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.err)
         let lines = result.out.split(separator: "\n").map(String.init)
         let results = lines.filter { $0.hasPrefix("RESULT ") }.map(fields)
-        XCTAssertEqual(results.map { $0["config"]?.components(separatedBy: ",").first }, [
-            "case:loopback", "case:capped", "case:capped", "case:capped",
-        ])
+        XCTAssertEqual(
+            results.map { $0["config"]?.components(separatedBy: ",").first },
+            [
+                "case:loopback", "case:capped", "case:capped", "case:capped",
+            ])
         XCTAssertEqual(results.last?["config"]?.hasSuffix("round:median"), true)
         for values in results {
             XCTAssertEqual(values["workload"], "segmented")

@@ -38,7 +38,8 @@ final class BenchOptionsTests: XCTestCase {
         XCTAssertEqual(cached.configuration.first.map { "\($0.key):\($0.value)" }, "cache:memory")
         XCTAssertEqual(try parse(["small", "--url", "http://bench.invalid/r", "--cache", "memory"]).cache, .memory)
         XCTAssertEqual(try parse(["small", "--url", "http://bench.invalid/r"]).cache, .off)
-        XCTAssertEqual(usageMessage(["cached", "--url", "http://bench.invalid/r", "--cache", "off"]), "cached needs a cache: --cache memory")
+        XCTAssertEqual(
+            usageMessage(["cached", "--url", "http://bench.invalid/r", "--cache", "off"]), "cached needs a cache: --cache memory")
         XCTAssertEqual(
             usageMessage(["cached", "--url", "http://bench.invalid/r", "--client", "urlsession"]),
             "cached needs --client courier: URLSession on Linux has no cache")
@@ -212,7 +213,8 @@ final class BenchOptionsTests: XCTestCase {
         XCTAssertEqual(items.mode, .queue)
         XCTAssertEqual(items.files, 10000)
         XCTAssertEqual(items.configuration.map { "\($0.key):\($0.value)" }, ["mode:items", "timeout:60"])
-        XCTAssertTrue(try parse(["queue", "--url", "http://h/", "--files", "1", "--dir", "d", "--mode", "queue", "--items-only"]).itemsOnly)
+        XCTAssertTrue(
+            try parse(["queue", "--url", "http://h/", "--files", "1", "--dir", "d", "--mode", "queue", "--items-only"]).itemsOnly)
     }
 
     func testHelpIsNotAnError() throws {
@@ -264,19 +266,46 @@ final class BenchOptionsTests: XCTestCase {
             (["sse", "--url", "http://h/sse", "--expect-events", "5", "--buffer-limit", "5"], "unknown option '--buffer-limit' for sse"),
             (["small", "--url", "http://h/", "--items-only"], "unknown option '--items-only' for small"),
             (["queue", "--url", "http://h/", "--concurrency", "4", "--dir", "d"], "queue needs --files"),
-            (["queue", "--url", "http://h/", "--files", "0", "--concurrency", "4", "--dir", "d"], "--files takes a whole number 1 or more"),
+            (
+                ["queue", "--url", "http://h/", "--files", "0", "--concurrency", "4", "--dir", "d"],
+                "--files takes a whole number 1 or more"
+            ),
             (["queue", "--url", "http://h/", "--files", "5", "--concurrency", "4"], "queue needs --dir"),
             (["queue", "--url", "http://h/", "--files", "5", "--concurrency", "4", "--dir", ""], "--dir needs a directory path"),
             (["queue", "--url", "http://h/", "--files", "5", "--dir", "d"], "queue needs --concurrency"),
-            (["queue", "--url", "http://h/", "--files", "5", "--concurrency", "0", "--dir", "d"], "--concurrency takes a whole number 1 or more"),
-            (["queue", "--url", "http://h/", "--files", "5", "--concurrency", "4", "--dir", "d", "--mode", "batch"], "--mode takes queue or tasks"),
-            (["queue", "--url", "http://h/", "--files", "5", "--concurrency", "4", "--dir", "d", "--client", "urlsession"], "queue needs --client courier"),
-            (["queue", "--url", "http://h/", "--files", "5", "--concurrency", "4", "--dir", "d", "--requests", "5"], "unknown option '--requests' for queue"),
+            (
+                ["queue", "--url", "http://h/", "--files", "5", "--concurrency", "0", "--dir", "d"],
+                "--concurrency takes a whole number 1 or more"
+            ),
+            (
+                ["queue", "--url", "http://h/", "--files", "5", "--concurrency", "4", "--dir", "d", "--mode", "batch"],
+                "--mode takes queue or tasks"
+            ),
+            (
+                ["queue", "--url", "http://h/", "--files", "5", "--concurrency", "4", "--dir", "d", "--client", "urlsession"],
+                "queue needs --client courier"
+            ),
+            (
+                ["queue", "--url", "http://h/", "--files", "5", "--concurrency", "4", "--dir", "d", "--requests", "5"],
+                "unknown option '--requests' for queue"
+            ),
             (["queue", "--url", "http://h/", "--files", "5", "--dir", "d", "--items-only=yes"], "--items-only takes no value"),
-            (["queue", "--url", "http://h/", "--files", "5", "--dir", "d", "--items-only", "--items-only"], "--items-only is given more than once"),
-            (["queue", "--url", "http://h/", "--files", "5", "--dir", "d", "--items-only", "--concurrency", "2"], "--concurrency has no meaning with --items-only"),
-            (["queue", "--url", "http://h/", "--files", "5", "--dir", "d", "--items-only", "--expect-bytes", "2"], "--expect-bytes has no meaning with --items-only"),
-            (["queue", "--url", "http://h/", "--files", "5", "--dir", "d", "--items-only", "--mode", "tasks"], "--items-only needs --mode queue"),
+            (
+                ["queue", "--url", "http://h/", "--files", "5", "--dir", "d", "--items-only", "--items-only"],
+                "--items-only is given more than once"
+            ),
+            (
+                ["queue", "--url", "http://h/", "--files", "5", "--dir", "d", "--items-only", "--concurrency", "2"],
+                "--concurrency has no meaning with --items-only"
+            ),
+            (
+                ["queue", "--url", "http://h/", "--files", "5", "--dir", "d", "--items-only", "--expect-bytes", "2"],
+                "--expect-bytes has no meaning with --items-only"
+            ),
+            (
+                ["queue", "--url", "http://h/", "--files", "5", "--dir", "d", "--items-only", "--mode", "tasks"],
+                "--items-only needs --mode queue"
+            ),
         ]
         for (arguments, expected) in cases {
             let message = usageMessage(arguments)

@@ -56,8 +56,10 @@ final class CacheProxyTests: XCTestCase {
         XCTAssertEqual(try CacheProxyOptions.parse(["--upstream=http://h", "--cache", "/tmp/c"])?.cache, .disk("/tmp/c"))
         XCTAssertEqual(try CacheProxyOptions.parse(["--upstream", "http://h", "--max-bytes", "2M"])?.maximumBytes, 2 << 20)
         XCTAssertNil(try CacheProxyOptions.parse(["--help"]))
-        for arguments in [[], ["--upstream", "ftp://h"], ["--upstream", "http://h/?a=1"], ["--upstream", "http://h", "--timeout", "0"],
-                          ["--upstream", "http://h", "--cache", ""], ["--upstream", "http://h", "--bogus", "1"]] {
+        for arguments in [
+            [], ["--upstream", "ftp://h"], ["--upstream", "http://h/?a=1"], ["--upstream", "http://h", "--timeout", "0"],
+            ["--upstream", "http://h", "--cache", ""], ["--upstream", "http://h", "--bogus", "1"],
+        ] {
             XCTAssertThrowsError(try CacheProxyOptions.parse(arguments), "\(arguments)")
         }
     }
@@ -154,8 +156,10 @@ final class CacheProxyTests: XCTestCase {
     func testHopByHopHeadersAndTheOnesConnectionNamesAreNotForwarded() throws {
         let received = RecordedRequest(
             method: "GET", target: "/test/1",
-            headers: [("Host", "proxy"), ("Connection", "close, X-Hop"), ("X-Hop", "1"), ("Keep-Alive", "5"),
-                      ("Accept-Encoding", "gzip"), ("Test-ID", "t"), ("If-None-Match", "\"a\"")],
+            headers: [
+                ("Host", "proxy"), ("Connection", "close, X-Hop"), ("X-Hop", "1"), ("Keep-Alive", "5"),
+                ("Accept-Encoding", "gzip"), ("Test-ID", "t"), ("If-None-Match", "\"a\""),
+            ],
             body: Data(), connectionID: 1)
         let options = CacheProxyOptions(upstream: URL(string: "http://127.0.0.1:9/")!)
         let request = try XCTUnwrap(CacheProxy.upstreamRequest(for: received, options: options))

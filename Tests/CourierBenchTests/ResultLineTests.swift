@@ -56,7 +56,9 @@ final class ResultLineTests: XCTestCase {
     func testStreamLine() {
         let line = ResultLine(
             client: .courier, workload: .stream, seconds: 2, cpuSeconds: 1.5, maxRSSKiB: 50000,
-            configuration: [("buffer_limit", "8388608"), ("consume_mib_s", "none"), ("overflow", "pause"), ("sha256", "no"), ("timeout", "60")],
+            configuration: [
+                ("buffer_limit", "8388608"), ("consume_mib_s", "none"), ("overflow", "pause"), ("sha256", "no"), ("timeout", "60"),
+            ],
             metrics: .stream(.init(bytes: 268_435_456, highWaterMark: 8_389_633, pauses: 3)))
         XCTAssertEqual(
             line.text,

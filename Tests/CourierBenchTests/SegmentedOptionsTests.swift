@@ -30,11 +30,12 @@ final class SegmentedOptionsTests: XCTestCase {
 
     func testEveryOptionInBothSpellingsWithBinarySuffixes() throws {
         // Given every option, when parsed
-        let options = try XCTUnwrap(try SegmentedOptions.parse([
-            "--case=slow", "--size", "1G", "--rate=512k", "--rounds", "5", "--quick", "--kills", "0", "--seed", "7",
-            "--timeout", "90", "--dir", "/tmp/x", "--aria2c", "/opt/aria2c", "--courier=/opt/courier", "--nginx", "/opt/nginx",
-            "--nginx-rates=512K,2M",
-        ]))
+        let options = try XCTUnwrap(
+            try SegmentedOptions.parse([
+                "--case=slow", "--size", "1G", "--rate=512k", "--rounds", "5", "--quick", "--kills", "0", "--seed", "7",
+                "--timeout", "90", "--dir", "/tmp/x", "--aria2c", "/opt/aria2c", "--courier=/opt/courier", "--nginx", "/opt/nginx",
+                "--nginx-rates=512K,2M",
+            ]))
 
         // Then each is read
         XCTAssertEqual(options.cases, [.slow])

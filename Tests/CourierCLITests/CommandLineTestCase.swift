@@ -113,7 +113,9 @@ class CommandLineTestCase: XCTestCase {
     /// Waits for the child to exit (killing it if it outlives `timeout`) and collects its output.
     /// Never waits without a bound: a child whose exit is not reported within 10 s of being killed
     /// fails the test instead of hanging the run.
-    func finish(_ child: Child, timeout: TimeInterval = 30, file: StaticString = #filePath, line: UInt = #line)
+    func finish(
+        _ child: Child, timeout: TimeInterval = 30, file: StaticString = #filePath, line: UInt = #line
+    )
         -> Outcome
     {
         let deadline = Date().addingTimeInterval(timeout)

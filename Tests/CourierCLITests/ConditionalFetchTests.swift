@@ -32,8 +32,10 @@ final class ConditionalFetchTests: XCTestCase {
     }
 
     func testWhatIsNotADateIsNil() {
-        for text in ["", "index.html", "Feb 30 2021", "2021-13-01", "Sun, 06 Nov 1994 25:00:00 GMT", "12:00", "Nov 1994",
-                     "06 Nov 1994 08:49:37 XYZ", "1 2 3 4"] {
+        for text in [
+            "", "index.html", "Feb 30 2021", "2021-13-01", "Sun, 06 Nov 1994 25:00:00 GMT", "12:00", "Nov 1994",
+            "06 Nov 1994 08:49:37 XYZ", "1 2 3 4",
+        ] {
             XCTAssertNil(ConditionalFetch.parseDate(text), text)
         }
     }
@@ -45,7 +47,9 @@ final class ConditionalFetchTests: XCTestCase {
     }
 
     func testTimeCondIsIfModifiedSinceUnlessItStartsWithADash() {
-        let never: (String) -> Date? = { _ in XCTFail("a date is not a file"); return nil }
+        let never: (String) -> Date? = { _ in
+            XCTFail("a date is not a file"); return nil
+        }
         XCTAssertEqual(ConditionalFetch.timeCondition("Jan 10, 2017", fileTime: never).0, .modifiedSince(date(2017, 1, 10)))
         XCTAssertEqual(ConditionalFetch.timeCondition("+Jan 10, 2017", fileTime: never).0, .modifiedSince(date(2017, 1, 10)))
         XCTAssertEqual(ConditionalFetch.timeCondition("-Jan 10, 2017", fileTime: never).0, .unmodifiedSince(date(2017, 1, 10)))
@@ -68,8 +72,9 @@ final class ConditionalFetchTests: XCTestCase {
         fetch.time = .unmodifiedSince(date(2010, 1, 1))
         fetch.ifNoneMatch = "\"v1\""
         XCTAssertTrue(fetch.isConditional)
-        XCTAssertEqual(fetch.headers.map { "\($0.name): \($0.value)" },
-                       ["If-Unmodified-Since: Fri, 01 Jan 2010 00:00:00 GMT", "If-None-Match: \"v1\""])
+        XCTAssertEqual(
+            fetch.headers.map { "\($0.name): \($0.value)" },
+            ["If-Unmodified-Since: Fri, 01 Jan 2010 00:00:00 GMT", "If-None-Match: \"v1\""])
         XCTAssertEqual(ConditionalFetch(time: .modifiedSince(date(2010, 1, 1))).headers.map(\.name), ["If-Modified-Since"])
     }
 
@@ -105,8 +110,9 @@ final class ConditionalFetchTests: XCTestCase {
     }
 
     func testTheOptionsParseAndTheirMistakesAreUsageErrors() throws {
-        let options = try XCTUnwrap(GetCommand.Options.parse(
-            ["http://h/x", "-z", "-Jan 10, 2017", "--etag-compare", "e.txt", "--etag-save", "e.txt"]))
+        let options = try XCTUnwrap(
+            GetCommand.Options.parse(
+                ["http://h/x", "-z", "-Jan 10, 2017", "--etag-compare", "e.txt", "--etag-save", "e.txt"]))
         XCTAssertEqual(options.timeCondition, "-Jan 10, 2017")
         XCTAssertEqual(options.etagCompare, "e.txt")
         XCTAssertEqual(options.etagSave, "e.txt")

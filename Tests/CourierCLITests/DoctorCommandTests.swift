@@ -11,8 +11,10 @@ final class DoctorCommandTests: CommandLineTestCase {
         let result = try run(["doctor"])
         XCTAssertEqual(result.status, ExitCode.success, result.out + result.err)
         XCTAssertEqual(result.err, "")
-        for title in ["Toolchain", "libcurl (loaded by FoundationNetworking)", "CA certificates", "Proxy (libcurl's environment rules)",
-                      "Temporary directory", "Known FoundationNetworking traps (Docs/Platform.md)", "Problems"] {
+        for title in [
+            "Toolchain", "libcurl (loaded by FoundationNetworking)", "CA certificates", "Proxy (libcurl's environment rules)",
+            "Temporary directory", "Known FoundationNetworking traps (Docs/Platform.md)", "Problems",
+        ] {
             XCTAssertTrue(result.out.contains("\n\(title)\n") || result.out.hasPrefix(title + "\n"), title)
         }
         XCTAssertTrue(result.out.contains("  courier "), result.out)
@@ -50,8 +52,10 @@ final class DoctorCommandTests: CommandLineTestCase {
     func testTheProxyEnvironmentAndTheProxyForTheURLAreShown() throws {
         let result = try run(
             ["doctor", "https://downloads.example.com/a.iso"],
-            environment: ["https_proxy": "http://user:secret@proxy.example:3128", "HTTP_PROXY": "http://other:8080",
-                          "no_proxy": "localhost,.internal", "COLUMNS": "500"])  // no wrapping inside the lines checked
+            environment: [
+                "https_proxy": "http://user:secret@proxy.example:3128", "HTTP_PROXY": "http://other:8080",
+                "no_proxy": "localhost,.internal", "COLUMNS": "500",
+            ])  // no wrapping inside the lines checked
         XCTAssertEqual(result.status, ExitCode.success, result.err)
         XCTAssertFalse(result.out.contains("secret"), "passwords are masked")
         XCTAssertTrue(result.out.contains("http://***@proxy.example:3128 (used for https URLs)"), result.out)
@@ -61,7 +65,8 @@ final class DoctorCommandTests: CommandLineTestCase {
             result.out.contains("https://downloads.example.com/a.iso → http://***@proxy.example:3128 (from https_proxy)"),
             result.out)
 
-        let bypassed = try run(["doctor", "https://build.internal/x"], environment: ["https_proxy": "http://p:1", "no_proxy": ".internal", "COLUMNS": "500"])
+        let bypassed = try run(
+            ["doctor", "https://build.internal/x"], environment: ["https_proxy": "http://p:1", "no_proxy": ".internal", "COLUMNS": "500"])
         XCTAssertTrue(bypassed.out.contains("https://build.internal/x → direct (no_proxy entry \".internal\")"), bypassed.out)
     }
 

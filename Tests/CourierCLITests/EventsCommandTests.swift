@@ -74,8 +74,10 @@ final class EventsCommandTests: CommandLineTestCase {
     /// A connection that goes silent for longer than --idle-timeout is dropped and made again.
     func testASilentConnectionIsDroppedAndRemade() throws {
         let result = try events(
-            ["--idle-timeout", "0.5", "--retry-delay", "0.05", "-n", "3",
-             server.url("/sse?count=10&interval_ms=3000").absoluteString])
+            [
+                "--idle-timeout", "0.5", "--retry-delay", "0.05", "-n", "3",
+                server.url("/sse?count=10&interval_ms=3000").absoluteString,
+            ])
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertEqual(lines(result.out).count, 3)
         let reconnections = errorLines(result.err)
@@ -211,8 +213,10 @@ final class EventsCommandTests: CommandLineTestCase {
         let option = try run(["events", "--max-reconect", "1", "http://h/"])
         XCTAssertEqual(
             errorLines(option.err),
-            ["courier: unknown option '--max-reconect' for events; did you mean --max-reconnects?",
-             "Run 'courier events --help' for usage."])
+            [
+                "courier: unknown option '--max-reconect' for events; did you mean --max-reconnects?",
+                "Run 'courier events --help' for usage.",
+            ])
     }
 
     func testOptions() throws {
@@ -228,8 +232,10 @@ final class EventsCommandTests: CommandLineTestCase {
         XCTAssertFalse(plain.silent)
 
         let full = try parse(
-            ["-H", "Authorization: Bearer t", "http://h/sse", "--last-event-id=41", "--max-reconnects", "0",
-             "--retry-delay", "0.5", "--idle-timeout", "2", "-n", "7", "-s"])
+            [
+                "-H", "Authorization: Bearer t", "http://h/sse", "--last-event-id=41", "--max-reconnects", "0",
+                "--retry-delay", "0.5", "--idle-timeout", "2", "-n", "7", "-s",
+            ])
         XCTAssertEqual(full.headers.map { "\($0.name): \($0.value)" }, ["Authorization: Bearer t"])
         XCTAssertEqual(full.lastEventID, "41")
         XCTAssertEqual(full.maxReconnects, 0)
@@ -248,8 +254,10 @@ final class EventsCommandTests: CommandLineTestCase {
             (["--retry-delay", "soon", "http://h/"], "--retry-delay takes a number of seconds 0 or more, not 'soon'"),
             (["--idle-timeout", "0", "http://h/"], "--idle-timeout takes a number of seconds above 0, not '0'"),
             (["--last-event-id", "a\nb", "http://h/"], #"--last-event-id takes an event id without control characters, not "a\nb""#),
-            (["-H", "Last-Event-ID: 4", "http://h/"],
-             "-H Last-Event-ID is not allowed: use --last-event-id (courier sends the last id it saw on every reconnection itself)"),
+            (
+                ["-H", "Last-Event-ID: 4", "http://h/"],
+                "-H Last-Event-ID is not allowed: use --last-event-id (courier sends the last id it saw on every reconnection itself)"
+            ),
             (["-H", "Accept: text/plain", "http://h/"], "-H Accept is not allowed: courier events always asks for text/event-stream"),
             (["-s=1", "http://h/"], "unknown option '-s=1' for events"),
             (["--silent=yes", "http://h/"], "--silent takes no value"),

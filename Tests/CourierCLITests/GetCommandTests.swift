@@ -283,8 +283,9 @@ final class GetCommandTests: CommandLineTestCase {
         let record = try ResumeData(data: Data(contentsOf: directory.appendingPathComponent(".out.bin.courier-resume")))
         let kept = Int(record.bytesOnDisk)
         XCTAssertTrue(last.contains(" \(ProgressFormat.bytes(record.bytesOnDisk)) kept"), "the amount the record vouches for")
-        let partialSize = try FileManager.default.attributesOfItem(
-            atPath: directory.appendingPathComponent(".out.bin.courier-partial").path)[.size] as? NSNumber
+        let partialSize =
+            try FileManager.default.attributesOfItem(
+                atPath: directory.appendingPathComponent(".out.bin.courier-partial").path)[.size] as? NSNumber
         XCTAssertEqual(partialSize?.intValue, kept)
         XCTAssertGreaterThan(kept, 0)
         XCTAssertLessThan(kept, contents.count)

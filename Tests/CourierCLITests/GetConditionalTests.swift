@@ -41,8 +41,10 @@ final class GetConditionalTests: CommandLineTestCase {
         server.addFile("data.bin", data: Self.body, etag: "\"v2\"")
         // When
         let result = try run(
-            ["get", "-q", "--etag-compare", "etag.txt", "--etag-save", "etag.txt", "-o", "data.bin",
-             server.url("/files/data.bin").absoluteString])
+            [
+                "get", "-q", "--etag-compare", "etag.txt", "--etag-save", "etag.txt", "-o", "data.bin",
+                server.url("/files/data.bin").absoluteString,
+            ])
         // Then the condition replaced the file (no --force needed) and the ETag file holds v2
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertEqual(try Data(contentsOf: file("data.bin")), Self.body)
@@ -67,8 +69,10 @@ final class GetConditionalTests: CommandLineTestCase {
     func testEtagSaveWritesNothingForADownloadThatDidNotComplete() throws {
         // A saved ETag without its body would make the next --etag-compare skip the file for good.
         let result = try run(
-            ["get", "-q", "--retries", "0", "--etag-save", "etag.txt", "-o", "data.bin",
-             server.url("/bytes/20000?close_after=5000").absoluteString])
+            [
+                "get", "-q", "--retries", "0", "--etag-save", "etag.txt", "-o", "data.bin",
+                server.url("/bytes/20000?close_after=5000").absoluteString,
+            ])
         XCTAssertEqual(result.status, 3, result.err)
         XCTAssertEqual(try Data(contentsOf: file("etag.txt")), Data())
         XCTAssertFalse(FileManager.default.fileExists(atPath: file("data.bin").path))

@@ -146,7 +146,9 @@ final class GetHabitsTests: CommandLineTestCase {
 
     func testQuietLeavesOutRetryLinesButNotTheError() throws {
         server.addFile("data.bin", data: Self.body)
-        let result = try run(["get", "-q", "--retries", "1", "-o", "out.bin", server.url("/files/data.bin?close_after=100000").absoluteString])
+        let result = try run([
+            "get", "-q", "--retries", "1", "-o", "out.bin", server.url("/files/data.bin?close_after=100000").absoluteString,
+        ])
         XCTAssertEqual(result.status, 3, result.err)
         XCTAssertEqual(errorLines(result.err).count, 1, result.err)
         XCTAssertTrue(result.err.contains("kept — run the same command again to resume"), result.err)
@@ -161,8 +163,10 @@ final class GetHabitsTests: CommandLineTestCase {
         XCTAssertEqual(server.requests.count, 1)
         XCTAssertEqual(
             errorLines(result.err),
-            ["courier: HTTP 503 Service Unavailable from \(url): the server asked to be retried after 999999 s (11.6 days), "
-                + "and courier waits at most 120 s, so it stopped instead of retrying"])
+            [
+                "courier: HTTP 503 Service Unavailable from \(url): the server asked to be retried after 999999 s (11.6 days), "
+                    + "and courier waits at most 120 s, so it stopped instead of retrying"
+            ])
         XCTAssertEqual(try listing(), [])
     }
 
@@ -179,8 +183,9 @@ final class GetHabitsTests: CommandLineTestCase {
     func testARetryAfterBeyondWhatCourierWaitsKeepsTheBytesAlreadyReceived() throws {
         let server = try ScriptedServer { _, index in
             index == 0
-                ? .response(status: 200, headers: [("Content-Length", "\(Self.body.count)"), ("ETag", "\"b\"")], body: Self.body,
-                            sendingOnly: 100_000)
+                ? .response(
+                    status: 200, headers: [("Content-Length", "\(Self.body.count)"), ("ETag", "\"b\"")], body: Self.body,
+                    sendingOnly: 100_000)
                 : .response(status: 503, headers: [("Retry-After", "86400"), ("Content-Length", "0")])
         }
         defer { server.stop() }

@@ -55,7 +55,8 @@ final class GetInputFileTests: CommandLineTestCase {
         server.addFile("good.bin", data: good)
         let digest = SHA256.hexString(SHA256.hash(good))
         let wrong = String(repeating: "0", count: 64)
-        let input = try write("""
+        let input = try write(
+            """
             \(server.url("/files/good.bin").absoluteString) sha256=\(digest)
             \(server.url("/status/404").absoluteString) out=missing
             \(server.url("/files/good.bin").absoluteString) sha256=\(wrong) out=bad.bin
@@ -81,13 +82,15 @@ final class GetInputFileTests: CommandLineTestCase {
         server.addFile("good.bin", data: good)
         try good.write(to: directory.appendingPathComponent("good.bin"))
         try Data("mine".utf8).write(to: directory.appendingPathComponent("taken.bin"))
-        let adopted = try write("""
+        let adopted = try write(
+            """
             \(server.url("/files/good.bin").absoluteString) sha256=\(SHA256.hexString(SHA256.hash(good)))
             """)
 
         // When each list runs
         let first = try run(["get", "-i", adopted, "-s"])
-        let refused = try write("""
+        let refused = try write(
+            """
             \(server.url("/files/good.bin").absoluteString) out=taken.bin
             """)
         let second = try run(["get", "-i", refused, "-s"])

@@ -207,7 +207,8 @@ final class GetInputStreamTests: CommandLineTestCase {
         server.addFile("a.bin", data: slow[0])
         server.addFile("b.bin", data: slow[1])
         let input = try InputPipe()
-        input.write("""
+        input.write(
+            """
             \(server.url("/files/a.bin?chunk=16384&chunk_delay_ms=40").absoluteString)
             \(server.url("/files/b.bin?chunk=16384&chunk_delay_ms=40").absoluteString)
 

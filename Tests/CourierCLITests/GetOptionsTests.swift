@@ -92,7 +92,10 @@ final class GetOptionsTests: XCTestCase {
             (["http://h/", "--connect-timeout=5"], "--timeout bounds it"),
             (["http://h/", "-C", "100"], "-C takes only '-'"),
             (["http://h/", "--continue-at=100"], "--continue-at takes only '-'"),
-            (["-O", "file.bin", "http://h/"], "-O takes no file name: it saves under the remote name, as curl's -O does (the default); to name the file, use -o file.bin"),
+            (
+                ["-O", "file.bin", "http://h/"],
+                "-O takes no file name: it saves under the remote name, as curl's -O does (the default); to name the file, use -o file.bin"
+            ),
             (["http://h/", "-O", "-"], "to write to stdout, use -o -"),
             (["http://h/", "-O", "-o", "x"], "contradict"),
             (["http://h/", "--timeout", "0"], "--timeout takes a number of seconds above 0"),
@@ -189,22 +192,25 @@ final class GetOptionsTests: XCTestCase {
         let url = try XCTUnwrap(URL(string: "http://h/f"))
         let dropped = CourierError(code: .network, message: "transfer closed with 5 bytes remaining to read", url: url)
         XCTAssertEqual(
-            GetCommand.retryLine(TaskRetryEvent(
-                error: dropped, retry: 1, retryLimit: 3, delay: .milliseconds(250), bytesReceived: 12_897_485,
-                continuesFrom: 12_897_485)),
+            GetCommand.retryLine(
+                TaskRetryEvent(
+                    error: dropped, retry: 1, retryLimit: 3, delay: .milliseconds(250), bytesReceived: 12_897_485,
+                    continuesFrom: 12_897_485)),
             "courier: network error: transfer closed with 5 bytes remaining to read (12.3 MiB received); "
                 + "retrying in 0.2 s, continuing from there (retry 1 of 3)")
         XCTAssertEqual(
-            GetCommand.retryLine(TaskRetryEvent(
-                error: dropped, retry: 2, retryLimit: 3, delay: .seconds(12), bytesReceived: 2048, continuesFrom: 0)),
+            GetCommand.retryLine(
+                TaskRetryEvent(
+                    error: dropped, retry: 2, retryLimit: 3, delay: .seconds(12), bytesReceived: 2048, continuesFrom: 0)),
             "courier: network error: transfer closed with 5 bytes remaining to read (2.0 KiB received); "
                 + "retrying in 12 s, starting over (retry 2 of 3)")
         let busy = CourierError(
             code: .unacceptableStatusCode, message: "m", url: url,
             response: HTTPURLResponse(url: url, statusCode: 503, httpVersion: "HTTP/1.1", headerFields: ["Retry-After": "5"]))
         XCTAssertEqual(
-            GetCommand.retryLine(TaskRetryEvent(
-                error: busy, retry: 1, retryLimit: nil, delay: .seconds(5), bytesReceived: 0, continuesFrom: 0)),
+            GetCommand.retryLine(
+                TaskRetryEvent(
+                    error: busy, retry: 1, retryLimit: nil, delay: .seconds(5), bytesReceived: 0, continuesFrom: 0)),
             "courier: HTTP 503 Service Unavailable; retrying in 5 s (retry 1)")
     }
 
@@ -220,21 +226,28 @@ final class GetOptionsTests: XCTestCase {
             GetCommand.errorLine(error(503, "999999"), requestURL: url, retryPolicy: get),
             "HTTP 503 Service Unavailable from http://h/f: the server asked to be retried after 999999 s (11.6 days), "
                 + "and courier waits at most 120 s, so it stopped instead of retrying")
-        XCTAssertEqual(GetCommand.errorLine(error(503, "30"), requestURL: url, retryPolicy: get), "HTTP 503 Service Unavailable from http://h/f",
-                       "within the cap: retried, and these were the last")
-        XCTAssertEqual(GetCommand.errorLine(error(404, "999999"), requestURL: url, retryPolicy: get), "HTTP 404 Not Found from http://h/f",
-                       "not a retryable status")
+        XCTAssertEqual(
+            GetCommand.errorLine(error(503, "30"), requestURL: url, retryPolicy: get), "HTTP 503 Service Unavailable from http://h/f",
+            "within the cap: retried, and these were the last")
+        XCTAssertEqual(
+            GetCommand.errorLine(error(404, "999999"), requestURL: url, retryPolicy: get), "HTTP 404 Not Found from http://h/f",
+            "not a retryable status")
 
         // The policy in force words it, never a default one (issue 31): its own cap,
         var patient = get
         patient.maximumRetryAfter = .seconds(300)
-        XCTAssertEqual(GetCommand.errorLine(error(503, "200"), requestURL: url, retryPolicy: patient), "HTTP 503 Service Unavailable from http://h/f",
-                       "within this policy's cap")
-        XCTAssertTrue(GetCommand.errorLine(error(503, "999999"), requestURL: url, retryPolicy: patient).hasSuffix("courier waits at most \(ProgressFormat.delay(.seconds(300))), so it stopped instead of retrying"))
+        XCTAssertEqual(
+            GetCommand.errorLine(error(503, "200"), requestURL: url, retryPolicy: patient), "HTTP 503 Service Unavailable from http://h/f",
+            "within this policy's cap")
+        XCTAssertTrue(
+            GetCommand.errorLine(error(503, "999999"), requestURL: url, retryPolicy: patient).hasSuffix(
+                "courier waits at most \(ProgressFormat.delay(.seconds(300))), so it stopped instead of retrying"))
         // nothing when it retries nothing (--retries 0), or when no status is retried at all (courier events)
-        XCTAssertEqual(GetCommand.errorLine(error(503, "999999"), requestURL: url, retryPolicy: GetCommand.retryPolicy(retries: 0)),
-                       "HTTP 503 Service Unavailable from http://h/f", "--retries 0: the Retry-After was not why it stopped")
-        XCTAssertEqual(GetCommand.errorLine(error(503, "999999"), requestURL: url, retryPolicy: nil), "HTTP 503 Service Unavailable from http://h/f")
+        XCTAssertEqual(
+            GetCommand.errorLine(error(503, "999999"), requestURL: url, retryPolicy: GetCommand.retryPolicy(retries: 0)),
+            "HTTP 503 Service Unavailable from http://h/f", "--retries 0: the Retry-After was not why it stopped")
+        XCTAssertEqual(
+            GetCommand.errorLine(error(503, "999999"), requestURL: url, retryPolicy: nil), "HTTP 503 Service Unavailable from http://h/f")
     }
 
     func testFailuresSayHowMuchIsKeptInBinaryUnits() {
@@ -272,7 +285,8 @@ final class GetOptionsTests: XCTestCase {
         let url = try XCTUnwrap(URL(string: "http://user:secret@127.0.0.1:9/files/x"))
         let response = HTTPURLResponse(url: url, statusCode: 404, httpVersion: "HTTP/1.1", headerFields: [:])
         let error = CourierError(code: .unacceptableStatusCode, message: "m", url: url, response: response)
-        XCTAssertEqual(GetCommand.errorLine(error, requestURL: url, retryPolicy: nil), "HTTP 404 Not Found from http://***@127.0.0.1:9/files/x")
+        XCTAssertEqual(
+            GetCommand.errorLine(error, requestURL: url, retryPolicy: nil), "HTTP 404 Not Found from http://***@127.0.0.1:9/files/x")
         let odd = CourierError(
             code: .unacceptableStatusCode, message: "m", url: url,
             response: HTTPURLResponse(url: url, statusCode: 599, httpVersion: "HTTP/1.1", headerFields: [:]))

@@ -15,8 +15,11 @@ final class GetSafetyTests: CommandLineTestCase {
             return .response(status: 200, headers: [("Content-Length", "\(body.count)"), ("ETag", "\"g\"")] + extra, body: body)
         }
         return .response(
-            status: 206, headers: [("Content-Range", "bytes \(first)-\(body.count - 1)/\(body.count)"),
-                                   ("Content-Length", "\(body.count - first)"), ("ETag", "\"g\"")] + extra,
+            status: 206,
+            headers: [
+                ("Content-Range", "bytes \(first)-\(body.count - 1)/\(body.count)"),
+                ("Content-Length", "\(body.count - first)"), ("ETag", "\"g\""),
+            ] + extra,
             body: body.subdata(in: first..<body.count))
     }
 
@@ -34,9 +37,13 @@ final class GetSafetyTests: CommandLineTestCase {
 
     func testAURLWithoutANameIsLeftToTheHeaders() throws {
         let server = try ScriptedServer { _, _ in
-            .response(status: 200, headers: [("Content-Length", "5"), ("ETag", "\"n\""),
-                                             ("Content-Disposition", "attachment; filename=\"report.txt\"")],
-                      body: Data("hello".utf8))
+            .response(
+                status: 200,
+                headers: [
+                    ("Content-Length", "5"), ("ETag", "\"n\""),
+                    ("Content-Disposition", "attachment; filename=\"report.txt\""),
+                ],
+                body: Data("hello".utf8))
         }
         defer { server.stop() }
         try Data("mine".utf8).write(to: directory.appendingPathComponent("download"))  // the fallback name
@@ -109,8 +116,9 @@ final class GetSafetyTests: CommandLineTestCase {
         let hop = server.url("/redirect-to?url=\(target.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)")
         let plain = try run(["get", "-H", "X-Token: s3cret", "-o", "plain.json", hop.absoluteString])
         XCTAssertEqual(plain.status, 0, plain.err)
-        XCTAssertFalse(try String(contentsOf: directory.appendingPathComponent("plain.json"), encoding: .utf8).contains("s3cret"),
-                       "another origin never sees -H headers by default")
+        XCTAssertFalse(
+            try String(contentsOf: directory.appendingPathComponent("plain.json"), encoding: .utf8).contains("s3cret"),
+            "another origin never sees -H headers by default")
         XCTAssertEqual(server.requests.first?.header("X-Token"), "s3cret", "the origin asked for gets them")
 
         let trusted = try run(["get", "--location-trusted", "-H", "X-Token: s3cret", "-o", "trusted.json", hop.absoluteString])
@@ -120,8 +128,9 @@ final class GetSafetyTests: CommandLineTestCase {
 
     func testAResumeRecordHoldsHeaderNamesButNeverTheirValues() throws {
         let server = try ScriptedServer { _, _ in
-            .response(status: 200, headers: [("Content-Length", "\(Self.body.count)"), ("ETag", "\"g\"")], body: Self.body,
-                      sendingOnly: 100_000, ending: .hang)
+            .response(
+                status: 200, headers: [("Content-Length", "\(Self.body.count)"), ("ETag", "\"g\"")], body: Self.body,
+                sendingOnly: 100_000, ending: .hang)
         }
         defer { server.stop() }
         let result = try run(["get", "--max-time", "1", "-H", "X-Token: s3cret", "-o", "r.bin", server.url("/r.bin").absoluteString])

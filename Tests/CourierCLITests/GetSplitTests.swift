@@ -32,7 +32,8 @@ final class GetSplitTests: CommandLineTestCase {
             // Then it exits with the usage code, saying what --split takes, and fetches nothing
             XCTAssertEqual(result.status, ExitCode.usage, "\(value): \(result.err)")
             XCTAssertTrue(
-                result.err.contains("--split takes a number of connections from 1 to 64, auto, off, or auto:N (at most N, found by itself), not '\(value)'"),
+                result.err.contains(
+                    "--split takes a number of connections from 1 to 64, auto, off, or auto:N (at most N, found by itself), not '\(value)'"),
                 result.err)
             XCTAssertTrue(result.err.contains("Run 'courier get --help'"), result.err)
         }
@@ -56,9 +57,10 @@ final class GetSplitTests: CommandLineTestCase {
         try Data().write(to: body)
         let sink = try FileHandle(forWritingTo: body)
         defer { try? sink.close() }
-        let whole = finish(try start(
-            ["get", server.url("/bytes/\(2 << 20)?seed=5").absoluteString, "--split", "auto", "-o", "-", "--whole"],
-            standardOutput: sink))
+        let whole = finish(
+            try start(
+                ["get", server.url("/bytes/\(2 << 20)?seed=5").absoluteString, "--split", "auto", "-o", "-", "--whole"],
+                standardOutput: sink))
         XCTAssertEqual(whole.status, 0, whole.err)
         XCTAssertEqual(try Data(contentsOf: body), TestServer.deterministicBytes(count: 2 << 20, seed: 5))
         XCTAssertEqual(try listing(), [], "the staging directory is gone")
@@ -67,23 +69,28 @@ final class GetSplitTests: CommandLineTestCase {
     func testAListWithSplitJournalsEachItemsSplitAndSavesEveryFile() throws {
         // Given a list of two URLs on one host
         let input = logs.appendingPathComponent("list.txt")
-        try Data("""
+        try Data(
+            """
             \(server.url("/bytes/\(1 << 20)?seed=1").absoluteString) out=one.bin
             \(server.url("/bytes/\(1 << 20)?seed=2").absoluteString) out=two.bin
-            """.utf8).write(to: input)
+            """.utf8
+        ).write(to: input)
         // When it is fetched with --split 2 and room for 4 connections per host
         let result = try run(["get", "-i", input.path, "--split", "2", "--per-host", "4"])
         // Then both files are exact
         XCTAssertEqual(result.status, 0, result.err)
         for (name, seed) in [("one.bin", UInt64(1)), ("two.bin", 2)] {
-            XCTAssertEqual(try Data(contentsOf: directory.appendingPathComponent(name)), TestServer.deterministicBytes(count: 1 << 20, seed: seed))
+            XCTAssertEqual(
+                try Data(contentsOf: directory.appendingPathComponent(name)), TestServer.deterministicBytes(count: 1 << 20, seed: seed))
         }
         // And the queue's journal holds each item with its split
         let manager = SessionManager()
         defer { manager.invalidate(cancelingTasks: true) }
         let queue = try DownloadQueue(
             directory: directory.appendingPathComponent(".courier-queue"), manager: manager,
-            configuration: { var configuration = DownloadQueue.Configuration(); configuration.pausesWhileOffline = false; return configuration }())
+            configuration: {
+                var configuration = DownloadQueue.Configuration(); configuration.pausesWhileOffline = false; return configuration
+            }())
         XCTAssertEqual(queue.items.map(\.split), [.connections(2), .connections(2)])
         let stopped = expectation(description: "stopped")
         Task {

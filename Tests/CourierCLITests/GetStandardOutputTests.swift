@@ -130,7 +130,8 @@ final class GetStandardOutputTests: CommandLineTestCase {
         let last = errorLines(result.err).last ?? ""
         XCTAssertTrue(last.hasPrefix("courier: network error: "), last)
         XCTAssertTrue(
-            last.contains("; the output is incomplete: 97.7 KiB (100000 bytes) were written to stdout (the server sent no ETag or Last-Modified"),
+            last.contains(
+                "; the output is incomplete: 97.7 KiB (100000 bytes) were written to stdout (the server sent no ETag or Last-Modified"),
             last)
         XCTAssertEqual(server.requests.count, 1, "never started over: the bytes on stdout cannot be taken back")
         XCTAssertEqual(try staged(), [])
@@ -208,7 +209,8 @@ final class GetStandardOutputTests: CommandLineTestCase {
             XCTAssertEqual(written, contents.prefix(written.count), "a prefix of the body")
             XCTAssertEqual(
                 errorLines(stopped.err).last,
-                "courier: interrupted; the output is incomplete: \(StandardOutputRecord.amount(Int64(written.count))) were written to stdout")
+                "courier: interrupted; the output is incomplete: \(StandardOutputRecord.amount(Int64(written.count))) were written to stdout"
+            )
             XCTAssertEqual(try staged(), [], "nothing is left in TMPDIR")
             XCTAssertEqual(try listing(), [])
         }
@@ -247,8 +249,9 @@ final class GetStandardOutputTests: CommandLineTestCase {
         let hostile = try ScriptedServer { request, index in
             switch index {
             case 0:  // half of the body, then the connection ends: the child writes it and retries
-                return .response(status: 200, headers: [("Content-Length", "\(Self.body.count)"), ("ETag", etag)],
-                                 body: Self.body, sendingOnly: half)
+                return .response(
+                    status: 200, headers: [("Content-Length", "\(Self.body.count)"), ("ETag", etag)],
+                    body: Self.body, sendingOnly: half)
             case 1:  // that retry traps, killing the child
                 return .bytes("HTTP/1.1 200 OK\r\n")
             default:
@@ -277,8 +280,9 @@ final class GetStandardOutputTests: CommandLineTestCase {
         let hostile = try ScriptedServer { _, index in
             switch index {
             case 0:
-                return .response(status: 200, headers: [("Content-Length", "\(Self.body.count)"), ("ETag", "\"one\"")],
-                                 body: Self.body, sendingOnly: half)
+                return .response(
+                    status: 200, headers: [("Content-Length", "\(Self.body.count)"), ("ETag", "\"one\"")],
+                    body: Self.body, sendingOnly: half)
             case 1:
                 return .bytes("HTTP/1.1 200 OK\r\n")
             default:
@@ -301,8 +305,10 @@ final class GetStandardOutputTests: CommandLineTestCase {
         let contents = TestServer.deterministicBytes(count: 1024 * 1024, seed: 73)
         server.addFile("slow.bin", data: contents)
         let command = try start(
-            ["get", "-o", "-", "--retries", "3",
-             server.url("/files/slow.bin?no_validators=1&chunk=16384&chunk_delay_ms=40").absoluteString],
+            [
+                "get", "-o", "-", "--retries", "3",
+                server.url("/files/slow.bin?no_validators=1&chunk=16384&chunk_delay_ms=40").absoluteString,
+            ],
             environment: ["TMPDIR": temporary.path])
         waitUntil("bytes on stdout", timeout: 20) {
             ((try? FileManager.default.attributesOfItem(atPath: command.stdout.path)[.size] as? Int) ?? 0) > 0
@@ -367,8 +373,9 @@ final class GetStandardOutputTests: CommandLineTestCase {
         let hostile = try ScriptedServer { request, index in
             switch index {
             case 0:  // half of the body, then the connection ends: the child keeps it and retries
-                return .response(status: 200, headers: [("Content-Length", "\(Self.body.count)"), ("ETag", "\"s\"")],
-                                 body: Self.body, sendingOnly: half)
+                return .response(
+                    status: 200, headers: [("Content-Length", "\(Self.body.count)"), ("ETag", "\"s\"")],
+                    body: Self.body, sendingOnly: half)
             case 1:  // that retry traps, killing the child
                 return .bytes("HTTP/1.1 200 OK\r\n")
             default:
@@ -377,8 +384,10 @@ final class GetStandardOutputTests: CommandLineTestCase {
                 }
                 return .response(
                     status: 206,
-                    headers: [("Content-Range", "bytes \(half)-\(Self.body.count - 1)/\(Self.body.count)"),
-                              ("Content-Length", "\(Self.body.count - half)"), ("ETag", "\"s\"")],
+                    headers: [
+                        ("Content-Range", "bytes \(half)-\(Self.body.count - 1)/\(Self.body.count)"),
+                        ("Content-Length", "\(Self.body.count - half)"), ("ETag", "\"s\""),
+                    ],
                     body: Self.body.suffix(from: half))
             }
         }
@@ -396,8 +405,9 @@ final class GetStandardOutputTests: CommandLineTestCase {
     func testWhenACrashedChildCanBeContinued() {
         let continuable = StandardOutputRecord(written: 100, writing: 0, validator: "\"v\"", length: 200)
         XCTAssertNil(GetSupervisor.cannotContinueLine(signal: SIGILL, continuable))
-        XCTAssertNil(GetSupervisor.cannotContinueLine(signal: SIGILL, StandardOutputRecord(validator: nil, length: nil)),
-                     "nothing written: start again")
+        XCTAssertNil(
+            GetSupervisor.cannotContinueLine(signal: SIGILL, StandardOutputRecord(validator: nil, length: nil)),
+            "nothing written: start again")
         let noValidator = GetSupervisor.cannotContinueLine(
             signal: SIGILL, StandardOutputRecord(written: 100, validator: nil, length: 200))
         XCTAssertEqual(

@@ -43,7 +43,9 @@ final class InputLineBufferTests: XCTestCase {
     func testALineOverTheLimitIsRefusedWithItsNumber() {
         let over = String(repeating: "a", count: InputLineBuffer.maximumLineBytes + 1)
         // With its newline, without one and the input still open, at the end of input, with `\r\n`.
-        for (chunks, atEnd) in [(["ok\n", over + "\n"], false), (["ok\n", over], false), (["ok\n", over], true), (["ok\n", over + "\r\n"], false)] {
+        for (chunks, atEnd) in [
+            (["ok\n", over + "\n"], false), (["ok\n", over], false), (["ok\n", over], true), (["ok\n", over + "\r\n"], false),
+        ] {
             XCTAssertThrowsError(try lines(chunks, atEnd: atEnd)) { error in
                 XCTAssertEqual(error as? InputLineBuffer.LineTooLong, InputLineBuffer.LineTooLong(line: 2))
             }

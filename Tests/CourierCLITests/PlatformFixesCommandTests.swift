@@ -41,7 +41,9 @@ final class PlatformFixesCommandTests: CommandLineTestCase {
     /// can go.
     func testAWaitingGetSpinsACoreWithoutTheKitAndCostsNothingWithIt() throws {
         let url = server.url("/delay/2000").absoluteString
-        let without = try childCPU { try run(["get", url, "-o", "out.bin", "--force"], environment: [PlatformFixes.environmentVariable: "off"]) }
+        let without = try childCPU {
+            try run(["get", url, "-o", "out.bin", "--force"], environment: [PlatformFixes.environmentVariable: "off"])
+        }
         let with = try childCPU { try run(["get", url, "-o", "out.bin", "--force"]) }
         XCTAssertEqual(without.outcome.status, 0, without.outcome.err)
         XCTAssertEqual(with.outcome.status, 0, with.outcome.err)

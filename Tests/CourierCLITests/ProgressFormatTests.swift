@@ -95,10 +95,12 @@ final class ProgressFormatTests: XCTestCase {
             line(name, 12 * mib + 300 * 1024, 64 * mib, 4.1 * 1024 * 1024, columns: 80),
             "a-rather-…ad.tar.gz   19% [==>             ]  12.3 MiB    4.1 MiB/s  eta 13s")
         // At 40 columns: no bar; the name while it fits.
-        XCTAssertEqual(line("a.gz", 12 * mib + 300 * 1024, 64 * mib, 4.1 * 1024 * 1024, columns: 40),
-                       "a.gz  19%  12.3 MiB  4.1 MiB/s  eta 13s")
-        XCTAssertEqual(line(name, 12 * mib + 300 * 1024, 64 * mib, 4.1 * 1024 * 1024, columns: 40),
-                       "19%  12.3 MiB  4.1 MiB/s  eta 13s", "no room for even 8 columns of name")
+        XCTAssertEqual(
+            line("a.gz", 12 * mib + 300 * 1024, 64 * mib, 4.1 * 1024 * 1024, columns: 40),
+            "a.gz  19%  12.3 MiB  4.1 MiB/s  eta 13s")
+        XCTAssertEqual(
+            line(name, 12 * mib + 300 * 1024, 64 * mib, 4.1 * 1024 * 1024, columns: 40),
+            "19%  12.3 MiB  4.1 MiB/s  eta 13s", "no room for even 8 columns of name")
         XCTAssertEqual(line(name, 12 * mib + 300 * 1024, 64 * mib, 4.1 * 1024 * 1024, columns: 30), "19%  12.3 MiB  4.1 MiB/s")
         XCTAssertEqual(line(name, 12 * mib + 300 * 1024, 64 * mib, 4.1 * 1024 * 1024, columns: 20), "19%  12.3 MiB")
         XCTAssertEqual(line(name, 12 * mib + 300 * 1024, 64 * mib, 4.1 * 1024 * 1024, columns: 12), "12.3 MiB")
@@ -259,7 +261,8 @@ final class ProgressFormatTests: XCTestCase {
         printer.resize(columns: 20)
         let redrawn = written.current
         XCTAssertTrue(redrawn.hasPrefix("\r"), redrawn)
-        XCTAssertLessThanOrEqual(redrawn.dropFirst().count, 19, "neither line nor blanking passes the new width: \(redrawn.debugDescription)")
+        XCTAssertLessThanOrEqual(
+            redrawn.dropFirst().count, 19, "neither line nor blanking passes the new width: \(redrawn.debugDescription)")
         XCTAssertFalse(redrawn.contains("["))
         written.set("")
         printer.resize(columns: 20)

@@ -70,7 +70,9 @@ final class PseudoTerminal {
     /// Spawns `path` as the leader of a new session with the slave as stdin (which makes it the
     /// controlling terminal), stdout to /dev/null and stderr to the file `standardError`, or to
     /// the terminal when it is `nil` (then ``read(timeout:)`` returns what was written there).
-    func spawnSessionLeader(_ path: String, _ argv: [String], environment: [String: String], standardError: String?) throws
+    func spawnSessionLeader(
+        _ path: String, _ argv: [String], environment: [String: String], standardError: String?
+    ) throws
         -> SpawnedProcess
     {
         var actions = posix_spawn_file_actions_t()

@@ -53,7 +53,8 @@ final class QueueCrashTests: CommandLineTestCase {
                 continue
             }
             let got = try Data(contentsOf: outputs.appendingPathComponent(name))
-            XCTAssertTrue(got == want, "\(context): \(name) published with \(got.count) bytes, not the right \(want.count)", file: file, line: line)
+            XCTAssertTrue(
+                got == want, "\(context): \(name) published with \(got.count) bytes, not the right \(want.count)", file: file, line: line)
             filesVerified += 1
         }
     }
@@ -72,7 +73,8 @@ final class QueueCrashTests: CommandLineTestCase {
             filesVerified += 1
         }
         // Stdout lists every file, in the input's order.
-        XCTAssertEqual(outcome.out.split(separator: "\n").map(String.init), expected.keys.sorted().map { outputs.appendingPathComponent($0).path })
+        XCTAssertEqual(
+            outcome.out.split(separator: "\n").map(String.init), expected.keys.sorted().map { outputs.appendingPathComponent($0).path })
     }
 
     private func reset() throws {
@@ -87,8 +89,10 @@ final class QueueCrashTests: CommandLineTestCase {
             for ordinal in 1...24 {
                 try reset()
                 iterations += 1
-                let outcome = try run(arguments, environment: environment.merging(
-                    [Journal.KillPoint.variable: "\(ordinal):\(phase)"]) { $1 }, timeout: 60)
+                let outcome = try run(
+                    arguments,
+                    environment: environment.merging(
+                        [Journal.KillPoint.variable: "\(ordinal):\(phase)"]) { $1 }, timeout: 60)
                 if outcome.status == 0, outcome.reason == .exit {
                     // A whole run has fewer appends than `ordinal`: every point of this phase is done.
                     XCTAssertGreaterThan(ordinal, 3, "\(phase): a run makes more than \(ordinal - 1) appends")

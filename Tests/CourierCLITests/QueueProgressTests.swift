@@ -8,9 +8,10 @@ import CourierSupport
 /// not grow the display).
 final class QueueProgressTests: XCTestCase {
     private func change(_ id: String, _ state: DownloadQueue.State) -> DownloadQueue.Change {
-        DownloadQueue.Change(item: DownloadQueue.Item(
-            id: id, url: URL(string: "http://h/\(id)")!, headers: [:], destination: URL(fileURLWithPath: "/nowhere/\(id)"),
-            expectedLength: nil, sha256: nil, priority: 0, metadata: nil, state: state, sequence: 1))
+        DownloadQueue.Change(
+            item: DownloadQueue.Item(
+                id: id, url: URL(string: "http://h/\(id)")!, headers: [:], destination: URL(fileURLWithPath: "/nowhere/\(id)"),
+                expectedLength: nil, sha256: nil, priority: 0, metadata: nil, state: state, sequence: 1))
     }
 
     func testTheTotalCountsTheLinesReadWithAPlusUntilTheInputEnds() {

@@ -77,11 +77,13 @@ final class SecretsInMessagesTests: CommandLineTestCase {
     func testGetInputFilesFailureSummaryMasksEveryURL() throws {
         // Given a list of two presigned-looking URLs that fail
         let input = logs.appendingPathComponent("input.txt")
-        try Data("""
+        try Data(
+            """
             \(secretURL("/status/404")) out=a
             \(secretURL("/status/403")) out=b
 
-            """.utf8).write(to: input)
+            """.utf8
+        ).write(to: input)
         // When courier get -i runs it
         let result = try run(["get", "-i", input.path, "--retries", "0"])
         // Then the summary lists both failures with their URLs masked
@@ -126,9 +128,10 @@ final class SecretsInMessagesTests: CommandLineTestCase {
     }
 
     func testTheOptionsParseIntoOneRedaction() throws {
-        let options = try XCTUnwrap(try GetCommand.Options.parse([
-            "http://h/", "--redact-header", "X-One", "--redact-header=x-two", "--redact-param", "Sess",
-        ]))
+        let options = try XCTUnwrap(
+            try GetCommand.Options.parse([
+                "http://h/", "--redact-header", "X-One", "--redact-header=x-two", "--redact-param", "Sess",
+            ]))
         XCTAssertEqual(options.redaction, Redaction.default.adding(headers: ["x-one", "X-Two"]).adding(queryParameters: ["sess"]))
         XCTAssertEqual(try XCTUnwrap(try GetCommand.Options.parse(["http://h/"])).redaction, .default)
         let events = try XCTUnwrap(try EventsCommand.Options.parse(["http://h/", "--redact-param", "sess"]))

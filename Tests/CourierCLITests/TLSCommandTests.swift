@@ -84,7 +84,8 @@ final class TLSCommandTests: CommandLineTestCase {
         XCTAssertFalse(with.err.contains(pki.keyPassword), with.err)
         // When the password (--pass) is wrong
         let wrong = try run([
-            "get", "--cacert", pki.caFile, "--cert", pki.clientCertificate, "--key", pki.clientEncryptedKey, "--pass", "not-it-\(pki.keyPassword)",
+            "get", "--cacert", pki.caFile, "--cert", pki.clientCertificate, "--key", pki.clientEncryptedKey, "--pass",
+            "not-it-\(pki.keyPassword)",
             server.url().absoluteString, "-o", "-",
         ])
         // Then it fails without printing it
@@ -97,7 +98,8 @@ final class TLSCommandTests: CommandLineTestCase {
         let server = try startServer()
         // When courier get is asked for a policy
         let result = try run(
-            ["get", "--cacert", pki.caFile, server.url().absoluteString, "-o", "-"], environment: [PlatformFixes.environmentVariable: "off"])
+            ["get", "--cacert", pki.caFile, server.url().absoluteString, "-o", "-"], environment: [PlatformFixes.environmentVariable: "off"]
+        )
         // Then it refuses to send the request at all, and says why
         XCTAssertEqual(result.status, ExitCode.network, result.err)
         XCTAssertTrue(result.err.contains("cannot be enforced: Courier's platform kit is turned off"), result.err)
@@ -129,10 +131,11 @@ final class TLSCommandTests: CommandLineTestCase {
     // MARK: - events and doctor
 
     func testEventsTakesTheSameTLSOptions() throws {
-        let options = try XCTUnwrap(EventsCommand.Options.parse([
-            "https://127.0.0.1:1/e", "--cacert", "/ca.pem", "--capath", "/certs", "--pinnedpubkey",
-            "sha256//\(Data(count: 32).base64EncodedString())", "--cert", "/c.pem", "--key", "/k.pem", "--pass", "pw", "-k",
-        ]))
+        let options = try XCTUnwrap(
+            EventsCommand.Options.parse([
+                "https://127.0.0.1:1/e", "--cacert", "/ca.pem", "--capath", "/certs", "--pinnedpubkey",
+                "sha256//\(Data(count: 32).base64EncodedString())", "--cert", "/c.pem", "--key", "/k.pem", "--pass", "pw", "-k",
+            ]))
         let policy = try XCTUnwrap(options.tls.policy)
         XCTAssertEqual(policy.trust, TLSPolicy.Trust(includesSystemAuthorities: true, authorities: [.file("/ca.pem")], directory: "/certs"))
         XCTAssertEqual(policy.pins.count, 1)
@@ -160,10 +163,11 @@ final class TLSCommandTests: CommandLineTestCase {
 
     func testDoctorSaysWhichPolicyAppliesToAURL() throws {
         // When doctor is asked about a URL with get's TLS options
-        let result = try run([
-            "doctor", "https://127.0.0.1:8443/x", "--cacert", pki.caFile, "--cert", "\(pki.clientCertificate):\(pki.keyPassword)",
-            "--key", pki.clientEncryptedKey, "-k",
-        ], environment: ["COLUMNS": "400"])
+        let result = try run(
+            [
+                "doctor", "https://127.0.0.1:8443/x", "--cacert", pki.caFile, "--cert", "\(pki.clientCertificate):\(pki.keyPassword)",
+                "--key", pki.clientEncryptedKey, "-k",
+            ], environment: ["COLUMNS": "400"])
         // Then the TLS section names the policy, loudly insecure, enforced, and never the password
         XCTAssertEqual(result.status, ExitCode.success, result.out + result.err)
         XCTAssertTrue(result.out.contains("TLS policy (Docs/TLS.md)"), result.out)

@@ -115,7 +115,8 @@ final class TrapContainmentTests: CommandLineTestCase {
         let hostile = try Self.cutThenTrapped(contents, trap: Self.statusLineOnly)
         defer { hostile.stop() }
 
-        let result = try run(["get", hostile.url("/file.bin").absoluteString, "-o", "out.bin", "--retries", "3"], environment: Self.withoutKit)
+        let result = try run(
+            ["get", hostile.url("/file.bin").absoluteString, "-o", "out.bin", "--retries", "3"], environment: Self.withoutKit)
         XCTAssertEqual(result.reason, .exit, result.err)
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertEqual(try Data(contentsOf: directory.appendingPathComponent("out.bin")), contents)
@@ -130,7 +131,10 @@ final class TrapContainmentTests: CommandLineTestCase {
     func testWithTheKitATrapOnAContinuationToStandardOutputIsContinuedLikeALostConnection() throws {
         let traps: [(String, ScriptedServer.Reply)] = [
             ("a status line alone", Self.statusLineOnly),
-            ("a Content-Length of 2^63 - 1", .response(status: 200, headers: [("Content-Length", Self.hugeLength)], body: Data("abc".utf8))),
+            (
+                "a Content-Length of 2^63 - 1",
+                .response(status: 200, headers: [("Content-Length", Self.hugeLength)], body: Data("abc".utf8))
+            ),
         ]
         for (name, trap) in traps {
             // Given a body (text, so stdout compares as a string) cut half way, a continuation the
@@ -158,8 +162,9 @@ final class TrapContainmentTests: CommandLineTestCase {
         return try ScriptedServer { request, index in
             switch index {
             case 0:
-                return .response(status: 200, headers: [("Content-Length", "\(contents.count)"), ("ETag", etag)],
-                                 body: contents, sendingOnly: half)
+                return .response(
+                    status: 200, headers: [("Content-Length", "\(contents.count)"), ("ETag", etag)],
+                    body: contents, sendingOnly: half)
             case 1:
                 return trap
             default:
@@ -168,8 +173,10 @@ final class TrapContainmentTests: CommandLineTestCase {
                 }
                 return .response(
                     status: 206, reason: "Partial Content",
-                    headers: [("Content-Range", "bytes \(half)-\(contents.count - 1)/\(contents.count)"),
-                              ("Content-Length", "\(contents.count - half)"), ("ETag", etag)],
+                    headers: [
+                        ("Content-Range", "bytes \(half)-\(contents.count - 1)/\(contents.count)"),
+                        ("Content-Length", "\(contents.count - half)"), ("ETag", etag),
+                    ],
                     body: contents.suffix(from: half))
             }
         }
@@ -181,12 +188,14 @@ final class TrapContainmentTests: CommandLineTestCase {
         let contents = TestServer.deterministicBytes(count: 200_000, seed: 45)
         let hostile = try ScriptedServer { _, index in
             index == 0
-                ? .response(status: 200, headers: [("Content-Length", "\(contents.count)"), ("ETag", "\"k\"")],
-                            body: contents, sendingOnly: 100_000)
+                ? .response(
+                    status: 200, headers: [("Content-Length", "\(contents.count)"), ("ETag", "\"k\"")],
+                    body: contents, sendingOnly: 100_000)
                 : Self.statusLineOnly
         }
         defer { hostile.stop() }
-        let result = try run(["get", hostile.url("/file.bin").absoluteString, "-o", "out.bin", "--retries", "1"], environment: Self.withoutKit)
+        let result = try run(
+            ["get", hostile.url("/file.bin").absoluteString, "-o", "out.bin", "--retries", "1"], environment: Self.withoutKit)
         XCTAssertEqual(result.status, ExitCode.network, result.err)
         let last = result.err.split(separator: "\n").last.map(String.init) ?? ""
         XCTAssertTrue(last.hasPrefix("courier: network error: the download process crashed 2 times"), last)
@@ -202,7 +211,9 @@ final class TrapContainmentTests: CommandLineTestCase {
         }
         defer { hostile.stop() }
         let started = Date()
-        let result = try run(["get", hostile.url("/file.bin").absoluteString, "-o", "out.bin", "--retries", "5", "--max-time", "1.5"], environment: Self.withoutKit)
+        let result = try run(
+            ["get", hostile.url("/file.bin").absoluteString, "-o", "out.bin", "--retries", "5", "--max-time", "1.5"],
+            environment: Self.withoutKit)
         XCTAssertEqual(result.reason, .exit, result.err)
         XCTAssertEqual(result.status, ExitCode.network, result.err)
         XCTAssertTrue(result.err.contains("did not finish within --max-time"), result.err)
@@ -264,8 +275,9 @@ final class TrapContainmentTests: CommandLineTestCase {
     /// fires) is killed once `--max-time` and a grace period have passed.
     func testMaxTimeIsAHardBoundEvenOnAStuckChild() throws {
         let hanging = try ScriptedServer { _, _ in
-            ScriptedServer.Reply([.send(ScriptedServer.Reply.head(status: 200, headers: [("Content-Length", "1000")]))],
-                                 ending: .hang)
+            ScriptedServer.Reply(
+                [.send(ScriptedServer.Reply.head(status: 200, headers: [("Content-Length", "1000")]))],
+                ending: .hang)
         }
         defer { hanging.stop() }
         let started = Date()

@@ -39,7 +39,9 @@ final class ConnectionTests: ServerTestCase {
 
     func testPipelinedRequestsAreAnsweredInOrder() throws {
         let client = try connect()
-        try client.send("GET /get?n=1 HTTP/1.1\r\nHost: x\r\n\r\nPOST /anything HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabcGET /status/201 HTTP/1.1\r\nHost: x\r\n\r\n")
+        try client.send(
+            "GET /get?n=1 HTTP/1.1\r\nHost: x\r\n\r\nPOST /anything HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabcGET /status/201 HTTP/1.1\r\nHost: x\r\n\r\n"
+        )
         XCTAssertEqual(try client.readResponse().status, 200)
         XCTAssertEqual(try client.readResponse().json()["data"] as? String, "abc")
         XCTAssertEqual(try client.readResponse().status, 201)
@@ -47,8 +49,9 @@ final class ConnectionTests: ServerTestCase {
 
     func testChunkedRequestBodyIsDechunked() throws {
         let client = try connect()
-        try client.send("POST /anything HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-            + "5\r\nhello\r\n6;name=value\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n")
+        try client.send(
+            "POST /anything HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "5\r\nhello\r\n6;name=value\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n")
         let response = try client.readResponse()
         XCTAssertEqual(try response.json()["data"] as? String, "hello world")
         XCTAssertEqual(try response.json()["bodyLength"] as? Int, 11)

@@ -117,7 +117,7 @@ final class StopTests: ServerTestCase {
         XCTAssertTrue(try slow.readResponse().truncated)
         XCTAssertTrue(idle.serverClosed(within: 2))
         XCTAssertThrowsError(try RawClient(port: server.port), "the listener is closed")
-        server.stop() // idempotent
+        server.stop()  // idempotent
     }
 
     func testInitThrowsWhenThePortIsTaken() throws {

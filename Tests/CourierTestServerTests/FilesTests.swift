@@ -78,8 +78,10 @@ final class FilesTests: ServerTestCase {
         let rooted = try TestServer(root: rootDirectory)
         defer { rooted.stop() }
         let name = secret.lastPathComponent
-        for target in ["/files/../\(name)", "/files/..%2F\(name)", "/files/%2E%2E%2F\(name)", "/files/..%5C\(name)",
-                       "/files/.hidden", "/files/link.txt", "/files/", "/files/sub/file"] {
+        for target in [
+            "/files/../\(name)", "/files/..%2F\(name)", "/files/%2E%2E%2F\(name)", "/files/..%5C\(name)",
+            "/files/.hidden", "/files/link.txt", "/files/", "/files/sub/file",
+        ] {
             let client = try RawClient(port: rooted.port)
             XCTAssertEqual(try client.request("GET", target).status, 404, target)
         }

@@ -15,7 +15,8 @@ final class GzipTests: ServerTestCase {
             XCTAssertEqual(CRC32.checksumOfZeros(count: count), CRC32.checksum([UInt8](repeating: 0, count: count)), "\(count)")
         }
         let prefix = CRC32.checksum(Array("abc".utf8))
-        XCTAssertEqual(CRC32.checksumOfZeros(count: 10, initial: prefix), CRC32.checksum(Array("abc".utf8) + [UInt8](repeating: 0, count: 10)))
+        XCTAssertEqual(
+            CRC32.checksumOfZeros(count: 10, initial: prefix), CRC32.checksum(Array("abc".utf8) + [UInt8](repeating: 0, count: 10)))
     }
 
     func testGzipRouteInflatesToJSON() throws {

@@ -175,7 +175,8 @@ final class RawClient {
         }
         let lines = String(decoding: headBytes, as: UTF8.self).components(separatedBy: "\r\n").filter { !$0.isEmpty }
         guard let statusLine = lines.first, statusLine.hasPrefix("HTTP/1."),
-              let status = Int(statusLine.split(separator: " ")[1]) else {
+            let status = Int(statusLine.split(separator: " ")[1])
+        else {
             throw RawClientError(description: "bad status line in \(lines)")
         }
         let headers: [(name: String, value: String)] = lines.dropFirst().map { line in
@@ -192,25 +193,31 @@ final class RawClient {
             var body = Data()
             while true {
                 guard let sizeLine = try readUntil([13, 10]),
-                      let size = Int(String(decoding: sizeLine.dropLast(2), as: UTF8.self).split(separator: ";")[0], radix: 16) else {
-                    return RawResponse(status: status, statusLine: statusLine, headers: headers, body: body, truncated: true, wasChunked: true)
+                    let size = Int(String(decoding: sizeLine.dropLast(2), as: UTF8.self).split(separator: ";")[0], radix: 16)
+                else {
+                    return RawResponse(
+                        status: status, statusLine: statusLine, headers: headers, body: body, truncated: true, wasChunked: true)
                 }
                 let data = try read(count: size + 2)
                 body.append(contentsOf: data.prefix(size))
                 if data.count < size + 2 {
-                    return RawResponse(status: status, statusLine: statusLine, headers: headers, body: body, truncated: true, wasChunked: true)
+                    return RawResponse(
+                        status: status, statusLine: statusLine, headers: headers, body: body, truncated: true, wasChunked: true)
                 }
                 if size == 0 {
-                    return RawResponse(status: status, statusLine: statusLine, headers: headers, body: body, truncated: false, wasChunked: true)
+                    return RawResponse(
+                        status: status, statusLine: statusLine, headers: headers, body: body, truncated: false, wasChunked: true)
                 }
             }
         }
         if let lengthText = header("Content-Length"), let length = Int(lengthText) {
             let body = try read(count: length)
-            return RawResponse(status: status, statusLine: statusLine, headers: headers, body: Data(body),
-                               truncated: body.count < length, wasChunked: false)
+            return RawResponse(
+                status: status, statusLine: statusLine, headers: headers, body: Data(body),
+                truncated: body.count < length, wasChunked: false)
         }
-        return RawResponse(status: status, statusLine: statusLine, headers: headers, body: try readToEnd(), truncated: false, wasChunked: false)
+        return RawResponse(
+            status: status, statusLine: statusLine, headers: headers, body: try readToEnd(), truncated: false, wasChunked: false)
     }
 
     /// Reads everything until the server closes.

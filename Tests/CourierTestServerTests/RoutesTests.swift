@@ -35,9 +35,11 @@ final class RoutesTests: ServerTestCase {
 
     func testAnythingEchoesMethodBodyHeadersAndForm() throws {
         let body = Data("name=Ann+Lee&city=K%C3%B6ln".utf8)
-        let response = try fetch("PATCH", "/anything/deep/path?q=1", headers: [
-            ("Content-Type", "application/x-www-form-urlencoded"), ("X-Custom", "v"),
-        ], body: body)
+        let response = try fetch(
+            "PATCH", "/anything/deep/path?q=1",
+            headers: [
+                ("Content-Type", "application/x-www-form-urlencoded"), ("X-Custom", "v"),
+            ], body: body)
         XCTAssertEqual(response.status, 200)
         let json = try response.json()
         XCTAssertEqual(json["method"] as? String, "PATCH")
@@ -52,8 +54,9 @@ final class RoutesTests: ServerTestCase {
     }
 
     func testAnythingParsesAJSONBody() throws {
-        let response = try fetch("POST", "/anything", headers: [("Content-Type", "application/json")],
-                                 body: Data(#"{"b":[1,2.5,true,null],"a":"x"}"#.utf8))
+        let response = try fetch(
+            "POST", "/anything", headers: [("Content-Type", "application/json")],
+            body: Data(#"{"b":[1,2.5,true,null],"a":"x"}"#.utf8))
         let json = try XCTUnwrap(try response.json()["json"] as? [String: Any])
         XCTAssertEqual(json["a"] as? String, "x")
         let array = try XCTUnwrap(json["b"] as? [Any])
@@ -84,7 +87,9 @@ final class RoutesTests: ServerTestCase {
     func testJSONRouteServesTheDocumentedDocument() throws {
         let response = try fetch("GET", "/json")
         XCTAssertEqual(response.header("Content-Type"), "application/json")
-        XCTAssertEqual(response.text, #"{"slideshow":{"title":"Sample","author":null,"slides":[{"title":"One","items":[1,2]},{"title":"Two","draft":true}]}}"#)
+        XCTAssertEqual(
+            response.text,
+            #"{"slideshow":{"title":"Sample","author":null,"slides":[{"title":"One","items":[1,2]},{"title":"Two","draft":true}]}}"#)
     }
 
     func testHTMLRouteServesUTF8HTML() throws {

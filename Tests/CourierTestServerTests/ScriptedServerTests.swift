@@ -6,8 +6,9 @@ import XCTest
 final class ScriptedServerTests: XCTestCase {
     func testRepliesAreTheScriptsBytesAndRequestsAreRecordedInOrder() throws {
         let server = try ScriptedServer { request, index in
-            .response(status: 200, headers: [("Content-Length", "0x5"), ("X-Index", "\(index)")],
-                      body: Data("\(request.path)".utf8))
+            .response(
+                status: 200, headers: [("Content-Length", "0x5"), ("X-Index", "\(index)")],
+                body: Data("\(request.path)".utf8))
         }
         defer { server.stop() }
         for expected in 0..<2 {
@@ -16,7 +17,8 @@ final class ScriptedServerTests: XCTestCase {
             try client.sendRequest("GET", "/n\(expected)", headers: [("X-Probe", "p\(expected)")])
             let raw = try client.readToEnd()
             let text = String(decoding: raw, as: UTF8.self)
-            XCTAssertTrue(text.hasPrefix("HTTP/1.1 200 OK\r\nContent-Length: 0x5\r\nX-Index: \(expected)\r\nConnection: close\r\n\r\n"), text)
+            XCTAssertTrue(
+                text.hasPrefix("HTTP/1.1 200 OK\r\nContent-Length: 0x5\r\nX-Index: \(expected)\r\nConnection: close\r\n\r\n"), text)
             XCTAssertTrue(text.hasSuffix("\r\n\r\n/n\(expected)"), text)
         }
         XCTAssertEqual(server.requests.map(\.path), ["/n0", "/n1"])
@@ -28,7 +30,8 @@ final class ScriptedServerTests: XCTestCase {
             .response(status: 200, headers: [("Content-Length", "\(request.body.count)")], body: request.body)
         }
         defer { server.stop() }
-        for (framing, body) in [("Content-Length: 5\r\n", "hello"), ("Transfer-Encoding: chunked\r\n", "3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n")] {
+        for (framing, body) in [("Content-Length: 5\r\n", "hello"), ("Transfer-Encoding: chunked\r\n", "3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n")]
+        {
             let client = try RawClient(port: server.port, timeout: 5)
             defer { client.close() }
             try client.send("PUT /config/1 HTTP/1.1\r\nHost: x\r\n\(framing)\r\n\(body)")

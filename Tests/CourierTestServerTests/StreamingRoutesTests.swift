@@ -34,23 +34,25 @@ final class StreamingRoutesTests: ServerTestCase {
 
     func testSSERetryCommentsEventNameDataLinesAndPadding() throws {
         let response = try fetch("GET", "/sse?count=2&retry=1500&comments=1&event=tick&data_lines=2&pad=3")
-        XCTAssertEqual(response.text, """
-        retry: 1500
+        XCTAssertEqual(
+            response.text,
+            """
+            retry: 1500
 
-        : keep-alive
-        id: 1
-        event: tick
-        data: event 1 line 1
-        data: event 1 line 2xxx
+            : keep-alive
+            id: 1
+            event: tick
+            data: event 1 line 1
+            data: event 1 line 2xxx
 
-        : keep-alive
-        id: 2
-        event: tick
-        data: event 2 line 1
-        data: event 2 line 2xxx
+            : keep-alive
+            id: 2
+            event: tick
+            data: event 2 line 1
+            data: event 2 line 2xxx
 
 
-        """)
+            """)
     }
 
     func testSSEPaddingMakesEventsLargerThanABatch() throws {
@@ -73,14 +75,17 @@ final class StreamingRoutesTests: ServerTestCase {
         XCTAssertNil(done.header("Content-Length"))
         XCTAssertEqual(try client.request("GET", "/sse?count=0").status, 204)
         XCTAssertEqual(try client.request("GET", "/sse?count=1", headers: [("Last-Event-ID", "")]).text, event(1))
-        XCTAssertEqual(try client.request("GET", "/sse?count=5", headers: [("Last-Event-ID", "0")]).text, (1...5).map { event($0) }.joined())
+        XCTAssertEqual(
+            try client.request("GET", "/sse?count=5", headers: [("Last-Event-ID", "0")]).text, (1...5).map { event($0) }.joined())
     }
 
     func testSSELineEndingsAndBOM() throws {
-        XCTAssertEqual(try fetch("GET", "/sse?count=2&line_ending=crlf&retry=10").text,
-                       "retry: 10\r\n\r\n" + event(1, eol: "\r\n") + event(2, eol: "\r\n"))
-        XCTAssertEqual(try fetch("GET", "/sse?count=2&line_ending=cr&comments=1").text,
-                       ": keep-alive\r" + event(1, eol: "\r") + ": keep-alive\r" + event(2, eol: "\r"))
+        XCTAssertEqual(
+            try fetch("GET", "/sse?count=2&line_ending=crlf&retry=10").text,
+            "retry: 10\r\n\r\n" + event(1, eol: "\r\n") + event(2, eol: "\r\n"))
+        XCTAssertEqual(
+            try fetch("GET", "/sse?count=2&line_ending=cr&comments=1").text,
+            ": keep-alive\r" + event(1, eol: "\r") + ": keep-alive\r" + event(2, eol: "\r"))
         XCTAssertEqual(try fetch("GET", "/sse?count=1&line_ending=LF").text, event(1))
 
         let bom = try fetch("GET", "/sse?count=1&bom=1&retry=5")
@@ -183,9 +188,11 @@ final class StreamingRoutesTests: ServerTestCase {
     }
 
     func testSSERejectsInvalidParameters() throws {
-        for query in ["count=-1", "count=10000001", "retry=x", "comments=2", "data_lines=0", "data_lines=101",
-                      "pad=1048577", "interval_ms=60001", "line_ending=crcr", "bom=maybe", "drop_after=-1",
-                      "drop_mid=x", "event=a%0Adata:%20injected"] {
+        for query in [
+            "count=-1", "count=10000001", "retry=x", "comments=2", "data_lines=0", "data_lines=101",
+            "pad=1048577", "interval_ms=60001", "line_ending=crcr", "bom=maybe", "drop_after=-1",
+            "drop_mid=x", "event=a%0Adata:%20injected",
+        ] {
             XCTAssertEqual(try fetch("GET", "/sse?\(query)").status, 400, query)
         }
         XCTAssertEqual(try fetch("GET", "/sse", headers: [("Last-Event-ID", "abc")]).status, 400)
@@ -212,8 +219,9 @@ final class StreamingRoutesTests: ServerTestCase {
     }
 
     func testNDJSONPadAndBadLine() throws {
-        XCTAssertEqual(try fetch("GET", "/ndjson?count=2&pad=4").text,
-                       "{\"index\":1,\"text\":\"item 1\",\"pad\":\"xxxx\"}\n{\"index\":2,\"text\":\"item 2\",\"pad\":\"xxxx\"}\n")
+        XCTAssertEqual(
+            try fetch("GET", "/ndjson?count=2&pad=4").text,
+            "{\"index\":1,\"text\":\"item 1\",\"pad\":\"xxxx\"}\n{\"index\":2,\"text\":\"item 2\",\"pad\":\"xxxx\"}\n")
         let bad = try fetch("GET", "/ndjson?count=3&bad_line=2")
         XCTAssertEqual(bad.text, line(1) + "{\"index\":2,\n" + line(3))
         let lines = bad.text.split(separator: "\n").map { Data($0.utf8) }

@@ -10,7 +10,11 @@ public final class Box<T: Sendable>: @unchecked Sendable {  // `values` is only 
 
     /// Adds `value`; returns how many the box holds now.
     @discardableResult
-    public func append(_ value: T) -> Int { lock.withLock { values.append(value); return values.count } }
+    public func append(_ value: T) -> Int {
+        lock.withLock {
+            values.append(value); return values.count
+        }
+    }
     /// How many values the box holds.
     public var count: Int { lock.withLock { values.count } }
     /// The first value added, if any.
@@ -29,7 +33,11 @@ public final class Counter: @unchecked Sendable {  // `value` is only touched un
 
     /// Adds one; returns the new count.
     @discardableResult
-    public func increment() -> Int { lock.withLock { value += 1; return value } }
+    public func increment() -> Int {
+        lock.withLock {
+            value += 1; return value
+        }
+    }
     /// The count.
     public var count: Int { lock.withLock { value } }
 }

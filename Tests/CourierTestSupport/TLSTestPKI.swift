@@ -22,7 +22,8 @@ public final class TLSTestPKI: Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("courier-tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try openssl([
-            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
+            "-days", "2",
             "-subj", "/CN=Courier Test CA", "-addext", "basicConstraints=critical,CA:TRUE",
             "-addext", "keyUsage=critical,keyCertSign,cRLSign",
         ])
@@ -33,7 +34,8 @@ public final class TLSTestPKI: Sendable {
         try openssl(["pkey", "-in", "client.key", "-aes256", "-passout", "pass:\(keyPassword)", "-out", "client-encrypted.key"])
         // A second CA nobody trusts, for "whatever CA is added".
         try openssl([
-            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "other-ca.key", "-out", "other-ca.pem", "-days", "2",
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "other-ca.key", "-out",
+            "other-ca.pem", "-days", "2",
             "-subj", "/CN=Another CA",
         ])
     }
@@ -56,7 +58,10 @@ public final class TLSTestPKI: Sendable {
     }
 
     private func issue(_ name: String, names: String, days: String) throws {
-        try openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "\(name).key", "-out", "\(name).csr", "-subj", "/CN=\(name)"])
+        try openssl([
+            "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", "\(name).key", "-out", "\(name).csr",
+            "-subj", "/CN=\(name)",
+        ])
         try Data("subjectAltName=\(names)\nbasicConstraints=CA:FALSE\n".utf8).write(to: directory.appendingPathComponent("\(name).ext"))
         try openssl([
             "x509", "-req", "-in", "\(name).csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",

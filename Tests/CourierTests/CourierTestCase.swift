@@ -34,7 +34,7 @@ class CourierTestCase: XCTestCase {
 
     override func tearDownWithError() throws {
         if let manager {
-            waitUntil("the task table is empty", timeout: 5) { 
+            waitUntil("the task table is empty", timeout: 5) {
                 manager.runningTaskCount == 0 && manager.queuedTaskCount == 0 && manager.core.lanes.requestCount == 0
             }
             manager.invalidate(cancelingTasks: true)

@@ -24,12 +24,15 @@ extension CacheBinding {
         let head = CacheResponseHead(status: status, headers: Self.headers(of: response))
 
         if status == 304, let validating = exchange.validating {
-            guard let merged = CachePolicy.freshened(validating.head, with: head, requestTime: exchange.requestTime, responseTime: now) else {
+            guard let merged = CachePolicy.freshened(validating.head, with: head, requestTime: exchange.requestTime, responseTime: now)
+            else {
                 // The transfer asks again without validators when a 304 names another
                 // representation (TransferState+FollowUps.swift); this is only reached if that
                 // failed too. The stored one is no longer trusted.
                 storage.remove(validating.head.variant)
-                return stamped(outcome, CachePolicy.cacheStatus(hit: false, forward: exchange.why, forwardStatus: 304, detail: "validator-mismatch"), .miss)
+                return stamped(
+                    outcome, CachePolicy.cacheStatus(hit: false, forward: exchange.why, forwardStatus: 304, detail: "validator-mismatch"),
+                    .miss)
             }
             storage.update(merged)
             let entry = CacheEntry(head: merged, body: validating.body)
@@ -49,7 +52,8 @@ extension CacheBinding {
         // A redirect followed inside URLSession answered another URL: not this key's answer.
         let sameURL = response.url.map { $0 == exchange.request.url || CachePolicy.key(for: $0) == key } ?? true
         if exchange.request.method == "HEAD", status == 200, sameURL {
-            for entry in storage.entries(for: key) where entry.head.status != 206 && CachePolicy.varyMatches(entry.head, request: exchange.request, secrets: secrets) {
+            for entry in storage.entries(for: key)
+            where entry.head.status != 206 && CachePolicy.varyMatches(entry.head, request: exchange.request, secrets: secrets) {
                 if let updated = CachePolicy.headUpdated(entry.head, with: head, requestTime: exchange.requestTime, responseTime: now) {
                     storage.update(updated)
                 } else {
@@ -84,7 +88,8 @@ extension CacheBinding {
         case .modify(let transform):
             // Only a final, complete answer to a plain GET is ever offered.
             guard status >= 200, status != 206, !CachePolicy.hasOwnConditions(exchange.request),
-                let candidate = HTTPURLResponse(url: exchange.request.url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers.dictionary),
+                let candidate = HTTPURLResponse(
+                    url: exchange.request.url, statusCode: status, httpVersion: "HTTP/1.1", headerFields: headers.dictionary),
                 let changed = transform(CachedResponse(response: candidate, data: data, isStorable: storable)), changed.isStorable
             else { return false }
             headers = CachePolicy.storedHeaders(Self.headers(of: changed.response))

@@ -94,7 +94,10 @@ extension CacheBinding {
             }
             storage.touch(entry.head.variant)
             let ttl = CachePolicy.freshnessLeft(entry.head, now: now)
-            return .answer(servedRange(entry, answer, url: url, now: now, status: CachePolicy.cacheStatus(hit: true, ttl: ttl), outcome: stale ? .stale : .hit))
+            return .answer(
+                servedRange(
+                    entry, answer, url: url, now: now, status: CachePolicy.cacheStatus(hit: true, ttl: ttl), outcome: stale ? .stale : .hit)
+            )
         case .validate(let index, let conditions):
             for condition in conditions { sent.setValue(condition.value, forHTTPHeaderField: condition.name) }
             return .send(sent, exchange(validating: candidates[index], fallback: candidates[index], why: "stale"))
@@ -147,7 +150,8 @@ extension CacheBinding {
         _ entry: CacheEntry, _ answer: CacheRangeAnswer, url: URL, now: Date, status: String, outcome: ResponseCache.Outcome
     ) -> CacheAnswer {
         let headers = CachePolicy.rangeHeaders(CachePolicy.servedHeaders(entry.head, now: now, status: status), answer: answer)
-        let response = HTTPURLResponse(url: URL(string: entry.head.url) ?? url, statusCode: answer.status, httpVersion: "HTTP/1.1", headerFields: headers.dictionary)!
+        let response = HTTPURLResponse(
+            url: URL(string: entry.head.url) ?? url, statusCode: answer.status, httpVersion: "HTTP/1.1", headerFields: headers.dictionary)!
         // Offsets from the body's start (a `Data` slice's indices need not start at 0).
         let bytes = Data(entry.body.dropFirst(answer.bodyRange.lowerBound).prefix(answer.bodyRange.count))
         return CacheAnswer(response: response, data: bytes, outcome: outcome)

@@ -67,7 +67,8 @@ struct CacheEntryHead: Sendable, Equatable, Codable {
             key: try container.decode(String.self, forKey: .key), url: try container.decode(String.self, forKey: .url),
             status: try container.decode(Int.self, forKey: .status), headers: try container.decode(CacheHeaders.self, forKey: .headers),
             vary: try container.decode([VaryValue].self, forKey: .vary), requestTime: try container.decode(Date.self, forKey: .requestTime),
-            responseTime: try container.decode(Date.self, forKey: .responseTime), bodyLength: try container.decode(Int.self, forKey: .bodyLength))
+            responseTime: try container.decode(Date.self, forKey: .responseTime),
+            bodyLength: try container.decode(Int.self, forKey: .bodyLength))
     }
 
     /// One request field `Vary` names: its normalised value, or `nil` when the request lacked it.

@@ -37,7 +37,9 @@ extension CachePolicy {
     /// first (RFC 9111 §4). Pure: `now` is the time.
     static func decide(_ request: CacheRequest, candidates: [CacheEntryHead], now: Date, secrets: Set<String> = []) -> CacheDecision {
         guard isCacheableMethod(request.method) else { return .forward(fallback: nil, why: "method") }
-        if let range = requestedRange(request) { return decideRange(request, range: range, candidates: candidates, now: now, secrets: secrets) }
+        if let range = requestedRange(request) {
+            return decideRange(request, range: range, candidates: candidates, now: now, secrets: secrets)
+        }
         return decideWhole(request, candidates: candidates, now: now, secrets: secrets, partial: false)
     }
 
@@ -97,7 +99,8 @@ extension CachePolicy {
             break
         }
         // `Pragma: no-cache` counts only when the request has no Cache-Control (RFC 9111 §5.4).
-        let pragmaNoCache = !request.headers.contains("Cache-Control")
+        let pragmaNoCache =
+            !request.headers.contains("Cache-Control")
             && request.headers.listElements("Pragma").contains { $0.lowercased() == "no-cache" }
         if directives.noCache || pragmaNoCache {
             if onlyCached { return .gatewayTimeout }

@@ -54,7 +54,9 @@ extension CachePolicy {
     /// What a `200` answering a `HEAD` does to the stored `GET` response (RFC 9111 §4.3.5): the
     /// stored one refreshed when the validators and `Content-Length` agree; `nil` when they
     /// differ, and the stored response must go (it no longer describes the resource).
-    static func headUpdated(_ head: CacheEntryHead, with response: CacheResponseHead, requestTime: Date, responseTime: Date) -> CacheEntryHead? {
+    static func headUpdated(
+        _ head: CacheEntryHead, with response: CacheResponseHead, requestTime: Date, responseTime: Date
+    ) -> CacheEntryHead? {
         if let length = response.headers["Content-Length"], let stored = head.headers["Content-Length"], length != stored { return nil }
         let hasValidator = response.headers.contains("ETag") || response.headers.contains("Last-Modified")
         guard hasValidator || (!head.headers.contains("ETag") && !head.headers.contains("Last-Modified")) else { return nil }

@@ -72,7 +72,9 @@ enum CachePolicy {
     static func hasOwnConditions(_ request: CacheRequest) -> Bool {
         request.headers.fields.contains { field in
             // One pass over the fields: `If-*` and `Range` are the only names starting so.
-            guard let first = field.name.utf8.first, first | 0x20 == UInt8(ascii: "i") || first | 0x20 == UInt8(ascii: "r") else { return false }
+            guard let first = field.name.utf8.first, first | 0x20 == UInt8(ascii: "i") || first | 0x20 == UInt8(ascii: "r") else {
+                return false
+            }
             return conditionFields.contains { CacheHeaders.sameName(field.name, $0) }
         }
     }
@@ -84,7 +86,8 @@ enum CachePolicy {
     /// `directives`: the `Cache-Control` of `headers`, when the caller parsed it already.
     static func storedHeaders(_ headers: CacheHeaders, directives: CacheControl? = nil) -> CacheHeaders {
         // Names compared in place (a handful per response): no lower-cased copies, no hashing.
-        let dropped = unstoredFields + headers.listElements("Connection")
+        let dropped =
+            unstoredFields + headers.listElements("Connection")
             + (directives ?? CacheControl(lines: headers.values("Cache-Control"))).noCacheFields
         func isDropped(_ field: CacheHeaders.Field) -> Bool { dropped.contains { ASCIICase.equals($0, field.name) } }
         // Usually nothing is: the fields are kept as they are, without a new array.

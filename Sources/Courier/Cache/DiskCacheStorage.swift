@@ -264,7 +264,9 @@ final class DiskCacheStorage: CacheStorage {
             for name in Self.names(in: directory.appendingPathComponent(folder)) where !name.hasPrefix(".") {
                 var status = stat()
                 let relative = folder + "/" + name
-                guard lstat(directory.appendingPathComponent(relative).path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { continue }
+                guard lstat(directory.appendingPathComponent(relative).path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+                    continue
+                }
                 found.append((relative, Int(status.st_size), Int(status.st_mtim.tv_sec)))
             }
         }

@@ -95,7 +95,8 @@ public final class ResponseCache: Sendable {
         let entries = storage.entries(for: CachePolicy.key(for: url))
         // A stored part (a 206) is never a whole answer.
         guard let entry = entries.first(where: { $0.head.status != 206 && CachePolicy.varyMatches($0.head, request: cacheRequest) }),
-            let response = HTTPURLResponse(url: url, statusCode: entry.head.status, httpVersion: "HTTP/1.1", headerFields: entry.head.headers.dictionary)
+            let response = HTTPURLResponse(
+                url: url, statusCode: entry.head.status, httpVersion: "HTTP/1.1", headerFields: entry.head.headers.dictionary)
         else { return nil }
         return CachedResponse(response: response, data: entry.body, isStorable: true)
     }

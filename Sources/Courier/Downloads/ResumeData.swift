@@ -64,7 +64,9 @@ public struct ResumeData: Sendable, Equatable, Codable {
 
     /// The request's headers minus credentials, caller-marked secrets and Courier's own (all of
     /// them unless `recordingValues`), and the names of the secrets left out.
-    static func storableHeaders(of request: URLRequest, sensitive: Set<String>, recordingValues: Bool = true)
+    static func storableHeaders(
+        of request: URLRequest, sensitive: Set<String>, recordingValues: Bool = true
+    )
         -> (headers: [String: String], omitted: [String])
     {
         let fields = (request.allHTTPHeaderFields ?? [:]).filter { !resumeHeaders.contains($0.key.lowercased()) }
@@ -194,7 +196,8 @@ extension ResumeData {
         do {
             payload = try Payload(from: decoder)
         } catch let problem as SegmentMapError {
-            let error = CourierError(code: .invalidResumeData, message: "the resume data is unusable: the segment map is unusable: \(problem)")
+            let error = CourierError(
+                code: .invalidResumeData, message: "the resume data is unusable: the segment map is unusable: \(problem)")
             throw DecodingError.dataCorrupted(
                 DecodingError.Context(codingPath: decoder.codingPath, debugDescription: error.message, underlyingError: error))
         }

@@ -227,9 +227,15 @@ public final class StreamSink {
         let (code, message): (CourierError.Code, String)
         switch problem {
         case .cannotContinue:
-            (code, message) = (.invalidResumeData, "an earlier process's bytes cannot be continued exactly (it died during a write, or the body had no validator)")
+            (code, message) = (
+                .invalidResumeData,
+                "an earlier process's bytes cannot be continued exactly (it died during a write, or the body had no validator)"
+            )
         case .versionChanged:
-            (code, message) = (.invalidResumeData, "the server's body changed (its validator or length differ), so it cannot be continued after the bytes already written")
+            (code, message) = (
+                .invalidResumeData,
+                "the server's body changed (its validator or length differ), so it cannot be continued after the bytes already written"
+            )
         case .unverifiable(let why):
             (code, message) = (.integrityFailed, why + "; nothing could prove it complete")
         case .endedBeforeWrittenBytes(let received, let written):

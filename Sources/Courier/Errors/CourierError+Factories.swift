@@ -154,8 +154,10 @@ extension CourierError {
         }
         // Alerts a server sends about the certificate the client showed (a client's own
         // verification of the server fails with "SSL certificate problem" instead).
-        let refusedIdentity = ["alert unknown ca", "alert bad certificate", "alert certificate unknown",
-            "alert certificate expired", "alert certificate revoked", "alert unsupported certificate"]
+        let refusedIdentity = [
+            "alert unknown ca", "alert bad certificate", "alert certificate unknown",
+            "alert certificate expired", "alert certificate revoked", "alert unsupported certificate",
+        ]
         if refusedIdentity.contains(where: has) {
             return (.tlsClientCertificateRequired, "the server refused the client certificate (\(text))")
         }

@@ -220,7 +220,8 @@ public struct LoggingMonitor: EventMonitor {
         } else {
             why = "the server ended the response"
         }
-        let message = "event stream \(metadata["url"] ?? "?"): reconnection \(event.reconnection) in "
+        let message =
+            "event stream \(metadata["url"] ?? "?"): reconnection \(event.reconnection) in "
             + "\(Self.milliseconds(event.delay)) ms after \(why)"
         sink(Record(level: .notice, event: "reconnect", taskIdentifier: nil, message: message, metadata: metadata))
     }
@@ -279,7 +280,8 @@ extension LoggingMonitor {
             put(attempt.request, into: &metadata, headers: true)
             let policy = attempt.tlsPolicy
             if let policy { metadata["tls"] = policy.description }
-            message = "task \(id): attempt \(attempt.number) (\(attempt.kind.rawValue)): \(describe(attempt.request))"
+            message =
+                "task \(id): attempt \(attempt.number) (\(attempt.kind.rawValue)): \(describe(attempt.request))"
                 + (policy.map { " [TLS policy: \($0)]" } ?? "")
         case .continuing(let continuation):
             metadata["offset"] = String(continuation.offset)
@@ -324,7 +326,8 @@ extension LoggingMonitor {
             if retry.owner != .attempt { metadata["owner"] = retry.owner.name }
             put(retry.error, into: &metadata)
             let of = retry.retryLimit.map { " of \($0)" } ?? ""
-            message = "task \(id): retry \(retry.retry)\(of) in \(Self.milliseconds(retry.delay)) ms after \(metadata["error"] ?? ""): "
+            message =
+                "task \(id): retry \(retry.retry)\(of) in \(Self.milliseconds(retry.delay)) ms after \(metadata["error"] ?? ""): "
                 + (metadata["error_message"] ?? "")
         case .paused(let pause):
             metadata["reason"] = pause.reason.rawValue
@@ -343,7 +346,8 @@ extension LoggingMonitor {
             metadata["length"] = String(crew.length)
             metadata["ranges"] = crew.connections.map { "\($0.id):\($0.range.lowerBound)-\($0.range.upperBound)" }
                 .joined(separator: ",")
-            message = "task \(id): \(crew.connections.count) connections (\(crew.wanted) wanted), "
+            message =
+                "task \(id): \(crew.connections.count) connections (\(crew.wanted) wanted), "
                 + "\(crew.bytesWritten) of \(crew.length) bytes"
         case .published(let file):
             metadata["file"] = file.path
@@ -355,7 +359,9 @@ extension LoggingMonitor {
     }
 
     /// The completed record's metadata (outcome and timeline summary) and its sentence.
-    private func completed(_ completion: TaskCompletionEvent, task: any SessionTask, into metadata: inout [String: String])
+    private func completed(
+        _ completion: TaskCompletionEvent, task: any SessionTask, into metadata: inout [String: String]
+    )
         -> String
     {
         let metrics = completion.metrics
@@ -490,9 +496,11 @@ extension LoggingMonitor.Record {
     /// `value` as written after `=`: bare when it is safe, else double-quoted with `"` and `\`
     /// escaped.
     static func value(_ value: String) -> String {
-        let needsQuotes = value.isEmpty || value.unicodeScalars.contains {
-            $0 == " " || $0 == "\"" || $0 == "=" || $0 == "\\" || $0.properties.isWhitespace || needsEscape($0)
-        }
+        let needsQuotes =
+            value.isEmpty
+            || value.unicodeScalars.contains {
+                $0 == " " || $0 == "\"" || $0 == "=" || $0 == "\\" || $0.properties.isWhitespace || needsEscape($0)
+            }
         guard needsQuotes else { return value }
         let escaped = escapingControls(value)
             .replacingOccurrences(of: "\\", with: "\\\\")
@@ -501,7 +509,9 @@ extension LoggingMonitor.Record {
     }
 
     /// `level=… event=… task=… msg=…` then the other metadata keys in order.
-    static func line(level: LoggingMonitor.Level, event: String, taskIdentifier: Int?, message: String, metadata: [String: String])
+    static func line(
+        level: LoggingMonitor.Level, event: String, taskIdentifier: Int?, message: String, metadata: [String: String]
+    )
         -> String
     {
         var fields = ["level=" + level.rawValue, "event=" + value(event)]

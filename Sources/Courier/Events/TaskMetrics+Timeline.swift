@@ -19,13 +19,14 @@ extension TaskMetrics: CustomStringConvertible {
             Self.row(["#", "kind", "method", "status", "start", "queued", "sent", "head", "first", "last", "end", "bytes", "ending", "url"])
         ]
         for attempt in attempts {
-            lines.append(Self.row([
-                String(attempt.number), attempt.kind.rawValue, attempt.method, attempt.statusCode.map(String.init) ?? "-",
-                Self.ms(attempt.start), Self.ms(attempt.queuedBehindHostCap), Self.ms(attempt.requestBodySent),
-                Self.ms(attempt.responseHeaders), Self.ms(attempt.firstBodyByte), Self.ms(attempt.lastBodyByte),
-                Self.ms(attempt.end), String(attempt.bytesReceived), attempt.ending?.rawValue ?? "running",
-                attempt.url.map(redaction.url) ?? "-",
-            ]))
+            lines.append(
+                Self.row([
+                    String(attempt.number), attempt.kind.rawValue, attempt.method, attempt.statusCode.map(String.init) ?? "-",
+                    Self.ms(attempt.start), Self.ms(attempt.queuedBehindHostCap), Self.ms(attempt.requestBodySent),
+                    Self.ms(attempt.responseHeaders), Self.ms(attempt.firstBodyByte), Self.ms(attempt.lastBodyByte),
+                    Self.ms(attempt.end), String(attempt.bytesReceived), attempt.ending?.rawValue ?? "running",
+                    attempt.url.map(redaction.url) ?? "-",
+                ]))
             if let offset = attempt.continuesFrom { lines.append("   continues from byte \(offset)") }
             if let error = attempt.error {
                 lines.append("   error: \(LoggingMonitor.Record.escapingControls(redaction.redactingURLs(in: error)))")

@@ -62,7 +62,9 @@ extension HTTPClient {
         serializer: Serializer, progress: (@Sendable (Progress) -> Void)? = nil,
         completion: @escaping @Sendable (DataResponse<Serializer.Value>) -> Void
     ) -> DataTask {
-        task(.post, path, body: body, encoder: encoder, headers: headers, serializer: serializer, uploadProgress: progress, completion: completion)
+        task(
+            .post, path, body: body, encoder: encoder, headers: headers, serializer: serializer, uploadProgress: progress,
+            completion: completion)
     }
 
     /// PUT `body` as JSON to `path`.
@@ -72,7 +74,9 @@ extension HTTPClient {
         serializer: Serializer, progress: (@Sendable (Progress) -> Void)? = nil,
         completion: @escaping @Sendable (DataResponse<Serializer.Value>) -> Void
     ) -> DataTask {
-        task(.put, path, body: body, encoder: encoder, headers: headers, serializer: serializer, uploadProgress: progress, completion: completion)
+        task(
+            .put, path, body: body, encoder: encoder, headers: headers, serializer: serializer, uploadProgress: progress,
+            completion: completion)
     }
 
     /// PATCH `body` as JSON to `path`.
@@ -82,7 +86,9 @@ extension HTTPClient {
         serializer: Serializer, progress: (@Sendable (Progress) -> Void)? = nil,
         completion: @escaping @Sendable (DataResponse<Serializer.Value>) -> Void
     ) -> DataTask {
-        task(.patch, path, body: body, encoder: encoder, headers: headers, serializer: serializer, uploadProgress: progress, completion: completion)
+        task(
+            .patch, path, body: body, encoder: encoder, headers: headers, serializer: serializer, uploadProgress: progress,
+            completion: completion)
     }
 
     /// POST `body` as JSON to `path` and decode the reply as `type`.

@@ -13,7 +13,9 @@ extension HTTPClient {
         progress: (@Sendable (Progress) -> Void)? = nil,
         completion: @escaping @Sendable (DataResponse<Serializer.Value>) -> Void
     ) -> DataTask {
-        task(.get, path, parameters: parameters, headers: headers, serializer: serializer, downloadProgress: progress, completion: completion)
+        task(
+            .get, path, parameters: parameters, headers: headers, serializer: serializer, downloadProgress: progress, completion: completion
+        )
     }
 
     /// HEAD `path`.
@@ -32,7 +34,8 @@ extension HTTPClient {
         progress: (@Sendable (Progress) -> Void)? = nil,
         completion: @escaping @Sendable (DataResponse<Serializer.Value>) -> Void
     ) -> DataTask {
-        task(.post, path, parameters: parameters, headers: headers, serializer: serializer, uploadProgress: progress, completion: completion)
+        task(
+            .post, path, parameters: parameters, headers: headers, serializer: serializer, uploadProgress: progress, completion: completion)
     }
 
     /// PUT `path`; parameters go into the body by default.
@@ -52,7 +55,9 @@ extension HTTPClient {
         progress: (@Sendable (Progress) -> Void)? = nil,
         completion: @escaping @Sendable (DataResponse<Serializer.Value>) -> Void
     ) -> DataTask {
-        task(.patch, path, parameters: parameters, headers: headers, serializer: serializer, uploadProgress: progress, completion: completion)
+        task(
+            .patch, path, parameters: parameters, headers: headers, serializer: serializer, uploadProgress: progress, completion: completion
+        )
     }
 
     /// DELETE `path`; parameters go into the query by default.
@@ -74,7 +79,9 @@ extension HTTPClient {
     }
 
     /// HEAD `path` and return the response.
-    public func head(_ path: String, parameters: Parameters? = nil, headers: [String: String] = [:]) async throws(CourierError)
+    public func head(
+        _ path: String, parameters: Parameters? = nil, headers: [String: String] = [:]
+    ) async throws(CourierError)
         -> HTTPURLResponse
     {
         try await send(.head, path, parameters: parameters, headers: headers, serializer: .data).http

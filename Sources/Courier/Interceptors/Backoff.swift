@@ -102,8 +102,11 @@ package struct Backoff: Sendable, Equatable {
         let seconds = delay.seconds
         let text = seconds < 10 && seconds != seconds.rounded() ? String(format: "%.1f s", seconds) : "\(Int(seconds.rounded())) s"
         let larger: (Double, String)? =
-            seconds >= 2 * 86_400 ? (seconds / 86_400, "days") : seconds >= 2 * 3600 ? (seconds / 3600, "hours")
-            : seconds >= 3 * 60 ? (seconds / 60, "minutes") : nil
+            seconds >= 2 * 86_400
+            ? (seconds / 86_400, "days")
+            : seconds >= 2 * 3600
+                ? (seconds / 3600, "hours")
+                : seconds >= 3 * 60 ? (seconds / 60, "minutes") : nil
         guard let (value, unit) = larger else { return text }
         return text + " (" + String(format: "%.1f", value) + " \(unit))"
     }

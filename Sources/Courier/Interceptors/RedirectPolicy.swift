@@ -46,7 +46,9 @@ public struct RedirectPolicy: Sendable {
         guard let url, let rawScheme = url.scheme, let rawHost = url.host else { return nil }
         // Asked for every request (the per-host cap's key): no lowercased copies where the URL
         // is already in lower case, as it nearly always is.
-        let scheme = ASCIICase.equals(rawScheme, "https") ? "https"
+        let scheme =
+            ASCIICase.equals(rawScheme, "https")
+            ? "https"
             : ASCIICase.equals(rawScheme, "http") ? "http" : rawScheme.lowercased()
         let host = rawHost.utf8.contains { $0 >= 0x80 || $0 != ASCIICase.folded($0) } ? rawHost.lowercased() : rawHost
         let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)

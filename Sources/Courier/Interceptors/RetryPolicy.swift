@@ -88,7 +88,6 @@ public struct RetryPolicy: RequestRetrier, Codable, Equatable {
         try values.encode(maximumRetryAfter.milliseconds, forKey: .maximumRetryAfterMilliseconds)
     }
 
-
     /// The decision, without a callback.
     public func decision(for request: URLRequest, error: CourierError, attempt: Int) -> RetryDecision {
         switch verdict(for: request, error: error, attempt: attempt) {

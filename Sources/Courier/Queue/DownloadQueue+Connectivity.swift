@@ -19,7 +19,11 @@ extension DownloadQueue {
 
     /// Stops listening to the monitor (the queue stopped).
     func unwatchConnectivity() {
-        guard let token = connectivityWatch.withLock({ state -> UUID? in defer { state = nil }; return state }) else { return }
+        guard
+            let token = connectivityWatch.withLock({ state -> UUID? in
+                defer { state = nil }; return state
+            })
+        else { return }
         networkMonitor.removeRefreshHandler(token)
     }
 

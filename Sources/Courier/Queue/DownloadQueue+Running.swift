@@ -40,10 +40,11 @@ extension DownloadQueue {
                 return
             }
             change(&state)
-            state.actions.append(.signal { error in
-                outcome.withLock { $0 = error }
-                done.signal()
-            })
+            state.actions.append(
+                .signal { error in
+                    outcome.withLock { $0 = error }
+                    done.signal()
+                })
         }
         if let refused { throw refused }
         done.wait()
@@ -290,15 +291,24 @@ extension DownloadQueue {
                     return
                 }
                 state.release(id, entry)
-                state.set(id, .failed(Failure(CourierError(
-                    code: .unacceptableStatusCode, message: "the URL seems to have expired (\(reason)) and the refresher gave no new request",
-                    url: state.items[id]?.url))))
+                state.set(
+                    id,
+                    .failed(
+                        Failure(
+                            CourierError(
+                                code: .unacceptableStatusCode,
+                                message: "the URL seems to have expired (\(reason)) and the refresher gave no new request",
+                                url: state.items[id]?.url))))
                 scheduleLocked(&state)
             case .failure(let error):
                 state.release(id, entry)
-                state.set(id, .failed(Failure(CourierError(
-                    code: .adaptationFailed, message: "the URL refresher failed: \(error)", url: state.items[id]?.url,
-                    underlyingError: error))))
+                state.set(
+                    id,
+                    .failed(
+                        Failure(
+                            CourierError(
+                                code: .adaptationFailed, message: "the URL refresher failed: \(error)", url: state.items[id]?.url,
+                                underlyingError: error))))
                 scheduleLocked(&state)
             }
         }

@@ -106,8 +106,9 @@ public final class DownloadQueue: Sendable {
         self.openReport = OpenReport(records: report.records, skipped: skipped, truncatedTailBytes: report.truncatedTailBytes)
         self.state = Locked(initial)
         do {
-            try FileManager.default.createDirectory(at: partsDirectory, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                at: partsDirectory, withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
         } catch {
             journal.close()
             throw CourierError(code: .fileSystem, message: "cannot create \(partsDirectory.path): \(error)", underlyingError: error)
@@ -150,9 +151,14 @@ public final class DownloadQueue: Sendable {
         case .proven, .unproven:
             return (item.id, .completed(destination))
         case .wrong(let problem):
-            return (item.id, .failed(Failure(CourierError(
-                code: .integrityFailed, message: "\(destination.path) appeared while the download ran and \(problem)",
-                url: item.url))))
+            return (
+                item.id,
+                .failed(
+                    Failure(
+                        CourierError(
+                            code: .integrityFailed, message: "\(destination.path) appeared while the download ran and \(problem)",
+                            url: item.url)))
+            )
         }
     }
 

@@ -58,7 +58,8 @@ extension Journal {
                     break
                 }
                 guard length <= maximumRecordSize else {
-                    try cutUnframeable(at: mismatch ?? position, "record length \(length) is over the maximum of \(maximumRecordSize) bytes")
+                    try cutUnframeable(
+                        at: mismatch ?? position, "record length \(length) is over the maximum of \(maximumRecordSize) bytes")
                     break
                 }
                 let total = frameHeaderSize + Int(length)
@@ -130,7 +131,8 @@ extension Journal {
             let why = detail ?? "it does not start with CRJ\\0"
             return CourierError(
                 code: .fileSystem,
-                message: "the file \(url.path) is not a Courier journal (\(why)); it was left untouched: move it away or use another directory",
+                message:
+                    "the file \(url.path) is not a Courier journal (\(why)); it was left untouched: move it away or use another directory",
                 url: url)
         }
 
@@ -142,7 +144,8 @@ extension Journal {
         /// damaged length, and the rest is handled as unframeable from the damaged record on.
         private mutating func cutTail(at position: Int64, orUnframeableFrom mismatch: Int64? = nil) throws(CourierError) {
             if let mismatch {
-                return try cutUnframeable(at: mismatch, "no whole record follows a record whose checksum failed, so its length is likely damaged")
+                return try cutUnframeable(
+                    at: mismatch, "no whole record follows a record whose checksum failed, so its length is likely damaged")
             }
             report.truncatedTailBytes += Int(fileSize - position)
             try truncate(at: position)
@@ -157,7 +160,8 @@ extension Journal {
             report.skipped.append(
                 Report.Skipped(
                     offset: position,
-                    reason: "\(why): the remaining \(fileSize - position) bytes cannot be framed; a copy of the journal was kept as \(copy)"))
+                    reason: "\(why): the remaining \(fileSize - position) bytes cannot be framed; a copy of the journal was kept as \(copy)"
+                ))
             try truncate(at: position)
         }
 

@@ -227,7 +227,9 @@ package final class Journal: Sendable {
             if let killPoint {
                 if killPoint.matches(ordinal, .beforeWrite) { killPoint.fire() }
                 if killPoint.matches(ordinal, .midWrite) {
-                    _ = frames.withUnsafeBytes { SideFile.writeAll(UnsafeRawBufferPointer(rebasing: $0[0..<frames.count / 2]), to: state.descriptor) }
+                    _ = frames.withUnsafeBytes {
+                        SideFile.writeAll(UnsafeRawBufferPointer(rebasing: $0[0..<frames.count / 2]), to: state.descriptor)
+                    }
                     killPoint.fire()
                 }
             }

@@ -60,8 +60,10 @@ public struct NetworkPath: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The path the kernel's tables describe: the one rule for the status.
-    static func derive(links: [NetlinkMessage.Link], addresses: [NetlinkMessage.Address], routes: [NetlinkMessage.Route],
-                       kind: (NetlinkMessage.Link) -> NetworkInterface.Kind) -> NetworkPath {
+    static func derive(
+        links: [NetlinkMessage.Link], addresses: [NetlinkMessage.Address], routes: [NetlinkMessage.Route],
+        kind: (NetlinkMessage.Link) -> NetworkInterface.Kind
+    ) -> NetworkPath {
         let interfaces = links.sorted { $0.index < $1.index }.map { link in
             NetworkInterface(
                 name: link.name ?? "if\(link.index)", index: Int(link.index), kind: kind(link),

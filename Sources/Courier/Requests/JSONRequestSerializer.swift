@@ -53,7 +53,8 @@ public struct JSONRequestSerializer: RequestSerializer {
             let detail = culprit.map { " the value of \"\($0.key)\" (\(type(of: $0.value))) is not" } ?? " they are not"
             throw CourierError(
                 code: .invalidRequest,
-                message: "the parameters cannot be written as JSON:\(detail) a string, finite number, Bool, NSNull, array or dictionary with string keys",
+                message:
+                    "the parameters cannot be written as JSON:\(detail) a string, finite number, Bool, NSNull, array or dictionary with string keys",
                 url: request.url)
         }
         let body: Data

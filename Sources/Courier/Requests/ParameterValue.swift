@@ -62,7 +62,9 @@ enum ParameterValue {
         } else {
             throw CourierError(
                 code: .invalidRequest,
-                message: "the parameter \"\(path)\" has a value of type \(type(of: value)), which cannot be encoded; use a string, number, Bool, Date, NSNull, array or [String: any Sendable]")
+                message:
+                    "the parameter \"\(path)\" has a value of type \(type(of: value)), which cannot be encoded; use a string, number, Bool, Date, NSNull, array or [String: any Sendable]"
+            )
         }
     }
 

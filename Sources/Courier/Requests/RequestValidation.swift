@@ -78,11 +78,11 @@ enum RequestValidation {
     /// Why a `GET` or `HEAD` request with a body is refused, and what to do instead.
     private static func bodyRefusal(method: String) -> String {
         if method == "HEAD" {
-            return "a HEAD request cannot carry a body (it has no meaning there, and FoundationNetworking refuses a GET's); send the parameters in the query or use POST"
+            return
+                "a HEAD request cannot carry a body (it has no meaning there, and FoundationNetworking refuses a GET's); send the parameters in the query or use POST"
         }
         return "a GET request cannot carry a body on Linux (FoundationNetworking refuses it); send the parameters in the query or use POST"
     }
-
 
     private static func containsLineBreakOrNUL(_ text: String) -> Bool {
         text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }

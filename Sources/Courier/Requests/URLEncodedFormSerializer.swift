@@ -66,7 +66,8 @@ public struct URLEncodedFormSerializer: RequestSerializer {
                 if character.isUppercase, index > 0 {
                     let previous = characters[index - 1]
                     let next = index + 1 < characters.count ? characters[index + 1] : nil
-                    let wordStarts = previous.isLowercase || previous.isNumber
+                    let wordStarts =
+                        previous.isLowercase || previous.isNumber
                         || (previous.isUppercase && next.map { $0.isLowercase } == true)
                     if wordStarts, previous != "_" { result.append("_") }
                 }
@@ -145,7 +146,6 @@ public struct URLEncodedFormSerializer: RequestSerializer {
     /// and Spring, which drop `a[]=` keys without a word.
     public static let repeatedKeys = URLEncodedFormSerializer(arrayEncoding: .noBrackets)
 
-
     /// Returns `request` with `parameters` in its query or body (see ``destination``).
     ///
     /// In the query, the parameters are appended after any query already there, and an empty
@@ -212,10 +212,11 @@ public struct URLEncodedFormSerializer: RequestSerializer {
         case .null: pairs.append(Self.percentEncoded(key) + "=")
         case .text(let text): pairs.append(Self.percentEncoded(key) + "=" + Self.percentEncoded(text))
         case .bool(let bool):
-            let text = switch boolEncoding {
-            case .numeric: bool ? "1" : "0"
-            case .literal: bool ? "true" : "false"
-            }
+            let text =
+                switch boolEncoding {
+                case .numeric: bool ? "1" : "0"
+                case .literal: bool ? "true" : "false"
+                }
             pairs.append(Self.percentEncoded(key) + "=" + text)
         case .date(let date): pairs.append(Self.percentEncoded(key) + "=" + Self.percentEncoded(dateEncoding.string(from: date)))
         }
@@ -264,7 +265,9 @@ public struct URLEncodedFormSerializer: RequestSerializer {
         guard let dictionary = object as? [String: Any] else {
             throw CourierError(
                 code: .invalidRequest,
-                message: "a \(Value.self) value encodes as \(type(of: object)), not as keyed members; form parameters need a struct or dictionary at the top level")
+                message:
+                    "a \(Value.self) value encodes as \(type(of: object)), not as keyed members; form parameters need a struct or dictionary at the top level"
+            )
         }
         return try ParameterValue.dictionary(dictionary)
     }

@@ -25,8 +25,10 @@ public struct DecodableResponseSerializer<Value: Decodable & Sendable>: Response
     public var emptyResponsePolicy: EmptyResponsePolicy
 
     /// Creates the serializer.
-    public init(_ type: Value.Type = Value.self, decoder: JSONDecoder = JSONDecoder(),
-                emptyResponsePolicy: EmptyResponsePolicy = .standard) {
+    public init(
+        _ type: Value.Type = Value.self, decoder: JSONDecoder = JSONDecoder(),
+        emptyResponsePolicy: EmptyResponsePolicy = .standard
+    ) {
         self.decoder = decoder
         self.emptyResponsePolicy = emptyResponsePolicy
     }
@@ -57,7 +59,9 @@ public struct DecodableResponseSerializer<Value: Decodable & Sendable>: Response
 
 extension ResponseSerializer {
     /// The body decoded as `type` with `decoder`.
-    public static func decodable<T: Decodable & Sendable>(_ type: T.Type, decoder: JSONDecoder = JSONDecoder())
+    public static func decodable<T: Decodable & Sendable>(
+        _ type: T.Type, decoder: JSONDecoder = JSONDecoder()
+    )
         -> DecodableResponseSerializer<T> where Self == DecodableResponseSerializer<T>
     {
         DecodableResponseSerializer(type, decoder: decoder)

@@ -35,9 +35,10 @@ extension ResponseSerializer {
         } catch let error as CourierError {
             return .failure(error.adding(url: request?.url, response: response, body: body))
         } catch {
-            return .failure(CourierError(
-                code: .decodingFailed, message: "the serializer failed\(source): \(error)", url: request?.url,
-                response: response, body: body, underlyingError: error))
+            return .failure(
+                CourierError(
+                    code: .decodingFailed, message: "the serializer failed\(source): \(error)", url: request?.url,
+                    response: response, body: body, underlyingError: error))
         }
     }
 }

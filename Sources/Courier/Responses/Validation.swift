@@ -77,7 +77,8 @@ public struct Validation: Sendable {
         if let codes = acceptableStatusCodes, !codes.contains(response.statusCode) {
             throw CourierError(
                 code: .unacceptableStatusCode,
-                message: "the server answered HTTP \(response.statusCode) (\(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)))",
+                message:
+                    "the server answered HTTP \(response.statusCode) (\(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)))",
                 url: request?.url ?? response.url, response: response, body: data)
         }
         // A response with no body has no content to type: a 204 from a DELETE passes whatever
@@ -104,7 +105,8 @@ public struct Validation: Sendable {
             {
                 throw CourierError(
                     code: .unacceptableResponse,
-                    message: "the response has \(mimeType.map { "Content-Type " + $0 } ?? "no Content-Type"), which the request's Accept (\(accept)) does not allow",
+                    message:
+                        "the response has \(mimeType.map { "Content-Type " + $0 } ?? "no Content-Type"), which the request's Accept (\(accept)) does not allow",
                     url: request?.url ?? response.url, response: response, body: data)
             }
         }

@@ -74,8 +74,9 @@ public enum PlatformFixes {
             case .staleSocketSources:
                 UInt32(COURIER_WRAP_MULTI_SETOPT | COURIER_WRAP_MULTI_CLEANUP)
             case .responseHeadCutShort:
-                UInt32(COURIER_WRAP_EASY_SETOPT | COURIER_WRAP_EASY_CLEANUP
-                    | COURIER_WRAP_MULTI_ADD_HANDLE | COURIER_WRAP_MULTI_INFO_READ)
+                UInt32(
+                    COURIER_WRAP_EASY_SETOPT | COURIER_WRAP_EASY_CLEANUP
+                        | COURIER_WRAP_MULTI_ADD_HANDLE | COURIER_WRAP_MULTI_INFO_READ)
             case .hugeContentLength:
                 UInt32(COURIER_WRAP_EASY_GETINFO)
             case .urlHandleLeak:
@@ -198,12 +199,13 @@ public enum PlatformFixes {
         let counters = courier_platform_fixes_counters()
         let wrapped = courier_platform_fixes_wrapped()
         let fixes = Fix.allCases.map { fix in
-            let count: UInt64 = switch fix {
-            case .staleSocketSources: counters.staleSourcesRemoved
-            case .responseHeadCutShort: counters.headsCutShort
-            case .hugeContentLength: counters.lengthsHidden
-            case .urlHandleLeak: counters.urlHandlesReleased
-            }
+            let count: UInt64 =
+                switch fix {
+                case .staleSocketSources: counters.staleSourcesRemoved
+                case .responseHeadCutShort: counters.headsCutShort
+                case .hugeContentLength: counters.lengthsHidden
+                case .urlHandleLeak: counters.urlHandlesReleased
+                }
             return FixStatus(fix: fix, isActive: wrapped & fix.functions == fix.functions, count: count)
         }
         let installed = courier_platform_fixes_status()
@@ -235,12 +237,13 @@ public enum PlatformFixes {
 
     /// The kit's CA-store state (found once, the first time it is asked or a transfer starts).
     private static func caStore(_ counters: courier_fixes_counters) -> CAStore {
-        let cache: CAStore.Cache = switch courier_tls_ca_cache_state() {
-        case COURIER_CA_CACHE_NO_DIRECTORY: .noDirectory
-        case COURIER_CA_CACHE_DIRECTORY_LEFT_OUT: .directoryLeftOut
-        case COURIER_CA_CACHE_DIRECTORY_ADDS: .directoryAdds
-        default: .unsupported
-        }
+        let cache: CAStore.Cache =
+            switch courier_tls_ca_cache_state() {
+            case COURIER_CA_CACHE_NO_DIRECTORY: .noDirectory
+            case COURIER_CA_CACHE_DIRECTORY_LEFT_OUT: .directoryLeftOut
+            case COURIER_CA_CACHE_DIRECTORY_ADDS: .directoryAdds
+            default: .unsupported
+            }
         return CAStore(
             cache: cache, file: courier_tls_default_ca_file().map { String(cString: $0) },
             directory: courier_tls_default_ca_directory().map { String(cString: $0) },

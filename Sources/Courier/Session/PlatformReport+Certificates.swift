@@ -80,17 +80,23 @@ extension PlatformReport {
             if let file {
                 guard file.exists, file.isReadable, !Self.isDirectory(file.path) else {
                     let what = file.exists ? "cannot be read" : "does not exist"
-                    return [Problem(
-                        kind: .certificateAuthoritiesMissing,
-                        message: "CA file \(file.path) (\(source == .libcurlDefault ? "libcurl's default" : "FoundationNetworking's choice")) \(what): every HTTPS transfer fails")]
+                    return [
+                        Problem(
+                            kind: .certificateAuthoritiesMissing,
+                            message:
+                                "CA file \(file.path) (\(source == .libcurlDefault ? "libcurl's default" : "FoundationNetworking's choice")) \(what): every HTTPS transfer fails"
+                        )
+                    ]
                 }
                 return []
             }
             if let directory, directory.exists, directory.isReadable { return [] }
             let tried = ([directory?.path].compactMap { $0 } + Self.fallbackPaths).joined(separator: ", ")
-            return [Problem(
-                kind: .certificateAuthoritiesMissing,
-                message: "no CA certificates found (looked at \(tried)): every HTTPS transfer fails")]
+            return [
+                Problem(
+                    kind: .certificateAuthoritiesMissing,
+                    message: "no CA certificates found (looked at \(tried)): every HTTPS transfer fails")
+            ]
         }
 
         static func location(_ path: String, directory: Bool) -> Location {

@@ -26,7 +26,9 @@ extension PlatformReport {
             return Network(
                 status: path.status.rawValue, unknownReason: path.unknownReason, interfaces: path.interfaces.map(\.description),
                 defaultRoutes: path.defaultRoutes.map(\.description), host: host,
-                hostReachability: host.map { HostReachability.of(host: $0).isUnreachable ? "unreachable" : HostReachability.of(host: $0).description })
+                hostReachability: host.map {
+                    HostReachability.of(host: $0).isUnreachable ? "unreachable" : HostReachability.of(host: $0).description
+                })
         }
     }
 }

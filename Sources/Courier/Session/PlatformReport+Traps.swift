@@ -65,14 +65,18 @@ extension PlatformReport {
                     measuredWith: measurementToolchain, courier: courier)
             }
             let kit = "contained in this process: the platform kit makes it an error (PlatformFixes)"
-            let noKit = "the platform kit is not active: courier get runs transfers in a supervised child and retries; the library cannot contain it (§7.5)"
+            let noKit =
+                "the platform kit is not active: courier get runs transfers in a supervised child and retries; the library cannot contain it (§7.5)"
             return [
-                trap("7.1", "a response head cut short (status line, then FIN): \"Transfer completed, but there's no response.\"",
-                     .server, fixed: true, headFixed ? kit : noKit),
-                trap("7.2", "a Content-Length from 2^63 - 512 to 2^63 - 1: Double-to-Int64 conversion in the header callback",
-                     .server, lengthFixed ? kit : noKit),
-                trap("4.1", "cancel() racing completion while a URL cache is configured", .caller,
-                     "avoided: no URL cache, cancels through SessionCore"),
+                trap(
+                    "7.1", "a response head cut short (status line, then FIN): \"Transfer completed, but there's no response.\"",
+                    .server, fixed: true, headFixed ? kit : noKit),
+                trap(
+                    "7.2", "a Content-Length from 2^63 - 512 to 2^63 - 1: Double-to-Int64 conversion in the header callback",
+                    .server, lengthFixed ? kit : noKit),
+                trap(
+                    "4.1", "cancel() racing completion while a URL cache is configured", .caller,
+                    "avoided: no URL cache, cancels through SessionCore"),
                 trap("4.2", "suspend() and resume() back to back on a running task", .caller, "avoided: never calls suspend()"),
                 trap("4.3", "creating a task on an invalidated session", .caller, "avoided: checked on one serial call queue"),
                 trap("4.4", "calling the redirect handler twice", .caller, "avoided: called exactly once"),

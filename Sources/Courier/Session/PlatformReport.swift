@@ -81,15 +81,17 @@ public struct PlatformReport: Sendable, Codable, Equatable {
             fromEnvironment: environment["TMPDIR"].map { !$0.isEmpty } ?? false)
         var problems: [Problem] = []
         if libcurl == nil {
-            problems.append(Problem(
-                kind: .libcurlNotFound,
-                message: "libcurl is not loaded in this process (curl_version_info not found): URLSession cannot transfer anything"))
+            problems.append(
+                Problem(
+                    kind: .libcurlNotFound,
+                    message: "libcurl is not loaded in this process (curl_version_info not found): URLSession cannot transfer anything"))
         }
         problems += authorities.problems
         if !temporary.isWritable {
-            problems.append(Problem(
-                kind: .temporaryDirectoryNotWritable,
-                message: "temporary directory \(temporary.path) is not writable: \(temporary.error ?? "unknown error")"))
+            problems.append(
+                Problem(
+                    kind: .temporaryDirectoryNotWritable,
+                    message: "temporary directory \(temporary.path) is not writable: \(temporary.error ?? "unknown error")"))
         }
         let tlsPolicy = url.map { TLSPolicyReport(url: $0, policies: tls, redaction: redaction) }
         if let tlsPolicy, let reason = tlsPolicy.unenforceableReason {
@@ -97,9 +99,12 @@ public struct PlatformReport: Sendable, Codable, Equatable {
         }
         let network = Network.current(for: url)
         if let host = network.host, network.hostReachability == "unreachable" {
-            problems.append(Problem(
-                kind: .networkUnreachable,
-                message: "the network is unreachable: this machine has no route to \(host) (no interface, address or default route leads there)"))
+            problems.append(
+                Problem(
+                    kind: .networkUnreachable,
+                    message:
+                        "the network is unreachable: this machine has no route to \(host) (no interface, address or default route leads there)"
+                ))
         }
         return PlatformReport(
             swiftCompiler: Self.compilerVersion,

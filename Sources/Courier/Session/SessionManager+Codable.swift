@@ -58,7 +58,8 @@ extension SessionManager.Configuration: Codable {
         }
         if let path = try values.decodeIfPresent(String.self, forKey: .temporaryDirectory) {
             guard path.hasPrefix("/") else {
-                throw DecodingError.dataCorruptedError(forKey: .temporaryDirectory, in: values, debugDescription: "must be an absolute path")
+                throw DecodingError.dataCorruptedError(
+                    forKey: .temporaryDirectory, in: values, debugDescription: "must be an absolute path")
             }
             temporaryDirectory = URL(fileURLWithPath: path, isDirectory: true)
         }

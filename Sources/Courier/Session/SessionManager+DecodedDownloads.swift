@@ -46,9 +46,10 @@ extension DownloadResponse {
         do {
             data = try Data(contentsOf: file, options: .alwaysMapped)
         } catch {
-            return .failure(CourierError(
-                code: .fileSystem, message: "cannot read the downloaded file \(file.path): \(error)", url: url,
-                response: response, underlyingError: error))
+            return .failure(
+                CourierError(
+                    code: .fileSystem, message: "cannot read the downloaded file \(file.path): \(error)", url: url,
+                    response: response, underlyingError: error))
         }
         return serializer.result(
             request: request, response: response, data: data, body: nil,

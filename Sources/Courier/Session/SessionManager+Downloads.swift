@@ -140,7 +140,8 @@ extension SessionManager {
             processingQueue.async {
                 // A stored answer is staged here, and a stored body read from its staging file,
                 // before the one publish path below.
-                let outcome = cache.map { Self.cacheSettled(outcome, cache: $0, plan: plan, temporaryDirectory: temporaryDirectory) } ?? outcome
+                let outcome =
+                    cache.map { Self.cacheSettled(outcome, cache: $0, plan: plan, temporaryDirectory: temporaryDirectory) } ?? outcome
                 let result = Self.publish(outcome, plan: plan)
                 if case .failure(let error) = result, error.resumeData == nil, let staged = outcome.stagedFile {
                     unlink(staged.path)
@@ -150,9 +151,11 @@ extension SessionManager {
                     request: outcome.request, response: outcome.response, result: result, report: outcome.report,
                     metrics: outcome.metrics)
                 if let file = response.fileURL { events.emit(.published(file), for: handle) }
-                events.emit(.completed(TaskCompletionEvent(
-                        response: outcome.response, data: nil, value: response.fileURL, fileURL: response.fileURL,
-                        error: response.error, metrics: outcome.metrics)), for: handle)
+                events.emit(
+                    .completed(
+                        TaskCompletionEvent(
+                            response: outcome.response, data: nil, value: response.fileURL, fileURL: response.fileURL,
+                            error: response.error, metrics: outcome.metrics)), for: handle)
                 delivery.run { completion(response) }
             }
         }
@@ -167,7 +170,8 @@ extension SessionManager {
         do {
             // A 416 that proved the file complete is not an error status to validate.
             if !outcome.alreadyComplete {
-                let isEmpty = ((try? FileManager.default.attributesOfItem(atPath: staged.path)[.size]) as? NSNumber)?
+                let isEmpty =
+                    ((try? FileManager.default.attributesOfItem(atPath: staged.path)[.size]) as? NSNumber)?
                     .int64Value == 0
                 do {
                     try plan.validation.validate(request: outcome.request, response: response, data: isEmpty ? Data() : nil)

@@ -6,7 +6,8 @@ extension SessionManager {
     /// The directory of a download's partial file: a fixed partial file's own (a record's
     /// temporary left there by a killed process), or where its random staging file goes.
     func sweepSideFiles(for plan: DownloadPlan) {
-        let directory = plan.partialFile?.deletingLastPathComponent() ?? plan.destination.stagingDirectory
+        let directory =
+            plan.partialFile?.deletingLastPathComponent() ?? plan.destination.stagingDirectory
             ?? temporaryDirectory
         SideFile.Sweeper.shared.sweepOnce(directory)
     }

@@ -123,8 +123,11 @@ extension SessionManager {
             }
             var failure: CourierError?
             if case .failure(let error) = ending { failure = error }
-            events.emit(.completed(TaskCompletionEvent(
-                    response: outcome.response, data: outcome.data, value: nil, fileURL: nil, error: failure, metrics: outcome.metrics)), for: handle)
+            events.emit(
+                .completed(
+                    TaskCompletionEvent(
+                        response: outcome.response, data: outcome.data, value: nil, fileURL: nil, error: failure, metrics: outcome.metrics)),
+                for: handle)
             buffer.finish(ending)
         }
         var request = prepared(request)

@@ -108,9 +108,11 @@ extension SessionManager {
             let response = DataResponse(
                 request: outcome.request, response: outcome.response, data: outcome.data, result: result,
                 metrics: outcome.metrics)
-            events.emit(.completed(TaskCompletionEvent(
-                    response: outcome.response, data: outcome.data, value: response.value, fileURL: nil,
-                    error: response.error, metrics: outcome.metrics)), for: handle)
+            events.emit(
+                .completed(
+                    TaskCompletionEvent(
+                        response: outcome.response, data: outcome.data, value: response.value, fileURL: nil,
+                        error: response.error, metrics: outcome.metrics)), for: handle)
             delivery.run { completion(response) }
         }
         guard serializer.needsProcessingQueue else { return finish }

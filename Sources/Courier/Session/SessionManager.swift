@@ -39,7 +39,8 @@ public final class SessionManager: Sendable {
         // Targets the global (non-overcommit) pool: a serial queue on the default overcommit
         // root made libdispatch re-arm a timer and re-register an epoll source about five times
         // per request (measured with strace) once it underlies URLSession's delegate queue.
-        let ownQueue = configuration.completionQueue == nil
+        let ownQueue =
+            configuration.completionQueue == nil
             ? DispatchQueue(label: "\(configuration.label).callbacks", target: .global()) : nil
         self.completionQueue = configuration.completionQueue ?? ownQueue!
         self.processingQueue = DispatchQueue(label: "\(configuration.label).processing", attributes: .concurrent)

@@ -174,4 +174,3 @@ struct LineScanner: Sendable {
             message: "the stream has a line longer than the maximum line length of \(limit) bytes; reading stopped")
     }
 }
-

@@ -129,10 +129,11 @@ struct ReconnectState: Sendable {
             // The server ended the response and reconnecting is off: a normal end.
             if policy.maximumAttempts == 0 { return .end }
             // Connections that kept ending without an event: giving up must not look like a 204.
-            return .fail(CourierError(
-                code: .invalidResponse,
-                message: "the event stream ended \(failures) times in a row without an event; gave up "
-                    + "(ReconnectPolicy.maximumAttempts is \(policy.maximumAttempts))"))
+            return .fail(
+                CourierError(
+                    code: .invalidResponse,
+                    message: "the event stream ended \(failures) times in a row without an event; gave up "
+                        + "(ReconnectPolicy.maximumAttempts is \(policy.maximumAttempts))"))
         }
         let wait = policy.wait(serverRetry: serverRetry, failures: max(0, failures - 1), recent: recent, now: now)
         return .reconnect(after: wait, number: connections)

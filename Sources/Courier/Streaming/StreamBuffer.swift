@@ -116,7 +116,10 @@ final class StreamBuffer: Sendable {
 
     /// Ends the stream; the consumer sees `ending` after the chunks held. Only the first ending counts.
     func finish(_ ending: Ending) {
-        enum Wake { case none, responseWaiter(CheckedContinuation<Result<HTTPURLResponse, CourierError>, Never>, CourierError), consumer(CheckedContinuation<Result<Data?, CourierError>, Never>, Ending), pump }
+        enum Wake {
+            case none, responseWaiter(CheckedContinuation<Result<HTTPURLResponse, CourierError>, Never>, CourierError), consumer(
+                CheckedContinuation<Result<Data?, CourierError>, Never>, Ending), pump
+        }
         var wakes: [Wake] = []
         state.withLock { state in
             guard state.ending == nil else { return }
@@ -258,7 +261,8 @@ final class StreamBuffer: Sendable {
     /// Marks the pump running when it has work and is idle; the caller then schedules it.
     private func claimPump(_ state: inout State) -> Bool {
         guard state.pump != nil, !state.pumpRunning else { return false }
-        let hasWork = state.responsePendingForPump || !state.chunks.isEmpty
+        let hasWork =
+            state.responsePendingForPump || !state.chunks.isEmpty
             || (state.ending != nil && !state.endingDelivered)
         guard hasWork else { return false }
         state.pumpRunning = true

@@ -35,11 +35,15 @@ package enum CRC32C {
             while count - index >= 8 {
                 // Little-endian reads: the reflected CRC consumes the lowest byte first.
                 // `^` and `|` share a precedence in Swift: the parentheses are needed.
-                let low = crc ^ (UInt32(bytes[index]) | UInt32(bytes[index + 1]) << 8
-                    | UInt32(bytes[index + 2]) << 16 | UInt32(bytes[index + 3]) << 24)
-                let high = UInt32(bytes[index + 4]) | UInt32(bytes[index + 5]) << 8
+                let low =
+                    crc
+                    ^ (UInt32(bytes[index]) | UInt32(bytes[index + 1]) << 8
+                        | UInt32(bytes[index + 2]) << 16 | UInt32(bytes[index + 3]) << 24)
+                let high =
+                    UInt32(bytes[index + 4]) | UInt32(bytes[index + 5]) << 8
                     | UInt32(bytes[index + 6]) << 16 | UInt32(bytes[index + 7]) << 24
-                crc = table[7 * 256 + Int(low & 0xFF)] ^ table[6 * 256 + Int((low >> 8) & 0xFF)]
+                crc =
+                    table[7 * 256 + Int(low & 0xFF)] ^ table[6 * 256 + Int((low >> 8) & 0xFF)]
                     ^ table[5 * 256 + Int((low >> 16) & 0xFF)] ^ table[4 * 256 + Int(low >> 24)]
                     ^ table[3 * 256 + Int(high & 0xFF)] ^ table[2 * 256 + Int((high >> 8) & 0xFF)]
                     ^ table[256 + Int((high >> 16) & 0xFF)] ^ table[Int(high >> 24)]

@@ -26,7 +26,8 @@ enum SHA1 {
         while blockStart < padded.count {
             for t in 0..<16 {
                 let p = blockStart + 4 * t
-                w[t] = UInt32(padded[p]) << 24 | UInt32(padded[p + 1]) << 16 | UInt32(padded[p + 2]) << 8
+                w[t] =
+                    UInt32(padded[p]) << 24 | UInt32(padded[p + 1]) << 16 | UInt32(padded[p + 2]) << 8
                     | UInt32(padded[p + 3])
             }
             for t in 16..<80 {

@@ -39,7 +39,9 @@ enum SideFile {
 
     /// Creates `url`, which must not exist, not even as a dangling symlink (`O_EXCL` fails on any
     /// name, and with `O_NOFOLLOW` never creates through a link): mode 0600.
-    static func create(_ url: URL, access: Int32 = O_WRONLY, failure: @autoclosure () -> String) throws(CourierError)
+    static func create(
+        _ url: URL, access: Int32 = O_WRONLY, failure: @autoclosure () -> String
+    ) throws(CourierError)
         -> Int32
     {
         let descriptor = open(url.path, access | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
@@ -51,7 +53,9 @@ enum SideFile {
     /// the link, never the file a hard link or symlink leads to — then created as
     /// ``create(_:access:failure:)``. If a name reappears in between, it is removed and the file
     /// created once more.
-    static func replace(_ url: URL, access: Int32 = O_WRONLY, failure: @autoclosure () -> String) throws(CourierError)
+    static func replace(
+        _ url: URL, access: Int32 = O_WRONLY, failure: @autoclosure () -> String
+    ) throws(CourierError)
         -> Int32
     {
         var attempt = 0

@@ -38,7 +38,8 @@ final class TLSEnforcer: Sendable {
         defaultRegistration = policies.default.flatMap { registrations[$0] }
         // One policy for every request, registered and enforceable: sessions can carry it.
         if policies.default != nil, !policies.hasHostPolicies, case .success(let entry)? = defaultRegistration,
-           Self.unenforceableReason(needing: entry.options) == nil {
+            Self.unenforceableReason(needing: entry.options) == nil
+        {
             sessionToken = entry.token
         } else {
             sessionToken = nil
@@ -97,7 +98,8 @@ final class TLSEnforcer: Sendable {
             let status = PlatformFixes.status
             switch status.state {
             case .disabled:
-                return "Courier's platform kit is turned off (\(status.reason ?? PlatformFixes.environmentVariable)), and only the kit can apply it"
+                return
+                    "Courier's platform kit is turned off (\(status.reason ?? PlatformFixes.environmentVariable)), and only the kit can apply it"
             case .inert:
                 return "Courier's platform kit is inert here (\(status.reason ?? "unknown")), and only the kit can apply it"
             case .notInstalled:

@@ -75,8 +75,10 @@ enum TLSRegistry {
             let token = newToken()
             let registered = withKitPolicy(options, token: token) { courier_tls_register($0) }
             guard registered == 0 else {
-                return .failure(CourierError(
-                    code: .tlsPolicyUnenforceable, message: "the TLS policy could not be registered with the platform kit (out of memory)"))
+                return .failure(
+                    CourierError(
+                        code: .tlsPolicyUnenforceable,
+                        message: "the TLS policy could not be registered with the platform kit (out of memory)"))
             }
             state.tokens[options] = token
             return .success(Entry(token: token, options: options.needed))

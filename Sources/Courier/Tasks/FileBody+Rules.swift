@@ -62,7 +62,9 @@ extension FileBody {
         (http.value(forHTTPHeaderField: "Transfer-Encoding") ?? "").lowercased().contains("chunked")
     }
 
-    static func statusError(_ response: HTTPURLResponse, body: Data, _ plan: DownloadPlan, request: URLRequest?)
+    static func statusError(
+        _ response: HTTPURLResponse, body: Data, _ plan: DownloadPlan, request: URLRequest?
+    )
         -> CourierError
     {
         do {

@@ -37,7 +37,8 @@ extension TransferState {
             continuedByRange = true
             restarts = 0
             if expectedToReceive == nil {
-                expectedToReceive = http.value(forHTTPHeaderField: "Content-Range")
+                expectedToReceive =
+                    http.value(forHTTPHeaderField: "Content-Range")
                     .flatMap(ContentRange.init)?.completeLength
             }
             guard expectedToReceive != nil else {

@@ -67,7 +67,8 @@ extension TransferState {
         }
         var appends = false
         if case .append = decision { appends = true }
-        let totalKnown = expectedToReceive != nil
+        let totalKnown =
+            expectedToReceive != nil
             || http.value(forHTTPHeaderField: "Content-Range").flatMap(ContentRange.init)?.completeLength != nil
         if let problem = checkVerifiable(
             http, contentLength: contentLength, appendsRange: appends, totalKnown: totalKnown, plan)
@@ -80,7 +81,8 @@ extension TransferState {
             response = http
             spanEnd = end
             if expectedToReceive == nil {
-                expectedToReceive = http.value(forHTTPHeaderField: "Content-Range").flatMap(ContentRange.init)?
+                expectedToReceive =
+                    http.value(forHTTPHeaderField: "Content-Range").flatMap(ContentRange.init)?
                     .completeLength
             }
             // A first 206 from byte 0 names the version its ranges belong to.
@@ -104,8 +106,9 @@ extension TransferState {
         }
         restarts = 0
         if let expected = plan.policy.expectedLength, let total = expectedToReceive, total != expected {
-            return fail(.integrity("the server announces \(total) bytes, \(expected) were expected", context.originalRequest.url),
-                        task)
+            return fail(
+                .integrity("the server announces \(total) bytes, \(expected) were expected", context.originalRequest.url),
+                task)
         }
         // The record exists before any byte of this body is written.
         writeRecord(plan, force: true)

@@ -141,14 +141,18 @@ extension TransferState {
             statusCode: response.statusCode, from: response.url, to: target, followed: followed,
             strippedHeaders: stripped, at: .zero)
         let resentMethod = pendingRedirect?.httpMethod
-        emit(.redirected(TaskRedirectEvent(
-            response: response, target: target, followed: followed, refusal: refusal, strippedHeaders: stripped,
-            method: followed ? (next?.httpMethod ?? resentMethod) : nil)))
+        emit(
+            .redirected(
+                TaskRedirectEvent(
+                    response: response, target: target, followed: followed, refusal: refusal, strippedHeaders: stripped,
+                    method: followed ? (next?.httpMethod ?? resentMethod) : nil)))
         if let attempt = metrics.redirect(record, followedInPlace: resent ? nil : next) {
             let request = next ?? context.originalRequest
             let tls = context.tls
-            emit(.attemptStarted(TaskAttemptEvent(
-                number: attempt.number, kind: attempt.kind, request: request, tlsPolicy: tls.policy(for: request))))
+            emit(
+                .attemptStarted(
+                    TaskAttemptEvent(
+                        number: attempt.number, kind: attempt.kind, request: request, tlsPolicy: tls.policy(for: request))))
         }
     }
 

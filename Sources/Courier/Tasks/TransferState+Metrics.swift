@@ -13,8 +13,10 @@ extension TransferState {
         let owner = metrics.nextOwner
         let attempt = metrics.beginAttempt(request, continuesFrom: offset)
         let tls = context.tls
-        emit(.attemptStarted(TaskAttemptEvent(
-            number: attempt.number, kind: attempt.kind, request: request, tlsPolicy: tls.policy(for: request))))
+        emit(
+            .attemptStarted(
+                TaskAttemptEvent(
+                    number: attempt.number, kind: attempt.kind, request: request, tlsPolicy: tls.policy(for: request))))
         if let offset {
             let validator = self.validator
             emit(.continuing(TaskContinuationEvent(offset: offset, validator: validator, kind: attempt.kind, owner: owner)))

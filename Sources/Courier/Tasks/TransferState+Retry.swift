@@ -131,7 +131,8 @@ extension TransferState {
     /// longer than `cap`: the message names both, the rest of the error stays.
     static func retryAfterRefusal(_ failure: CourierError, requested: Duration, cap: Duration) -> CourierError {
         let header = failure.response?.value(forHTTPHeaderField: "Retry-After") ?? ""
-        let message = failure.message
+        let message =
+            failure.message
             + "; it asked to be retried after \(Backoff.describe(requested)) (Retry-After: \(header)), longer than the "
             + "\(Backoff.describe(cap)) RetryPolicy.maximumRetryAfter allows, so it was not retried"
         var refusal = CourierError(

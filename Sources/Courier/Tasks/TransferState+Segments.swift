@@ -84,15 +84,16 @@ extension TransferState {
         file?.diskPauses += tally.diskPauses
         file?.bytesFromNetwork += tally.networkBytes
         // The connections' requests, on the task's clock, for its timeline.
-        metrics.segmentRequests(tally.requests.map { mark in
-            var request = TaskMetrics.SegmentRequest(
-                connection: mark.connection, range: mark.range, start: metrics.offset(of: mark.start))
-            request.end = mark.end.map(metrics.offset(of:))
-            request.statusCode = mark.statusCode
-            request.bytesWritten = mark.bytesWritten
-            request.ending = mark.ending
-            return request
-        })
+        metrics.segmentRequests(
+            tally.requests.map { mark in
+                var request = TaskMetrics.SegmentRequest(
+                    connection: mark.connection, range: mark.range, start: metrics.offset(of: mark.start))
+                request.end = mark.end.map(metrics.offset(of:))
+                request.statusCode = mark.statusCode
+                request.bytesWritten = mark.bytesWritten
+                request.ending = mark.ending
+                return request
+            })
         if map.isComplete {
             file?.segments = nil
             received = map.length
@@ -130,8 +131,10 @@ extension TransferState {
     /// task's retry, owned by a split connection (Docs/Retries.md). The attempt goes on: no
     /// retry of the task's own policy is used.
     mutating func announce(_ retry: SplitCrew<URLSessionTask>.RangeRetry) {
-        emit(.retrying(TaskRetryEvent(
-            error: retry.error, retry: retry.retry, retryLimit: retry.limit, delay: retry.delay,
-            bytesReceived: retry.bytesWritten, continuesFrom: retry.continuesFrom, owner: .splitConnection)))
+        emit(
+            .retrying(
+                TaskRetryEvent(
+                    error: retry.error, retry: retry.retry, retryLimit: retry.limit, delay: retry.delay,
+                    bytesReceived: retry.bytesWritten, continuesFrom: retry.continuesFrom, owner: .splitConnection)))
     }
 }

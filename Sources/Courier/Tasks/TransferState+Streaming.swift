@@ -22,7 +22,9 @@ extension TransferState {
     }
 
     /// A stream under way refuses an answer that would start its body over (`nil` otherwise).
-    mutating func streamRefusesRestart(_ why: String, _ response: HTTPURLResponse)
+    mutating func streamRefusesRestart(
+        _ why: String, _ response: HTTPURLResponse
+    )
         -> ((URLSessionTask) -> TransferAction)?
     {
         guard let stream, stream.hasDelivered(received: received) else { return nil }

@@ -209,7 +209,9 @@ extension TransferState {
         let outcome = TransferOutcome(
             request: currentRequest ?? context.originalRequest, response: response, data: data,
             stagedFile: nil, error: error?.adding(url: context.originalRequest.url, response: response, body: nil),
-            alreadyComplete: ignoresBody, report: file?.report(continuations: timeline.attempts.count { $0.kind == .continuation }) ?? DownloadReport(), obsoleteFiles: obsoleteFiles,
+            alreadyComplete: ignoresBody,
+            report: file?.report(continuations: timeline.attempts.count { $0.kind == .continuation }) ?? DownloadReport(),
+            obsoleteFiles: obsoleteFiles,
             resolvedDestination: file?.resolvedDestination, metrics: timeline, cache: cacheExchange)
         var finalProgress: [ProgressDirection: Progress] = [:]
         if error == nil {

@@ -24,12 +24,13 @@ extension TransferTask {
         let timer = DispatchSource.makeTimerSource(queue: core.callQueue)
         timer.schedule(deadline: .now() + max(0, first.seconds))
         timer.setEventHandler { [weak self] in self?.checkWaits() }
-        let armed = locked { state -> Bool in
-            guard !state.phase.isCompleted else { return false }
-            state.stream?.timesWaits = true
-            state.stream?.lastActivity = state.now
-            return true
-        } && timers.keepWait(timer)
+        let armed =
+            locked { state -> Bool in
+                guard !state.phase.isCompleted else { return false }
+                state.stream?.timesWaits = true
+                state.stream?.lastActivity = state.now
+                return true
+            } && timers.keepWait(timer)
         if armed { timer.resume() }
     }
 
@@ -66,10 +67,12 @@ extension CourierError {
         if !canPause {
             why = "and StreamPolicy.overflow is .fail (.pause would stop the transfer and continue it once the consumer catches up)"
         } else if !mayContinue {
-            why = "and the stream cannot pause: it would continue with Range, which only a GET can, "
+            why =
+                "and the stream cannot pause: it would continue with Range, which only a GET can, "
                 + "and a \((method ?? "GET").uppercased()) is never sent again by itself"
         } else {
-            why = "and the stream cannot pause: continuing with Range needs a strong validator (ETag or Last-Modified) and an unencoded body"
+            why =
+                "and the stream cannot pause: continuing with Range needs a strong validator (ETag or Last-Modified) and an unencoded body"
         }
         return bufferOverflow(policy, why, url: url)
     }
@@ -85,7 +88,9 @@ extension CourierError {
     /// No response head arrived within the stream's head limit (``StreamPolicy/headTimeout``, or
     /// its idle timeout when it has none).
     static func headTimeout(_ limit: Duration, policy: StreamPolicy, url: URL?) -> CourierError {
-        let setting = policy.headTimeout != nil ? "StreamPolicy.headTimeout" : "StreamPolicy.idleTimeout, which bounds the head when headTimeout is nil"
+        let setting =
+            policy.headTimeout != nil
+            ? "StreamPolicy.headTimeout" : "StreamPolicy.idleTimeout, which bounds the head when headTimeout is nil"
         return CourierError(
             code: .timedOut, message: "no response head arrived within \(Backoff.describe(limit)) (\(setting))", url: url)
     }

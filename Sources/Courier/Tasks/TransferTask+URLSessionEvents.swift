@@ -166,4 +166,3 @@ extension TransferTask: TaskDelegate {
             contentEncoding: response.value(forHTTPHeaderField: "Content-Encoding"))
     }
 }
-

@@ -403,9 +403,10 @@ final class TransferTask: Sendable {
                 }
                 createAttempt(adapted)
             case .failure(let error):
-                fail(with: CourierError(
-                    code: .adaptationFailed, message: "a request adapter refused the request: \(error)",
-                    url: request.url, underlyingError: error))
+                fail(
+                    with: CourierError(
+                        code: .adaptationFailed, message: "a request adapter refused the request: \(error)",
+                        url: request.url, underlyingError: error))
             }
         }
     }

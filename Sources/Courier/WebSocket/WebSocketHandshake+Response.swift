@@ -44,7 +44,8 @@ extension WebSocketHandshake {
             throw refuse(.unacceptableStatusCode, "the server answered the WebSocket handshake with \(status), not 101")
         }
         guard listContains("upgrade", "websocket") else {
-            throw refuse(.invalidResponse, "the server's 101 does not upgrade to websocket (Upgrade: \(values("upgrade").joined(separator: ", ")))")
+            throw refuse(
+                .invalidResponse, "the server's 101 does not upgrade to websocket (Upgrade: \(values("upgrade").joined(separator: ", ")))")
         }
         guard listContains("connection", "upgrade") else {
             throw refuse(.invalidResponse, "the server's 101 has no Connection: Upgrade")

@@ -45,7 +45,8 @@ struct WebSocketMaskingKey: Hashable, Sendable {
         withUnsafeBytes(of: pattern) { patternBytes in
             var lane = 0
             while index < count {
-                base.storeBytes(of: base.load(fromByteOffset: index, as: UInt8.self) ^ patternBytes[lane], toByteOffset: index, as: UInt8.self)
+                base.storeBytes(
+                    of: base.load(fromByteOffset: index, as: UInt8.self) ^ patternBytes[lane], toByteOffset: index, as: UInt8.self)
                 index &+= 1
                 lane &+= 1
             }

@@ -45,7 +45,9 @@ extension GetCommand {
             guard let entry = try Self.parse(line, directory: directory, source: source) else { return nil }
             if let earlier = ledger.record(line: entry.line, destination: entry.destination, id: entry.id) {
                 throw UsageError(
-                    get: "\(source), line \(entry.line): saves to \(entry.name), as line \(earlier) does; give one of them another out=<name>")
+                    get:
+                        "\(source), line \(entry.line): saves to \(entry.name), as line \(earlier) does; give one of them another out=<name>"
+                )
             }
             return entry
         }

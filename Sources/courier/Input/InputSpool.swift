@@ -175,9 +175,10 @@ final class InputSpool {
 
     /// Glibc's `splice` needs `_GNU_SOURCE`, which Swift's Glibc module is not built with, so it
     /// is called through its symbol (as GetSupervisor.swift calls `prctl`).
-    private typealias SpliceFunction = @convention(c) (
-        Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32
-    ) -> Int
+    private typealias SpliceFunction =
+        @convention(c) (
+            Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32
+        ) -> Int
     private static let spliceCall: SpliceFunction? = dlsym(nil, "splice").map { unsafeBitCast($0, to: SpliceFunction.self) }
     /// `SPLICE_F_NONBLOCK` (<fcntl.h>): never wait on the pipe; ``fill(waitingUpTo:)`` polls first.
     private static let spliceNonBlocking: UInt32 = 2

@@ -70,7 +70,9 @@ extension EventsCommand {
                     // Sent as a header: one line, no control characters (and an id with NULL is
                     // one the standard says to ignore).
                     guard !value.isEmpty, !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-                        throw UsageError(message: "--last-event-id takes an event id without control characters, not \(value.debugDescription)", help: help)
+                        throw UsageError(
+                            message: "--last-event-id takes an event id without control characters, not \(value.debugDescription)",
+                            help: help)
                     }
                     options.lastEventID = value
                 case "--max-reconnects":

@@ -55,13 +55,15 @@ enum OptionTable {
 
     static let all: [OptionSpec] = [
         OptionSpec(
-            ["-o", "--output"], "<file>", [.get], .output, """
+            ["-o", "--output"], "<file>", [.get], .output,
+            """
             Save as <file> (relative to the current directory). Default:
             the Content-Disposition name, else the URL's last path
             segment, made safe, in the current directory.
             """),
         OptionSpec(
-            display: "-o -", commands: [.get], section: .output, """
+            display: "-o -", commands: [.get], section: .output,
+            """
             Write the body to stdout instead, each byte as it arrives.
             Whatever happens, stdout holds a prefix of the true body,
             never a byte twice: a lost connection is continued with
@@ -72,77 +74,90 @@ enum OptionTable {
             next run starts over.
             """),
         OptionSpec(
-            ["--whole"], nil, [.get], .output, """
+            ["--whole"], nil, [.get], .output,
+            """
             With -o -: write nothing until the whole body is in and
             verified (staged in a private temporary file), so a failed
             or interrupted download writes nothing to stdout. For
             pipelines that must never see a partial body.
             """),
         OptionSpec(
-            ["--force"], nil, [.get], .output, """
+            ["--force"], nil, [.get], .output,
+            """
             Replace an existing file (default: never overwrite).
             """),
         OptionSpec(
-            ["-q", "--quiet", "-s", "--silent"], nil, [.get], .output, """
+            ["-q", "--quiet", "-s", "--silent"], nil, [.get], .output,
+            """
             No progress, retry lines or summary; errors still.
             """),
         OptionSpec(
-            ["-v", "--verbose"], nil, [.get], .output, """
+            ["-v", "--verbose"], nil, [.get], .output,
+            """
             Print the request and response heads (secrets masked)
             and the request's timeline on stderr, curl's way.
             """),
         OptionSpec(
-            ["--redact-header"], "<name>", [.get, .doctor], .output, """
+            ["--redact-header"], "<name>", [.get, .doctor], .output,
+            """
             Mask this header's value in -v too (repeatable). Masked by
             default: Authorization, Proxy-Authorization, Cookie,
             Set-Cookie, X-Api-Key, Api-Key, X-Amz-Security-Token,
             X-Auth-Token and others (Docs/CommandLine.md).
             """),
         OptionSpec(
-            ["--redact-param"], "<name>", [.get, .doctor], .output, """
+            ["--redact-param"], "<name>", [.get, .doctor], .output,
+            """
             Mask this query parameter's value in every URL printed
             (repeatable). Masked by default: token, access_token, sig,
             signature, key, X-Amz-Signature, X-Goog-Signature and others;
             a URL's user info is always masked.
             """),
         OptionSpec(
-            ["--retries"], "<n>", [.get], .reliability, """
+            ["--retries"], "<n>", [.get], .reliability,
+            """
             Continue by itself after up to <n> transient failures
             (connection lost, timeout, 408/429/5xx; default 3), saying
             so on stderr. A Retry-After over 120 s is not waited for:
             the command stops and says what the server asked.
             """),
         OptionSpec(
-            ["--max-time"], "<s>", [.get], .reliability, """
+            ["--max-time"], "<s>", [.get], .reliability,
+            """
             Give up after <s> seconds in all (exit 3), keeping the bytes
             for the next run. A server that trickles a byte at a time is
             never silent, so only this ends it.
             """),
         OptionSpec(
-            ["--timeout"], "<s>", [.get], .reliability, """
+            ["--timeout"], "<s>", [.get], .reliability,
+            """
             Fail an attempt (then retry) after <s> seconds without a byte,
             connecting included (whole seconds; default 60).
             """),
         OptionSpec(
-            ["--wait-for-network"], "<s>", [.get], .reliability, """
+            ["--wait-for-network"], "<s>", [.get], .reliability,
+            """
             When this machine has no route to the host (no network, no
             default route), wait up to <s> seconds for one instead of
             failing at once; without it that fails at once (exit 3),
             saying the network, not the server, was the problem.
             """),
         OptionSpec(
-            ["--sha256"], "<hex>", [.get], .reliability, """
+            ["--sha256"], "<hex>", [.get], .reliability,
+            """
             The file's expected SHA-256 (64 hex digits); on a mismatch
             nothing is saved (with -o -: checked at the end, exit 5).
             """),
         OptionSpec(
-            ["--accept-unverified"], nil, [.get], .reliability, """
+            ["--accept-unverified"], nil, [.get], .reliability,
+            """
             Save a body nothing can prove complete (the server gzips
             although asked not to, or gives no length), with a warning;
             by default it is refused (exit 5).
             """),
         OptionSpec(
-            ["--split"], "<n>|auto|auto:<n>", [.get], .speed, """
+            ["--split"], "<n>|auto|auto:<n>", [.get], .speed,
+            """
             Fetch the file over <n> connections at once (1 to 64), or
             auto: as many as raise the speed, up to 16 (auto:<n>: up
             to <n>). Each is a Range request checked against the
@@ -152,7 +167,8 @@ enum OptionTable {
             within --per-host. Long option only: -s is --silent.
             """),
         OptionSpec(
-            ["-z", "--time-cond"], "<date|file>", [.get], .conditional, """
+            ["-z", "--time-cond"], "<date|file>", [.get], .conditional,
+            """
             Ask only for a copy modified after <date>, or after <file>'s
             modification time when <date> is not a date
             (If-Modified-Since); -<date> asks for one not modified since
@@ -161,12 +177,14 @@ enum OptionTable {
             a Last-Modified that fails the condition is treated as a 304.
             """),
         OptionSpec(
-            ["--etag-compare"], "<file>", [.get], .conditional, """
+            ["--etag-compare"], "<file>", [.get], .conditional,
+            """
             Send the ETag in <file> (its first line) as If-None-Match;
             a missing or empty file sends "" (no copy matches).
             """),
         OptionSpec(
-            ["--etag-save"], "<file>", [.get], .conditional, """
+            ["--etag-save"], "<file>", [.get], .conditional,
+            """
             Write the response's ETag (with its quotes) to <file> once
             the file is saved (or from a 304); created empty when there
             is none. Use the same file as --etag-compare to refresh it.
@@ -175,7 +193,8 @@ enum OptionTable {
             file (the condition stands in for --force). One URL only.
             """),
         OptionSpec(
-            ["--cache"], "<dir>", [.get], .conditional, """
+            ["--cache"], "<dir>", [.get], .conditional,
+            """
             Fetch through a disk response cache in <dir> (RFC 9111, as
             a browser's): a fresh stored copy answers without a
             request, a stale one is revalidated. The body is held in
@@ -183,7 +202,8 @@ enum OptionTable {
             starts over. Not with --split or -i.
             """),
         OptionSpec(
-            ["-i", "--input-file"], "<file>", [.queue], .list, """
+            ["-i", "--input-file"], "<file>", [.queue], .list,
+            """
             Download every URL in <file> (- for stdin): one per line,
             optionally followed by sha256=<hex> and out=<name>; # starts
             a comment; at most 64 KiB a line. Read as it comes: each
@@ -192,92 +212,109 @@ enum OptionTable {
             not fetched again.
             """),
         OptionSpec(
-            ["-P", "--directory-prefix"], "<d>", [.queue], .list, """
+            ["-P", "--directory-prefix"], "<d>", [.queue], .list,
+            """
             Save the files in <d> (default: the current directory).
             """),
         OptionSpec(
-            ["--state"], "<dir>", [.queue], .list, """
+            ["--state"], "<dir>", [.queue], .list,
+            """
             The queue's journal and partial files (default:
             <d>/.courier-queue).
             """),
         OptionSpec(
-            ["--parallel"], "<n>", [.queue], .list, """
+            ["--parallel"], "<n>", [.queue], .list,
+            """
             Downloads at once (default 4).
             """),
         OptionSpec(
-            ["--per-host"], "<n>", [.queue], .list, """
+            ["--per-host"], "<n>", [.queue], .list,
+            """
             Connections at once per host (default 2): a download
             holds one, a --split one up to its split.
             Exit status: 0 when all completed, else the worst of the
             failures (5, 6, 4, 3, 1), listed on stderr.
             """),
         OptionSpec(
-            ["-H", "--header"], "'Name: value'", [.get], .requests, """
+            ["-H", "--header"], "'Name: value'", [.get], .requests,
+            """
             Add a request header (repeatable). Never written to disk, and
             not sent to another origin a redirect leads to, unless
             --location-trusted.
             """),
         OptionSpec(
-            ["--location-trusted"], nil, [.get], .requests, """
+            ["--location-trusted"], nil, [.get], .requests,
+            """
             Send the -H headers across redirects to other hosts too.
             """),
         OptionSpec(
-            display: "--connect-timeout", commands: [.get], section: .notAvailable, """
+            display: "--connect-timeout", commands: [.get], section: .notAvailable,
+            """
             FoundationNetworking on Linux sets no libcurl connect timeout
             and offers no way to set one. Connecting counts as silence:
             --timeout bounds it, and --max-time the whole download.
             """),
         OptionSpec(
-            ["-H", "--header"], "'Name: value'", [.events], .events, """
+            ["-H", "--header"], "'Name: value'", [.events], .events,
+            """
             Add a request header (repeatable; not sent to another origin a
             redirect leads to, unless --location-trusted).
             """),
         OptionSpec(["--location-trusted"], nil, [.events], .events, "Send the -H headers across redirects to other hosts too."),
         OptionSpec(
-            ["--redact-param"], "<name>", [.events], .events, """
+            ["--redact-param"], "<name>", [.events], .events,
+            """
             Mask this query parameter's value in every URL printed
             (repeatable), as token, sig, X-Amz-Signature and the other
             defaults are (Docs/CommandLine.md).
             """),
         OptionSpec(
-            ["--redact-header"], "<name>", [.events], .events, """
+            ["--redact-header"], "<name>", [.events], .events,
+            """
             Mask this header's value (repeatable); accepted as by get,
             though events prints no headers.
             """),
         OptionSpec(
-            ["--last-event-id"], "<id>", [.events], .events, """
+            ["--last-event-id"], "<id>", [.events], .events,
+            """
             Start after this event: the first request sends it as
             Last-Event-ID.
             """),
         OptionSpec(
-            ["--max-reconnects"], "<n>", [.events], .events, """
+            ["--max-reconnects"], "<n>", [.events], .events,
+            """
             Give up after <n> failed reconnections in a row (no
             connection, or one that ended before an event; default 5).
             0: never reconnect.
             """),
         OptionSpec(
-            ["--retry-delay"], "<s>", [.events], .events, """
+            ["--retry-delay"], "<s>", [.events], .events,
+            """
             Seconds to wait before reconnecting when the server sent no
             retry: (default 3; at least 0.5).
             """),
         OptionSpec(
-            ["--idle-timeout"], "<s>", [.events], .events, """
+            ["--idle-timeout"], "<s>", [.events], .events,
+            """
             Drop and remake a connection silent for <s> seconds
             (comments count as traffic; waiting for the response
             head counts too). Default: no limit.
             """),
         OptionSpec(
-            ["-n", "--max-events"], "<n>", [.events], .events, """
+            ["-n", "--max-events"], "<n>", [.events], .events,
+            """
             Stop after <n> events (exit 0).
             """),
         OptionSpec(
-            ["-s", "--silent", "-q", "--quiet"], nil, [.events], .events, """
+            ["-s", "--silent", "-q", "--quiet"], nil, [.events], .events,
+            """
             No reconnection lines; errors still.
             """),
         OptionSpec(["--cacert"], "<file>", tls, .tls, "Also trust the PEM CA certificates in <file>."),
         OptionSpec(["--capath"], "<dir>", tls, .tls, "Trust the hashed CA directory <dir> instead of the system's."),
         OptionSpec(
-            ["--pinnedpubkey"], "<pins>", tls, .tls, """
+            ["--pinnedpubkey"], "<pins>", tls, .tls,
+            """
             sha256//BASE64[;sha256//…]: the server's public key must
             match one (checked before anything is sent).
             """),
@@ -285,7 +322,8 @@ enum OptionTable {
         OptionSpec(["--key"], "<file>", tls, .tls, "The client certificate's key (PEM)."),
         OptionSpec(["--pass"], "<password>", tls, .tls, "The key's password (never printed)."),
         OptionSpec(
-            ["-k", "--insecure"], nil, tls, .tls, """
+            ["-k", "--insecure"], nil, tls, .tls,
+            """
             Do not verify the server's certificate (pins still
             apply). Says so on stderr.
             """),

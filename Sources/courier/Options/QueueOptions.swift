@@ -59,11 +59,13 @@ extension GetCommand {
                 throw UsageError(get: "\(what); with -i, name a file with out=<name> after its URL, and the directory with -P")
             }
             for (flag, why) in [
-                ("--whole", "--whole is for -o -, which -i does not take"),
+                ("--whole", "--whole is for -o -, which -i does not take")
             ] where scanned.flags.contains(flag) {
                 throw UsageError(get: why)
             }
-            if let conditional = scanned.values.first(where: { ["-z", "--time-cond", "--etag-compare", "--etag-save", "--cache"].contains($0.name) }) {
+            if let conditional = scanned.values.first(where: {
+                ["-z", "--time-cond", "--etag-compare", "--etag-save", "--cache"].contains($0.name)
+            }) {
                 // curl's rule for its ETag options: one URL only (a file per URL would be needed).
                 throw UsageError(get: "\(conditional.name) is for one URL; -i does not take it")
             }

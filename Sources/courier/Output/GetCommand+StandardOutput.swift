@@ -46,7 +46,8 @@ extension GetCommand {
         var written: Int64 = 0
         while true {
             if let signal = stops.signal {
-                let line = written == 0
+                let line =
+                    written == 0
                     ? GetCommand.interruptedLine(keeping: nil, toStandardOutput: true)
                     : "courier: interrupted while writing to stdout: \(ProgressFormat.bytes(written)) of "
                         + "\(ProgressFormat.bytes(size)) written, so the output is incomplete"

@@ -156,7 +156,8 @@ enum ProgressFormat {
         if let total, let percentText {
             // `64 conn` at most: 7 columns, so the bar changes size only when the count appears or goes.
             let connectionsField = connectionsText.map { "  " + pad($0, 7) } ?? ""
-            let padded = pad(size, 9) + "  " + pad(rateText ?? "", 11) + connectionsField + "  "
+            let padded =
+                pad(size, 9) + "  " + pad(rateText ?? "", 11) + connectionsField + "  "
                 + (etaText ?? "").paddedRight(10)
             let lead = name.map { truncate($0, toColumns: max(10, limit / 4)) + "  " } ?? ""
             let inner = limit - columns(of: lead) - 4 - 1 - 2 - 1 - columns(of: padded)
@@ -197,9 +198,11 @@ enum ProgressFormat {
     /// A name as it may be shown on a terminal: control characters (an `-o` name may hold any)
     /// become `?`.
     static func displayable(_ name: String) -> String {
-        String(String.UnicodeScalarView(name.unicodeScalars.map {
-            $0.properties.generalCategory == .control || $0.properties.generalCategory == .format ? "?" : $0
-        }))
+        String(
+            String.UnicodeScalarView(
+                name.unicodeScalars.map {
+                    $0.properties.generalCategory == .control || $0.properties.generalCategory == .format ? "?" : $0
+                }))
     }
 
     /// A progress line for a log (stderr not a terminal):

@@ -187,7 +187,8 @@ final class QueueProgress: Sendable {
                 bytesPerSecond: entry.row.meter.bytesPerSecond, columns: width)
         }
         if state.running.count > Self.maximumRows {
-            lines.append(ProgressFormat.truncate("… and \(state.running.count - Self.maximumRows) more running", toColumns: max(width - 1, 1)))
+            lines.append(
+                ProgressFormat.truncate("… and \(state.running.count - Self.maximumRows) more running", toColumns: max(width - 1, 1)))
         }
         lines.append(ProgressFormat.truncate(totalLine(state), toColumns: max(width - 1, 1)))
         let text = erase(&state) + lines.joined(separator: "\n")

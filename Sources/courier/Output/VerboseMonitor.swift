@@ -81,8 +81,9 @@ final class VerboseMonitor: EventMonitor {
 
     func taskDidComplete(_ task: any SessionTask, event: TaskCompletionEvent) {
         let outcome = event.error.map { "* failed: \(GetCommand.oneLine($0.message))" } ?? "* completed"
-        print([outcome, "* timeline (ms since the task was created):"]
-            + event.metrics.timeline(redaction: redaction).split(separator: "\n").map { "*   " + $0 })
+        print(
+            [outcome, "* timeline (ms since the task was created):"]
+                + event.metrics.timeline(redaction: redaction).split(separator: "\n").map { "*   " + $0 })
         printed.signal()
     }
 

@@ -244,8 +244,10 @@ struct ConditionalFetch: Equatable {
 
     private static func monthNumber(_ token: Substring) -> Int? {
         guard token.count >= 3, let index = months.firstIndex(where: { token.hasPrefix($0) }) else { return nil }
-        let names = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-                     "november", "december"]
+        let names = [
+            "january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+            "november", "december",
+        ]
         return names[index].hasPrefix(token) || token.count == 3 ? index + 1 : nil
     }
 

@@ -36,7 +36,9 @@ struct DemoCommand {
         // The demo is about dropped connections: let the whole file wait for the disk rather than
         // pause for it too (a debug build hashes slower than loopback delivers).
         policy.maximumBufferedBytes = size
-        print("serving \(name) (\(mebibytes(Int64(size)))) on \(server.baseURL.absoluteString); the server drops the connection every \(mebibytes(Int64(dropAfter)))")
+        print(
+            "serving \(name) (\(mebibytes(Int64(size)))) on \(server.baseURL.absoluteString); the server drops the connection every \(mebibytes(Int64(dropAfter)))"
+        )
 
         // Completions on the manager's own queue: this process has no main run loop to deliver to.
         let manager = SessionManager()

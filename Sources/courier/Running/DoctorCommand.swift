@@ -52,7 +52,8 @@ struct DoctorCommand {
     static func parse(_ arguments: [String]) throws(UsageError) -> Options? {
         let help = "courier doctor --help"
         let unknown = { (name: String) -> UsageError in
-            let closest = Suggestion.closest(to: name, among: TLSOptions.afterOwn(OptionTable.valued(for: .doctor).union(OptionTable.flags(for: .doctor))))
+            let closest = Suggestion.closest(
+                to: name, among: TLSOptions.afterOwn(OptionTable.valued(for: .doctor).union(OptionTable.flags(for: .doctor))))
             return UsageError(message: "unknown option '\(name)'" + (closest.map { "; did you mean \($0)?" } ?? ""), help: help)
         }
         let scanned = try ArgumentScanner(
@@ -115,9 +116,12 @@ struct DoctorCommand {
     /// otherwise print a line of its own — a forged `problem:` line.
     static func render(_ report: PlatformReport, columns: Int) -> String {
         let sections = self.sections(report).map { section in
-            (title: section.title, rows: section.rows.map {
-                (key: ProgressFormat.displayable($0.key), value: ProgressFormat.displayable($0.value))
-            })
+            (
+                title: section.title,
+                rows: section.rows.map {
+                    (key: ProgressFormat.displayable($0.key), value: ProgressFormat.displayable($0.value))
+                }
+            )
         }
         let keyWidth = sections.flatMap { $0.rows.map(\.key.count) }.max() ?? 0
         let indent = 2 + keyWidth + 2
@@ -155,27 +159,39 @@ struct DoctorCommand {
 
     static func sections(_ report: PlatformReport) -> [Section] {
         var sections: [Section] = [
-            ("Toolchain", [
-                ("swift", report.swiftCompiler + " (the compiler that built courier)"),
-                ("courier", report.courierVersion),
-                ("FoundationNetworking", report.foundationNetworkingLibrary ?? "not found"),
-                ("system", report.operatingSystem),
-            ]),
+            (
+                "Toolchain",
+                [
+                    ("swift", report.swiftCompiler + " (the compiler that built courier)"),
+                    ("courier", report.courierVersion),
+                    ("FoundationNetworking", report.foundationNetworkingLibrary ?? "not found"),
+                    ("system", report.operatingSystem),
+                ]
+            )
         ]
         if let curl = report.libcurl {
-            sections.append(("libcurl (loaded by FoundationNetworking)", [
-                ("version", "\(curl.version) (\(curl.host), curl_version_info age \(curl.age))"),
-                ("loaded from", curl.path ?? "unknown"),
-                ("TLS", curl.sslVersion ?? "none: no HTTPS"),
-                ("HTTP/2", yes(curl.supportsHTTP2, curl.nghttp2Version.map { "nghttp2 \($0)" })),
-                ("HTTP/3", yes(curl.supportsHTTP3, curl.quicVersion)),
-                ("WebSockets", yes(curl.supportsWebSockets, curl.supportsWebSockets ? nil : "no ws/wss protocol: URLSessionWebSocketTask cannot work")),
-                ("gzip/deflate", yes(curl.supportsLibz, curl.libzVersion.map { "zlib \($0)" })),
-                ("brotli", yes(curl.supportsBrotli, curl.brotliVersion)),
-                ("zstd", yes(curl.supportsZstd, curl.zstdVersion)),
-                ("features", curl.features.joined(separator: " ")),
-                ("protocols", curl.protocols.joined(separator: " ")),
-            ]))
+            sections.append(
+                (
+                    "libcurl (loaded by FoundationNetworking)",
+                    [
+                        ("version", "\(curl.version) (\(curl.host), curl_version_info age \(curl.age))"),
+                        ("loaded from", curl.path ?? "unknown"),
+                        ("TLS", curl.sslVersion ?? "none: no HTTPS"),
+                        ("HTTP/2", yes(curl.supportsHTTP2, curl.nghttp2Version.map { "nghttp2 \($0)" })),
+                        ("HTTP/3", yes(curl.supportsHTTP3, curl.quicVersion)),
+                        (
+                            "WebSockets",
+                            yes(
+                                curl.supportsWebSockets,
+                                curl.supportsWebSockets ? nil : "no ws/wss protocol: URLSessionWebSocketTask cannot work")
+                        ),
+                        ("gzip/deflate", yes(curl.supportsLibz, curl.libzVersion.map { "zlib \($0)" })),
+                        ("brotli", yes(curl.supportsBrotli, curl.brotliVersion)),
+                        ("zstd", yes(curl.supportsZstd, curl.zstdVersion)),
+                        ("features", curl.features.joined(separator: " ")),
+                        ("protocols", curl.protocols.joined(separator: " ")),
+                    ]
+                ))
         } else {
             sections.append(("libcurl", [("version", "not loaded in this process")]))
         }
@@ -193,7 +209,8 @@ struct DoctorCommand {
             caRows.append(("directory", "none"))
         }
         let present = authorities.fallbackFiles.filter(\.exists).map(\.path)
-        caRows.append(("usual places", present.isEmpty ? "none of \(authorities.fallbackFiles.count) exist" : present.joined(separator: " ")))
+        caRows.append(
+            ("usual places", present.isEmpty ? "none of \(authorities.fallbackFiles.count) exist" : present.joined(separator: " ")))
         sections.append(("CA certificates", caRows))
 
         var proxyRows: [(key: String, value: String)] = report.proxy.variables.map { ($0.name, "\($0.value) (\($0.note))") }
@@ -212,10 +229,14 @@ struct DoctorCommand {
         sections.append(("Proxy (libcurl's environment rules)", proxyRows))
 
         let temporary = report.temporaryDirectory
-        sections.append(("Temporary directory", [
-            ("path", temporary.path + (temporary.fromEnvironment ? " (from TMPDIR)" : "")),
-            ("writable", temporary.isWritable ? "yes" : "no (\(temporary.error ?? "unknown error"))"),
-        ]))
+        sections.append(
+            (
+                "Temporary directory",
+                [
+                    ("path", temporary.path + (temporary.fromEnvironment ? " (from TMPDIR)" : "")),
+                    ("writable", temporary.isWritable ? "yes" : "no (\(temporary.error ?? "unknown error"))"),
+                ]
+            ))
 
         var trapRows: [(key: String, value: String)] = []
         if let first = report.traps.first {
@@ -239,7 +260,7 @@ struct DoctorCommand {
 
         if let network = report.network {
             var rows: [(key: String, value: String)] = [
-                ("status", network.status + (network.unknownReason.map { " (\($0))" } ?? "")),
+                ("status", network.status + (network.unknownReason.map { " (\($0))" } ?? ""))
             ]
             rows += network.interfaces.map { ("interface", $0) }
             rows += (network.defaultRoutes.isEmpty ? ["none"] : network.defaultRoutes).map { ("default route", $0) }
@@ -247,9 +268,13 @@ struct DoctorCommand {
             sections.append(("Network (the kernel's tables, Docs/Reachability.md)", rows))
         }
 
-        sections.append(("Problems", report.problems.isEmpty
-            ? [("none", "nothing a download needs is broken")]
-            : report.problems.map { ("problem:", $0.message) }))
+        sections.append(
+            (
+                "Problems",
+                report.problems.isEmpty
+                    ? [("none", "nothing a download needs is broken")]
+                    : report.problems.map { ("problem:", $0.message) }
+            ))
         return sections
     }
 
@@ -263,12 +288,13 @@ struct DoctorCommand {
         case .inert: rows = [("state", "inert: \(status.reason ?? "unknown reason"); nothing was changed")]
         }
         for fix in status.fixes {
-            let acted = switch fix.fix {
-            case .staleSocketSources: "stale sources removed"
-            case .responseHeadCutShort: "heads cut short reported"
-            case .hugeContentLength: "lengths reported as unknown"
-            case .urlHandleLeak: "URL handles released whole"
-            }
+            let acted =
+                switch fix.fix {
+                case .staleSocketSources: "stale sources removed"
+                case .responseHeadCutShort: "heads cut short reported"
+                case .hugeContentLength: "lengths reported as unknown"
+                case .urlHandleLeak: "URL handles released whole"
+                }
             let state = fix.isActive ? "active · \(fix.count) \(acted) so far" : "not active"
             rows.append(("§" + fix.fix.section, "\(state) · \(fix.fix.summary)"))
         }
@@ -284,14 +310,15 @@ struct DoctorCommand {
     static func caStoreRow(_ store: PlatformFixes.CAStore) -> String {
         let directory = store.directory ?? "the CA directory"
         let file = store.file ?? "the CA file"
-        let state = switch store.cache {
-        case .directoryLeftOut:
-            "parsed once per session: \(directory) holds only certificates of \(file), so the kit leaves it out "
-                + "(\(store.directoriesLeftOut) transfers so far)"
-        case .noDirectory: "parsed once per session (libcurl has no built-in CA directory)"
-        case .directoryAdds: "parsed for every new connection: \(directory) has certificates \(file) lacks, so it stays"
-        case .unsupported: "parsed for every new connection: this libcurl has no CA-store cache (7.87.0 and later)"
-        }
+        let state =
+            switch store.cache {
+            case .directoryLeftOut:
+                "parsed once per session: \(directory) holds only certificates of \(file), so the kit leaves it out "
+                    + "(\(store.directoriesLeftOut) transfers so far)"
+            case .noDirectory: "parsed once per session (libcurl has no built-in CA directory)"
+            case .directoryAdds: "parsed for every new connection: \(directory) has certificates \(file) lacks, so it stays"
+            case .unsupported: "parsed for every new connection: this libcurl has no CA-store cache (7.87.0 and later)"
+            }
         return state + " · policy CA files in memory: \(store.policyFilesInMemory)"
     }
 
@@ -301,13 +328,21 @@ struct DoctorCommand {
         if let policy = tls.policy {
             rows.append(("policy", policy))
         } else {
-            rows.append(("policy", tls.url.lowercased().hasPrefix("https:")
-                ? "none: the system's certificate authorities, full verification"
-                : "none: plain http has no TLS"))
+            rows.append(
+                (
+                    "policy",
+                    tls.url.lowercased().hasPrefix("https:")
+                        ? "none: the system's certificate authorities, full verification"
+                        : "none: plain http has no TLS"
+                ))
         }
         if tls.isInsecure { rows.append(("WARNING", "certificate verification is DISABLED (--insecure)")) }
         if tls.policy != nil {
-            rows.append(("enforced", tls.unenforceableReason.map { "no: \($0)" } ?? "yes, by Courier's platform kit (libcurl checks it during the handshake)"))
+            rows.append(
+                (
+                    "enforced",
+                    tls.unenforceableReason.map { "no: \($0)" } ?? "yes, by Courier's platform kit (libcurl checks it during the handshake)"
+                ))
         }
         return rows
     }

@@ -84,7 +84,8 @@ struct EventsCommand {
             // No policy: an event stream never retries a status (the WHATWG rules end it there).
             var line = GetCommand.errorLine(error, requestURL: options.url, retryPolicy: nil)
             if error.isTransport || error.code == .timedOut {
-                line += options.maxReconnects == 0
+                line +=
+                    options.maxReconnects == 0
                     ? "; not reconnecting (--max-reconnects 0)"
                     : "; gave up after \(options.maxReconnects) failed reconnections in a row"
             }
@@ -167,7 +168,8 @@ final class ConnectionLog: Sendable {
     func reconnecting(_ event: EventStreamReconnectEvent) {
         guard !silent else { return }
         let line = Self.reconnectionLine(
-            reason: event.reason, waited: Double(event.delay.components.seconds) + Double(event.delay.components.attoseconds) / 1e18, lastEventID: event.lastEventID,
+            reason: event.reason, waited: Double(event.delay.components.seconds) + Double(event.delay.components.attoseconds) / 1e18,
+            lastEventID: event.lastEventID,
             reconnection: event.reconnection)
         ProgressPrinter.writeToStandardError(line + "\n")
     }

@@ -87,10 +87,11 @@ extension GetCommand {
             }
             if conditional.isNotModified(error) { return notModified(error) }
             if error.code == .responseTooLarge {
-                return finish(GetFailure(
-                    ExitCode.failure,
-                    "the body is larger than --cache takes (\(ProgressFormat.bytes(Int64(Self.cacheMaximumBytes)))); "
-                        + "download it without --cache (\(Self.displayURL(options.url)))"))
+                return finish(
+                    GetFailure(
+                        ExitCode.failure,
+                        "the body is larger than --cache takes (\(ProgressFormat.bytes(Int64(Self.cacheMaximumBytes)))); "
+                            + "download it without --cache (\(Self.displayURL(options.url)))"))
             }
             return finish(error)
         }
@@ -177,7 +178,8 @@ extension GetCommand {
         case let error as CourierError:
             (line, status) = (
                 Self.errorLine(error, requestURL: options.url, retryPolicy: Self.retryPolicy(retries: options.retries)),
-                ExitCode.forError(error))
+                ExitCode.forError(error)
+            )
         default: (line, status) = ("\(error)", ExitCode.failure)
         }
         ProgressPrinter.writeToStandardError("courier: \(Self.oneLine(line))\n")

@@ -13,16 +13,17 @@ extension GetCommand {
         configuration.waitsForConnectivity = .seconds(roundingUp: seconds)
         guard !options.quiet else { return }
         let limit = seconds
-        configuration.eventMonitors.append(ClosureEventMonitor(onEvent: { task, event in
-            let host = task.originalRequest.url?.host ?? "the host"
-            switch event {
-            case .paused(let pause) where pause.reason == .connectivity:
-                say(networkWaitLine(host: host, seconds: limit))
-            case .pauseEnded(let pause) where pause.reason == .connectivity:
-                say("courier: the network is back: a route to \(host) appeared; continuing")
-            default: break
-            }
-        }))
+        configuration.eventMonitors.append(
+            ClosureEventMonitor(onEvent: { task, event in
+                let host = task.originalRequest.url?.host ?? "the host"
+                switch event {
+                case .paused(let pause) where pause.reason == .connectivity:
+                    say(networkWaitLine(host: host, seconds: limit))
+                case .pauseEnded(let pause) where pause.reason == .connectivity:
+                    say("courier: the network is back: a route to \(host) appeared; continuing")
+                default: break
+                }
+            }))
     }
 
     /// `courier: the network is unreachable (no route to example.com); waiting up to 30 s for it`

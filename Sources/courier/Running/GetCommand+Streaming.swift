@@ -141,7 +141,8 @@ extension GetCommand {
             }
             (line, status) = (
                 Self.errorLine(error, requestURL: options.url, retryPolicy: Self.retryPolicy(retries: options.retries)) + suffix,
-                ExitCode.forError(error))
+                ExitCode.forError(error)
+            )
         case let failure as GetFailure:
             (line, status) = (failure.message, failure.status)
         default:

@@ -125,9 +125,11 @@ struct GetCommand {
             // Each retry on a line of its own: what failed, where, when the next attempt starts.
             // A split connection's range handed to another connection is not an attempt of the
             // download (its progress line shows the connections).
-            configuration.eventMonitors = [ClosureEventMonitor(onRetry: { _, event in
-                if event.owner != .splitConnection { printer.message(Self.retryLine(event)) }
-            })]
+            configuration.eventMonitors = [
+                ClosureEventMonitor(onRetry: { _, event in
+                    if event.owner != .splitConnection { printer.message(Self.retryLine(event)) }
+                })
+            ]
         }
         Self.applyNetworkWait(options, to: &configuration) { printer.message($0) }
         let verbose = options.verbose ? VerboseMonitor(printer: printer) : nil
@@ -162,9 +164,10 @@ struct GetCommand {
         counted.set(nil)
         verbose?.waitUntilPrinted()
         // `finished` is signalled only after `result` is set.
-        return result.current ?? DownloadResponse(
-            request: nil, response: nil,
-            result: .failure(CourierError(code: .network, message: "the download ended without a result")))
+        return result.current
+            ?? DownloadResponse(
+                request: nil, response: nil,
+                result: .failure(CourierError(code: .network, message: "the download ended without a result")))
     }
 
     // MARK: - Request and destination
@@ -319,8 +322,10 @@ struct GetCommand {
             (line, status) = (failure.message, failure.status)
         case let error as CourierError:
             let line1 = Self.errorLine(error, requestURL: options.url, retryPolicy: Self.retryPolicy(retries: options.retries))
-            (line, status) = (line1 + Self.keptSuffix(error.resumeData, toStandardOutput: options.writesToStandardOutput),
-                              ExitCode.forError(error))
+            (line, status) = (
+                line1 + Self.keptSuffix(error.resumeData, toStandardOutput: options.writesToStandardOutput),
+                ExitCode.forError(error)
+            )
         default:
             (line, status) = ("\(error)", ExitCode.failure)
         }
@@ -359,7 +364,8 @@ struct GetCommand {
         }
         switch error.code {
         // Already says "the network is unreachable", and that no server was at fault.
-        case .networkUnreachable: return error.message + (error.message.contains("waited") ? "" : " (--wait-for-network SECONDS waits for one)")
+        case .networkUnreachable:
+            return error.message + (error.message.contains("waited") ? "" : " (--wait-for-network SECONDS waits for one)")
         case _ where error.code.isTLS: return "TLS error: \(error.message)"
         case _ where error.isTransport: return "network error: \(error.message)"
         case .timedOut: return "timed out: \(error.message)"
@@ -421,7 +427,8 @@ struct GetCommand {
     /// the library's one reader (``ResumeData/record(beside:)``), as a download would read it.
     static func recordedResume(for options: Options, in cwd: URL) -> ResumeData? {
         guard !options.writesToStandardOutput else { return nil }
-        let partial = options.output.map { DownloadPolicy.defaultPartialFile(for: outputURL($0, in: cwd)) }
+        let partial =
+            options.output.map { DownloadPolicy.defaultPartialFile(for: outputURL($0, in: cwd)) }
             ?? DownloadPolicy.partialFile(for: options.url, in: cwd)
         return try? ResumeData.record(beside: partial)
     }
@@ -455,7 +462,8 @@ extension GetCommand {
         let style = ProgressPrinter.style(quiet: options.quiet)
         let printer = ProgressPrinter(
             style: style, columns: style == .terminal ? TerminalSize.columns() : 80, name: initialDisplayName())
-        let resizes = style == .terminal
+        let resizes =
+            style == .terminal
             ? SignalWatcher(signals: [SIGWINCH]) { _ in printer.resize(columns: TerminalSize.columns()) } : nil
         return (printer, resizes)
     }

@@ -78,20 +78,24 @@ struct QueueCommand {
             managerConfiguration.maximumRunningTasksPerHost, for: shared.split, perHost: options.perHost)
         let headers = shared.headers
         if !headers.isEmpty {
-            managerConfiguration.interceptor = Interceptor(adapters: [Adapter { request in
-                var request = request
-                for header in headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
-                return request
-            }])
+            managerConfiguration.interceptor = Interceptor(adapters: [
+                Adapter { request in
+                    var request = request
+                    for header in headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
+                    return request
+                }
+            ])
         }
         let display = Locked<QueueProgress?>(nil)
         if !shared.quiet {
-            managerConfiguration.eventMonitors = [ClosureEventMonitor(onRetry: { _, event in
-                // As `courier get`: only the attempts of a download, not its split connections' ranges.
-                guard event.owner != .splitConnection else { return }
-                let line = GetCommand.retryLine(event)
-                if let display = display.current { display.message(line) } else { ProgressPrinter.writeToStandardError(line + "\n") }
-            })]
+            managerConfiguration.eventMonitors = [
+                ClosureEventMonitor(onRetry: { _, event in
+                    // As `courier get`: only the attempts of a download, not its split connections' ranges.
+                    guard event.owner != .splitConnection else { return }
+                    let line = GetCommand.retryLine(event)
+                    if let display = display.current { display.message(line) } else { ProgressPrinter.writeToStandardError(line + "\n") }
+                })
+            ]
         }
         GetCommand.applyNetworkWait(shared, to: &managerConfiguration) { line in
             if let display = display.current { display.message(line) } else { ProgressPrinter.writeToStandardError(line + "\n") }
@@ -122,7 +126,8 @@ struct QueueCommand {
         }
         // Damage is reported, never fatal: what it cost is at worst a download run again.
         for skipped in queue.openReport.skipped {
-            ProgressPrinter.writeToStandardError("courier: warning: the queue's journal in \(stateDirectory.path) had a damaged record, skipped: \(skipped)\n")
+            ProgressPrinter.writeToStandardError(
+                "courier: warning: the queue's journal in \(stateDirectory.path) had a damaged record, skipped: \(skipped)\n")
         }
 
         let wake = DispatchSemaphore(value: 0)
@@ -203,7 +208,8 @@ struct QueueCommand {
             {
                 return GetFailure(
                     ExitCode.fileSystem,
-                    "\(entry.destination.path) already exists (line \(entry.line); use --force to replace it, or out= to save under another name)")
+                    "\(entry.destination.path) already exists (line \(entry.line); use --force to replace it, or out= to save under another name)"
+                )
             }
             return GetFailure(ExitCode.forError(error), "cannot update the download queue: \(error.message)")
         }

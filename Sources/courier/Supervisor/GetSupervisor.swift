@@ -174,7 +174,8 @@ struct GetSupervisor {
             let path = GetCommand.outputURL(queue.input, in: cwd).path
             input = open(path, O_RDONLY | O_CLOEXEC)
             guard input >= 0 else {
-                ProgressPrinter.writeToStandardError("courier: cannot read the input file \(queue.input): \(String(cString: strerror(errno)))\n")
+                ProgressPrinter.writeToStandardError(
+                    "courier: cannot read the input file \(queue.input): \(String(cString: strerror(errno)))\n")
                 return ExitCode.fileSystem
             }
             // Our stdin was closed, so the file got its number: the children must inherit it as is.
@@ -414,7 +415,8 @@ struct GetSupervisor {
     // MARK: - Messages
 
     static func restartLine(signal: Int32, restart: Int, of limit: Int, writtenToStandardOutput written: Int64? = nil) -> String {
-        let from = written.map { $0 > 0 ? "continuing after the \(StandardOutputRecord.amount($0)) already on stdout" : "retrying" }
+        let from =
+            written.map { $0 > 0 ? "continuing after the \(StandardOutputRecord.amount($0)) already on stdout" : "retrying" }
             ?? "retrying from the bytes kept"
         return "courier: the download process crashed (\(describe(signal: signal))): the server's response set off "
             + "a known trap in FoundationNetworking; \(from) (\(restart) of \(limit))"

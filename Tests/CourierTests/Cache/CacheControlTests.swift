@@ -40,7 +40,8 @@ final class CacheControlTests: XCTestCase {
     }
 
     func testFlagsAreCaseInsensitiveAndFieldListsAreRead() {
-        let directives = CacheControl("nO-StOrE, No-CaChE=\"Set-Cookie, X-Foo\", PRIVATE, public, must-revalidate, immutable, must-understand")
+        let directives = CacheControl(
+            "nO-StOrE, No-CaChE=\"Set-Cookie, X-Foo\", PRIVATE, public, must-revalidate, immutable, must-understand")
         XCTAssertTrue(directives.noStore)
         XCTAssertFalse(directives.noCache, "qualified no-cache is not the unqualified one")
         XCTAssertEqual(directives.noCacheFields, ["Set-Cookie", "X-Foo"])

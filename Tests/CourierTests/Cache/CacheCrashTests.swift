@@ -60,8 +60,9 @@ final class CacheCrashTests: XCTestCase {
         let store = try DiskCacheStorage(directory: directory, maximumBytes: 1 << 30)
         // Every file in the directory is a whole entry with the exact bytes of a URL the child
         // fetched (its folder is that URL's key hash: no URL is on disk in clear), or was removed as a miss.
-        let byHash = Dictionary(fetched.map { (DiskCacheStorage.keyHash(CachePolicy.key(for: URL(string: $0.key)!)), $0.value) },
-                                uniquingKeysWith: { first, _ in first })
+        let byHash = Dictionary(
+            fetched.map { (DiskCacheStorage.keyHash(CachePolicy.key(for: URL(string: $0.key)!)), $0.value) },
+            uniquingKeysWith: { first, _ in first })
         var whole = 0
         for folder in DiskCacheStorage.names(in: directory) where folder.count == 64 {
             for name in DiskCacheStorage.names(in: directory.appendingPathComponent(folder)) {
@@ -77,8 +78,9 @@ final class CacheCrashTests: XCTestCase {
         }
         for (url, source) in reported {
             let entries = store.entries(for: CachePolicy.key(for: URL(string: url)!))
-            XCTAssertEqual(entries.first?.body, TestServer.deterministicBytes(count: source.size, seed: source.seed),
-                           "\(url) was reported stored before the kill")
+            XCTAssertEqual(
+                entries.first?.body, TestServer.deterministicBytes(count: source.size, seed: source.seed),
+                "\(url) was reported stored before the kill")
         }
         XCTAssertGreaterThanOrEqual(whole, reported.count)
     }

@@ -34,8 +34,10 @@ final class CachePartialTests: XCTestCase {
         XCTAssertEqual(CacheByteRange.parse("bytes=0-1"), CacheByteRange(first: 0, last: 1))
         XCTAssertEqual(CacheByteRange.parse(" BYTES = 5- "), CacheByteRange(first: 5, last: nil))
         XCTAssertEqual(CacheByteRange.parse("bytes=-5"), CacheByteRange(suffixLength: 5))
-        for refused in ["bytes=0-1,3-4", "items=0-1", "bytes=5-2", "bytes=-", "bytes=+1-2", "bytes=1 0-20", "bytes",
-                        "bytes=99999999999999999999-", "0-1"] {
+        for refused in [
+            "bytes=0-1,3-4", "items=0-1", "bytes=5-2", "bytes=-", "bytes=+1-2", "bytes=1 0-20", "bytes",
+            "bytes=99999999999999999999-", "0-1",
+        ] {
             XCTAssertNil(CacheByteRange.parse(refused), refused)
         }
     }
@@ -81,11 +83,13 @@ final class CachePartialTests: XCTestCase {
 
     func testAStaleOrEncodedOrOwnConditionedRangeRequestGoesToTheOrigin() {
         let stale = head([("Cache-Control", "max-age=10"), ("ETag", "\"v1\"")], bodyLength: 11)
-        XCTAssertEqual(decide([stale], request([("Range", "bytes=0-1")]), at: 20), .forward(fallback: nil, why: "stale"),
-                       "not validated, no stale fallback: its 206 is stored as a part")
+        XCTAssertEqual(
+            decide([stale], request([("Range", "bytes=0-1")]), at: 20), .forward(fallback: nil, why: "stale"),
+            "not validated, no stale fallback: its 206 is stored as a part")
         let encoded = head([("Cache-Control", "max-age=3600"), ("Content-Encoding", "gzip")], bodyLength: 11)
-        XCTAssertEqual(decide([encoded], request([("Range", "bytes=0-1")])), .forward(fallback: nil, why: "partial"),
-                       "stored bytes are decoded ones; ranges address encoded ones")
+        XCTAssertEqual(
+            decide([encoded], request([("Range", "bytes=0-1")])), .forward(fallback: nil, why: "partial"),
+            "stored bytes are decoded ones; ranges address encoded ones")
         let fresh = head([("Cache-Control", "max-age=3600")], bodyLength: 11)
         XCTAssertEqual(decide([fresh], request([("Range", "bytes=0-1,3-4")])), .forward(fallback: nil, why: "bypass"))
         XCTAssertEqual(decide([fresh], request([("Range", "bytes=0-1"), ("If-Range", "\"v1\"")])), .forward(fallback: nil, why: "bypass"))
@@ -109,8 +113,9 @@ final class CachePartialTests: XCTestCase {
             decide([stored], request([("Range", "bytes=-1")])),
             .serveRange(0, CacheRangeAnswer(status: 206, contentRange: "bytes 9-9/10", bodyRange: 5..<6), stale: false))
         XCTAssertEqual(decide([stored], request([("Range", "bytes=2-5")])), .forward(fallback: nil, why: "partial"), "outside the part")
-        XCTAssertEqual(decide([stored], request([("Range", "bytes=10-")])), .forward(fallback: nil, why: "partial"),
-                       "unsatisfiable: the origin says so, not a part")
+        XCTAssertEqual(
+            decide([stored], request([("Range", "bytes=10-")])), .forward(fallback: nil, why: "partial"),
+            "unsatisfiable: the origin says so, not a part")
         XCTAssertEqual(decide([stored], request()), .forward(fallback: nil, why: "partial"), "a part is never a whole answer")
         XCTAssertEqual(decide([stored], request(method: "HEAD")), .forward(fallback: nil, why: "partial"))
         XCTAssertEqual(decide([stored], request([("Cache-Control", "only-if-cached")])), .gatewayTimeout)
@@ -119,7 +124,8 @@ final class CachePartialTests: XCTestCase {
 
     func testRangeHeadersCarryTheSlicesPlaceAndLength() {
         let served = CacheHeaders([("Content-Length", "11"), ("ETag", "\"v1\"")])
-        let headers = CachePolicy.rangeHeaders(served, answer: CacheRangeAnswer(status: 206, contentRange: "bytes 0-1/11", bodyRange: 0..<2))
+        let headers = CachePolicy.rangeHeaders(
+            served, answer: CacheRangeAnswer(status: 206, contentRange: "bytes 0-1/11", bodyRange: 0..<2))
         XCTAssertEqual(headers.values("Content-Length"), ["2"])
         XCTAssertEqual(headers.values("Content-Range"), ["bytes 0-1/11"])
         XCTAssertEqual(headers["ETag"], "\"v1\"")
@@ -128,8 +134,9 @@ final class CachePartialTests: XCTestCase {
     // MARK: - Storing and combining 206 answers
 
     func testA206IsKeptOnlyWithOneKnownRangeOfItsBodysSize() {
-        XCTAssertEqual(CachePolicy.partialToStore(part("bytes 4-9/10", "456789").head, body: Data("456789".utf8), stored: nil)?.body,
-                       Data("456789".utf8))
+        XCTAssertEqual(
+            CachePolicy.partialToStore(part("bytes 4-9/10", "456789").head, body: Data("456789".utf8), stored: nil)?.body,
+            Data("456789".utf8))
         let liar = part("bytes 4-9/10", "01234")  // five bytes for a range of six
         XCTAssertNil(CachePolicy.partialToStore(liar.head, body: liar.body, stored: nil))
         let unknown = part("bytes 0-4/*", "01234")
@@ -193,10 +200,12 @@ final class CachePartialTests: XCTestCase {
     }
 
     func testAStoredWholeResponseWithTheSameStrongValidatorIsKept() {
-        let whole = CacheEntry(head: head([("Cache-Control", "max-age=3600"), ("ETag", "\"v1\"")], bodyLength: 10), body: Data("0123456789".utf8))
+        let whole = CacheEntry(
+            head: head([("Cache-Control", "max-age=3600"), ("ETag", "\"v1\"")], bodyLength: 10), body: Data("0123456789".utf8))
         let same = part("bytes 0-4/10", "01234")
         XCTAssertNil(CachePolicy.partialToStore(same.head, body: same.body, stored: whole), "it holds every byte already")
         let other = part("bytes 0-4/10", "ABCDE", etag: "\"v2\"")
-        XCTAssertEqual(CachePolicy.partialToStore(other.head, body: other.body, stored: whole)?.head.status, 206, "a newer version replaces it")
+        XCTAssertEqual(
+            CachePolicy.partialToStore(other.head, body: other.body, stored: whole)?.head.status, 206, "a newer version replaces it")
     }
 }

@@ -32,7 +32,8 @@ final class CachePolicyTests: XCTestCase {
     }
 
     func storable(_ headers: [(String, String)], status: Int = 200, request: CacheRequest? = nil) -> Bool {
-        CachePolicy.isStorable(request: request ?? self.request(), response: CacheResponseHead(status: status, headers: CacheHeaders(headers)))
+        CachePolicy.isStorable(
+            request: request ?? self.request(), response: CacheResponseHead(status: status, headers: CacheHeaders(headers)))
     }
 
     // MARK: - Storing
@@ -48,7 +49,8 @@ final class CachePolicyTests: XCTestCase {
         XCTAssertFalse(storable([], status: 500))
         XCTAssertTrue(storable([("Cache-Control", "private")], status: 503), "private: a private cache may store it")
         XCTAssertTrue(storable([("Cache-Control", "public")], status: 303))
-        XCTAssertFalse(storable([("Cache-Control", "max-age=60")], status: 206), "a 206 is stored as a part, never as a whole (CachePartialTests)")
+        XCTAssertFalse(
+            storable([("Cache-Control", "max-age=60")], status: 206), "a 206 is stored as a part, never as a whole (CachePartialTests)")
         XCTAssertFalse(storable([("Cache-Control", "max-age=60")], status: 304))
         XCTAssertFalse(storable([("Cache-Control", "no-store, max-age=60"), ("Expires", date(60))]))
         XCTAssertFalse(storable([("Cache-Control", "nO-StOrE")]))
@@ -177,7 +179,8 @@ final class CachePolicyTests: XCTestCase {
 
     func testAnAgeAboveTheLifetimeIsStaleAtOnce() {
         XCTAssertEqual(decide([head([("Cache-Control", "max-age=60"), ("Age", "120")])], at: 0), .forward(fallback: 0, why: "stale"))
-        XCTAssertEqual(decide([head([("Date", date(0)), ("Expires", date(60)), ("Age", "120")])], at: 0), .forward(fallback: 0, why: "stale"))
+        XCTAssertEqual(
+            decide([head([("Date", date(0)), ("Expires", date(60)), ("Age", "120")])], at: 0), .forward(fallback: 0, why: "stale"))
     }
 
     func testRequestMaxAgeMinFreshAndMaxStale() {
@@ -230,7 +233,8 @@ final class CachePolicyTests: XCTestCase {
         let stored = head([("Cache-Control", "max-age=10"), ("ETag", "\"e\"")])
         XCTAssertEqual(decide([stored], request(mode: .reloadIgnoringCache), at: 1), .forward(fallback: nil, why: "request"))
         XCTAssertEqual(
-            decide([stored], request(mode: .reloadRevalidating), at: 1), .validate(0, conditions: [.init(name: "If-None-Match", value: "\"e\"")]))
+            decide([stored], request(mode: .reloadRevalidating), at: 1),
+            .validate(0, conditions: [.init(name: "If-None-Match", value: "\"e\"")]))
         XCTAssertEqual(decide([stored], request(mode: .returnCacheElseLoad), at: 1000), .serveStale(0, revalidate: false))
         XCTAssertEqual(decide([stored], request(mode: .returnCacheDontLoad), at: 1), .serve(0))
         XCTAssertEqual(decide([], request(mode: .returnCacheElseLoad), at: 1), .forward(fallback: nil, why: "uri-miss"))
@@ -265,8 +269,9 @@ final class CachePolicyTests: XCTestCase {
         let stored = head([("Cache-Control", "max-age=100")])
         XCTAssertEqual(decide([stored], request(method: "POST"), at: 1), .forward(fallback: nil, why: "method"))
         XCTAssertEqual(decide([stored], request([("If-None-Match", "\"a\"")]), at: 1), .forward(fallback: nil, why: "bypass"))
-        XCTAssertEqual(decide([stored], request([("Range", "bytes=0-5, 7-9")]), at: 1), .forward(fallback: nil, why: "bypass"),
-                       "several ranges: the origin's business (one range: CachePartialTests)")
+        XCTAssertEqual(
+            decide([stored], request([("Range", "bytes=0-5, 7-9")]), at: 1), .forward(fallback: nil, why: "bypass"),
+            "several ranges: the origin's business (one range: CachePartialTests)")
         XCTAssertEqual(decide([stored], request(method: "HEAD"), at: 1), .serve(0), "HEAD is answered from a stored GET")
     }
 
@@ -304,7 +309,8 @@ final class CachePolicyTests: XCTestCase {
         let stored = head([("Cache-Control", "max-age=100"), ("Vary", "Foo, Bar"), ("Vary", "Baz")], for: original)
         XCTAssertEqual(decide([stored], request([("Bar", "2"), ("Foo", "1"), ("Other", "y")]), at: 1), .serve(0))
         XCTAssertEqual(decide([stored], request([("Foo", "1"), ("Bar", "3")]), at: 1), .forward(fallback: nil, why: "vary-miss"))
-        XCTAssertEqual(decide([stored], request([("Foo", "1"), ("Bar", "2"), ("Baz", "")]), at: 1), .forward(fallback: nil, why: "vary-miss"))
+        XCTAssertEqual(
+            decide([stored], request([("Foo", "1"), ("Bar", "2"), ("Baz", "")]), at: 1), .forward(fallback: nil, why: "vary-miss"))
         let combined = head([("Cache-Control", "max-age=100"), ("Vary", "Foo")], for: request([("Foo", "a"), ("Foo", "b")]))
         XCTAssertEqual(decide([combined], request([("Foo", "a,   b")]), at: 1), .serve(0), "lines combined, blanks removed")
     }
@@ -317,7 +323,9 @@ final class CachePolicyTests: XCTestCase {
         XCTAssertFalse(kept.contains("abc"))
         XCTAssertTrue(kept.hasPrefix("sha256:"))
         XCTAssertEqual(decide([stored], withToken, at: 1), .serve(0))
-        XCTAssertEqual(decide([stored], request([("Authorization", "Bearer other"), ("Cookie", "session=abc")]), at: 1), .forward(fallback: nil, why: "vary-miss"))
+        XCTAssertEqual(
+            decide([stored], request([("Authorization", "Bearer other"), ("Cookie", "session=abc")]), at: 1),
+            .forward(fallback: nil, why: "vary-miss"))
         let nominated = CachePolicy.varyValues(names: ["x-api-key"], request: request([("X-Api-Key", "k")]), secrets: ["x-api-key"])
         XCTAssertEqual(nominated.first?.value?.hasPrefix("sha256:"), true)
     }
@@ -337,11 +345,14 @@ final class CachePolicyTests: XCTestCase {
             ("Cache-Control", "max-age=1"), ("ETag", "\"v1\""), ("Content-Length", "10"), ("Test-Header", "A"), ("Kept", "k"),
             ("Content-Type", "text/plain"),
         ])
-        let answer = CacheResponseHead(status: 304, headers: CacheHeaders([
-            ("Cache-Control", "max-age=100"), ("ETag", "\"v1\""), ("Content-Length", "0"), ("Test-Header", "B"),
-            ("Connection", "close"), ("Content-Type", "text/html"),
-        ]))
-        let fresh = CachePolicy.freshened(stored, with: answer, requestTime: t0.addingTimeInterval(50), responseTime: t0.addingTimeInterval(51))
+        let answer = CacheResponseHead(
+            status: 304,
+            headers: CacheHeaders([
+                ("Cache-Control", "max-age=100"), ("ETag", "\"v1\""), ("Content-Length", "0"), ("Test-Header", "B"),
+                ("Connection", "close"), ("Content-Type", "text/html"),
+            ]))
+        let fresh = CachePolicy.freshened(
+            stored, with: answer, requestTime: t0.addingTimeInterval(50), responseTime: t0.addingTimeInterval(51))
         XCTAssertEqual(fresh?.headers["Test-Header"], "B")
         XCTAssertEqual(fresh?.headers["Kept"], "k", "fields the 304 omits are kept")
         XCTAssertEqual(fresh?.headers["Content-Length"], "10", "Content-Length is never replaced")
@@ -355,7 +366,8 @@ final class CachePolicyTests: XCTestCase {
         let stored = head([("ETag", "\"v1\""), ("Last-Modified", date(-100))])
         func answer(_ headers: [(String, String)]) -> CacheResponseHead { CacheResponseHead(status: 304, headers: CacheHeaders(headers)) }
         XCTAssertNil(CachePolicy.freshened(stored, with: answer([("ETag", "\"v2\"")]), requestTime: t0, responseTime: t0))
-        XCTAssertNotNil(CachePolicy.freshened(stored, with: answer([("ETag", "W/\"v1\"")]), requestTime: t0, responseTime: t0), "weak comparison")
+        XCTAssertNotNil(
+            CachePolicy.freshened(stored, with: answer([("ETag", "W/\"v1\"")]), requestTime: t0, responseTime: t0), "weak comparison")
         XCTAssertNil(CachePolicy.freshened(stored, with: answer([("Last-Modified", date(-50))]), requestTime: t0, responseTime: t0))
         XCTAssertNotNil(CachePolicy.freshened(stored, with: answer([]), requestTime: t0, responseTime: t0))
         XCTAssertNil(CachePolicy.freshened(head([]), with: answer([("ETag", "\"x\"")]), requestTime: t0, responseTime: t0))
@@ -363,7 +375,9 @@ final class CachePolicyTests: XCTestCase {
 
     func testAHeadAnswerUpdatesOrDropsTheStoredGet() {
         let stored = head([("Cache-Control", "max-age=1"), ("ETag", "\"v1\""), ("Content-Length", "10"), ("X", "old")])
-        let same = CacheResponseHead(status: 200, headers: CacheHeaders([("ETag", "\"v1\""), ("Content-Length", "10"), ("X", "new"), ("Cache-Control", "max-age=50")]))
+        let same = CacheResponseHead(
+            status: 200,
+            headers: CacheHeaders([("ETag", "\"v1\""), ("Content-Length", "10"), ("X", "new"), ("Cache-Control", "max-age=50")]))
         let updated = CachePolicy.headUpdated(stored, with: same, requestTime: t0, responseTime: t0)
         XCTAssertEqual(updated?.headers["X"], "new")
         XCTAssertEqual(updated.map { CachePolicy.freshnessLifetime($0) }, 50)
@@ -378,13 +392,16 @@ final class CachePolicyTests: XCTestCase {
     func testUnsafeMethodsInvalidateTargetAndSameOriginLocations() {
         let post = request(method: "POST")
         let headers = CacheHeaders([("Location", "/other"), ("Content-Location", "http://elsewhere.test/x")])
-        XCTAssertEqual(CachePolicy.invalidatedKeys(request: post, status: 201, headers: headers), [
-            "http://example.test/a?b=1", "http://example.test/other",
-        ])
+        XCTAssertEqual(
+            CachePolicy.invalidatedKeys(request: post, status: 201, headers: headers),
+            [
+                "http://example.test/a?b=1", "http://example.test/other",
+            ])
         XCTAssertEqual(CachePolicy.invalidatedKeys(request: post, status: 500, headers: headers), [], "a failure invalidates nothing")
         XCTAssertEqual(CachePolicy.invalidatedKeys(request: request(), status: 200, headers: headers), [], "a safe method")
         for method in ["PUT", "DELETE", "PATCH", "FOO"] {
-            XCTAssertEqual(CachePolicy.invalidatedKeys(request: request(method: method), status: 204, headers: CacheHeaders()).count, 1, method)
+            XCTAssertEqual(
+                CachePolicy.invalidatedKeys(request: request(method: method), status: 204, headers: CacheHeaders()).count, 1, method)
         }
     }
 

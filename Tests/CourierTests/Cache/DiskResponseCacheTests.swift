@@ -84,7 +84,8 @@ final class DiskResponseCacheTests: CourierTestCase {
         policy.responseCache = .upTo(bytes: 1024)
         let destination = directory.appendingPathComponent("file.bin")
         let download = wait { finish in
-            restarted.downloadTask(with: URLRequest(url: halves.url("/file")), to: .file(destination), policy: policy, completion: finish).resume()
+            restarted.downloadTask(with: URLRequest(url: halves.url("/file")), to: .file(destination), policy: policy, completion: finish)
+                .resume()
         }
         XCTAssertNil(download?.error, "\(String(describing: download?.error))")
         XCTAssertEqual(download?.cacheOutcome, .hit)

@@ -15,9 +15,10 @@ final class DownloadCachingTests: ScriptedOriginTestCase {
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        script(.response(
-            status: 200, headers: [("Cache-Control", "max-age=3600"), ("ETag", "\"v1\""), ("Content-Length", String(body.count))],
-            body: body))
+        script(
+            .response(
+                status: 200, headers: [("Cache-Control", "max-age=3600"), ("ETag", "\"v1\""), ("Content-Length", String(body.count))],
+                body: body))
     }
 
     private func policy(_ caching: DownloadCaching) -> DownloadPolicy {

@@ -11,8 +11,9 @@ import CourierSupport
 /// response, `206` answers stored and combined, and a stored part never answering a whole request.
 final class ResponseCachePartialTests: ScriptedOriginTestCase {
     private func answer(_ body: String, status: Int = 200, _ headers: [(String, String)]) -> ScriptedServer.Reply {
-        .response(status: status, reason: status == 206 ? "Partial Content" : "OK",
-                  headers: headers + [("Content-Length", String(body.utf8.count))], body: Data(body.utf8))
+        .response(
+            status: status, reason: status == 206 ? "Partial Content" : "OK",
+            headers: headers + [("Content-Length", String(body.utf8.count))], body: Data(body.utf8))
     }
 
     private func get(range: String? = nil) -> DataResponse<Data> {

@@ -16,8 +16,10 @@ final class ResponseCacheTests: ScriptedOriginTestCase {
 
     private func get(_ headers: [String: String]) -> DataResponse<Data> { get("/r", headers) }
 
-    private func get(_ path: String = "/r", _ headers: [String: String] = [:], method: String = "GET",
-                     policy: URLRequest.CachePolicy = .useProtocolCachePolicy) -> DataResponse<Data> {
+    private func get(
+        _ path: String = "/r", _ headers: [String: String] = [:], method: String = "GET",
+        policy: URLRequest.CachePolicy = .useProtocolCachePolicy
+    ) -> DataResponse<Data> {
         var request = URLRequest(url: origin.url(path))
         request.httpMethod = method
         request.cachePolicy = policy
@@ -47,7 +49,8 @@ final class ResponseCacheTests: ScriptedOriginTestCase {
     func testAStaleAnswerIsRevalidatedAndThe304Merged() {
         script(
             ok([("Cache-Control", "max-age=0"), ("ETag", "\"v1\""), ("X-Version", "1")]),
-            .response(status: 304, reason: "Not Modified", headers: [("ETag", "\"v1\""), ("X-Version", "2"), ("Cache-Control", "max-age=3600")]))
+            .response(
+                status: 304, reason: "Not Modified", headers: [("ETag", "\"v1\""), ("X-Version", "2"), ("Cache-Control", "max-age=3600")]))
         _ = get()
         let second = get()
         XCTAssertEqual(second.cacheOutcome, .revalidated)
@@ -83,7 +86,8 @@ final class ResponseCacheTests: ScriptedOriginTestCase {
         _ = get()
         let second = get()
         XCTAssertEqual(second.cacheOutcome, .miss)
-        XCTAssertEqual(origin.requests.last?.headers.first { $0.name.lowercased() == "if-modified-since" }?.value, "Mon, 01 Jan 2024 00:00:00 GMT")
+        XCTAssertEqual(
+            origin.requests.last?.headers.first { $0.name.lowercased() == "if-modified-since" }?.value, "Mon, 01 Jan 2024 00:00:00 GMT")
         XCTAssertEqual(get().data, Data("new".utf8))
         XCTAssertEqual(origin.requests.count, 2)
     }
@@ -127,13 +131,15 @@ final class ResponseCacheTests: ScriptedOriginTestCase {
 
         let response: DataResponse<Data>? = wait { finish in
             manager.dataTask(with: URLRequest(url: origin.url("/hooked")), completion: finish)
-                .cacheResponse(using: .modify { candidate in
-                    XCTAssertFalse(candidate.isStorable)
-                    var changed = candidate
-                    changed.isStorable = true
-                    changed.lifetime = .seconds(600)
-                    return changed
-                })
+                .cacheResponse(
+                    using: .modify { candidate in
+                        XCTAssertFalse(candidate.isStorable)
+                        var changed = candidate
+                        changed.isStorable = true
+                        changed.lifetime = .seconds(600)
+                        return changed
+                    }
+                )
                 .resume()
         }
         XCTAssertEqual(response?.cacheOutcome, .miss)
@@ -142,16 +148,21 @@ final class ResponseCacheTests: ScriptedOriginTestCase {
 
     func testDoNotCachePerTaskStoresNothing() {
         script(ok([("Cache-Control", "max-age=3600")]))
-        _ = wait { finish in
-            manager.dataTask(with: URLRequest(url: origin.url("/r")), completion: finish).cacheResponse(using: .doNotCache).resume()
-        } as DataResponse<Data>?
+        _ =
+            wait { finish in
+                manager.dataTask(with: URLRequest(url: origin.url("/r")), completion: finish).cacheResponse(using: .doNotCache).resume()
+            } as DataResponse<Data>?
         XCTAssertEqual(get().cacheOutcome, .miss)
     }
 
     func testOnlyIfCachedWithoutAStoredAnswerIs504AndSendsNothing() {
         let response = get(["Cache-Control": "only-if-cached"])
         XCTAssertEqual(response.response?.statusCode, 504)
-        let strict = wait { finish in manager.dataTask(with: URLRequest(url: origin.url("/x"), cachePolicy: .returnCacheDataDontLoad), completion: finish).resume() } as DataResponse<Data>?
+        let strict =
+            wait { finish in
+                manager.dataTask(with: URLRequest(url: origin.url("/x"), cachePolicy: .returnCacheDataDontLoad), completion: finish)
+                    .resume()
+            } as DataResponse<Data>?
         XCTAssertEqual(strict?.error?.code, .unacceptableStatusCode, "validation refuses the 504 as any status")
         XCTAssertEqual(origin.requests.count, 0)
     }
@@ -163,13 +174,16 @@ final class ResponseCacheTests: ScriptedOriginTestCase {
         XCTAssertEqual(get(policy: .returnCacheDataDontLoad).cacheOutcome, .stale)
         XCTAssertEqual(origin.requests.count, 1)
         _ = get(policy: .reloadIgnoringLocalCacheData)
-        XCTAssertNil(origin.requests.last?.headers.first { $0.name.lowercased() == "if-none-match" }, "no validator when ignoring the cache")
+        XCTAssertNil(
+            origin.requests.last?.headers.first { $0.name.lowercased() == "if-none-match" }, "no validator when ignoring the cache")
         _ = get(policy: .reloadRevalidatingCacheData)
         XCTAssertEqual(origin.requests.last?.headers.first { $0.name.lowercased() == "if-none-match" }?.value, "\"e\"")
     }
 
     func testVaryKeepsOneVariantPerRequestValue() {
-        script(ok([("Cache-Control", "max-age=3600"), ("Vary", "Accept-Language")], body: "en"), ok([("Cache-Control", "max-age=3600"), ("Vary", "Accept-Language")], body: "de"))
+        script(
+            ok([("Cache-Control", "max-age=3600"), ("Vary", "Accept-Language")], body: "en"),
+            ok([("Cache-Control", "max-age=3600"), ("Vary", "Accept-Language")], body: "de"))
         XCTAssertEqual(get(["Accept-Language": "en"]).data, Data("en".utf8))
         XCTAssertEqual(get(["Accept-Language": "de"]).data, Data("de".utf8))
         XCTAssertEqual(get(["Accept-Language": "en"]).cacheOutcome, .hit)
@@ -199,7 +213,11 @@ final class ResponseCacheTests: ScriptedOriginTestCase {
     }
 
     func testConnectionListedFieldsAreNotStoredAndSetCookieIs() {
-        script(ok([("Cache-Control", "max-age=3600"), ("Connection", "close, X-Hop"), ("X-Hop", "1"), ("X-Kept", "2"), ("Set-Cookie", "a=1; Path=/")]))
+        script(
+            ok([
+                ("Cache-Control", "max-age=3600"), ("Connection", "close, X-Hop"), ("X-Hop", "1"), ("X-Kept", "2"),
+                ("Set-Cookie", "a=1; Path=/"),
+            ]))
         _ = get()
         let hit = get()
         XCTAssertEqual(hit.cacheOutcome, .hit)
@@ -274,7 +292,9 @@ final class ResponseCacheTests: ScriptedOriginTestCase {
         let logged = SessionManager(configuration: configuration)
         defer { logged.invalidate() }
         for _ in 0..<2 {
-            _ = wait { finish in logged.dataTask(with: URLRequest(url: origin.url("/logged")), completion: finish).resume() } as DataResponse<Data>?
+            _ =
+                wait { finish in logged.dataTask(with: URLRequest(url: origin.url("/logged")), completion: finish).resume() }
+                as DataResponse<Data>?
         }
         waitUntil("two completed records") { records.all.filter { $0.event == "completed" }.count == 2 }
         let completed = records.all.filter { $0.event == "completed" }

@@ -26,7 +26,9 @@ class ScriptedOriginTestCase: CourierTestCase {
         try super.setUpWithError()
         let replies = replies
         origin = try ScriptedServer { _, index in
-            replies.withLock { $0.isEmpty ? .bytes("HTTP/1.1 500 Nothing scripted\r\nContent-Length: 0\r\n\r\n") : $0[min(index, $0.count - 1)] }
+            replies.withLock {
+                $0.isEmpty ? .bytes("HTTP/1.1 500 Nothing scripted\r\nContent-Length: 0\r\n\r\n") : $0[min(index, $0.count - 1)]
+            }
         }
     }
 

@@ -102,8 +102,9 @@ final class RangeContinuationTests: XCTestCase {
         // From 2^63 - 512 up, no file's length (and the platform kit's "unknown"): a broken answer
         XCTAssertEqual(ContentLength.parse("9223372036854775296"), .impossible("9223372036854775296"))
         XCTAssertEqual(ContentLength.parse("9223372036854775807"), .impossible("9223372036854775807"))
-        XCTAssertEqual(ContentLength.parse("9223372036854775807, 9223372036854775807"),
-                       .impossible("9223372036854775807, 9223372036854775807"))
+        XCTAssertEqual(
+            ContentLength.parse("9223372036854775807, 9223372036854775807"),
+            .impossible("9223372036854775807, 9223372036854775807"))
         for bad in ["0x5", "+5", "-1", "5 5", "5, 6", "", " ", "1e3", "٣", "99999999999999999999", "9223372036854775808", "5;"] {
             XCTAssertEqual(ContentLength.parse(bad), .malformed(bad), bad)
         }

@@ -53,8 +53,10 @@ final class DownloadRetryTests: CourierTestCase {
         }
         return .response(
             status: 206,
-            headers: [("Content-Range", "bytes \(first)-\(body.count - 1)/\(body.count)"),
-                      ("Content-Length", "\(body.count - first)"), ("ETag", "\"r\"")],
+            headers: [
+                ("Content-Range", "bytes \(first)-\(body.count - 1)/\(body.count)"),
+                ("Content-Length", "\(body.count - first)"), ("ETag", "\"r\""),
+            ],
             body: body.subdata(in: first..<body.count), sendingOnly: limit)
     }
 

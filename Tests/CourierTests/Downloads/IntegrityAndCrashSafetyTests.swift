@@ -9,7 +9,9 @@ import FoundationNetworking
 final class IntegrityAndCrashSafetyTests: CourierTestCase {
     private let content = TestServer.deterministicBytes(count: 600_000, seed: 91)
 
-    private func download(_ path: String, _ destination: URL, _ policy: DownloadPolicy, using manager: SessionManager? = nil)
+    private func download(
+        _ path: String, _ destination: URL, _ policy: DownloadPolicy, using manager: SessionManager? = nil
+    )
         -> DownloadResponse?
     {
         let manager = manager ?? self.manager!
@@ -111,7 +113,9 @@ final class IntegrityAndCrashSafetyTests: CourierTestCase {
             doomed = nil  // the process "dies": its session goes away mid-body
         }
         XCTAssertEqual(first?.error?.code, .sessionInvalidated)
-        XCTAssertTrue(FileManager.default.fileExists(atPath: DownloadPolicy.recordFile(for: DownloadPolicy.defaultPartialFile(for: destination)).path))
+        XCTAssertTrue(
+            FileManager.default.fileExists(atPath: DownloadPolicy.recordFile(for: DownloadPolicy.defaultPartialFile(for: destination)).path)
+        )
         server.clearRequests()
         let second = download("/files/crash.bin?chunk=8192&chunk_delay_ms=5", destination, .default)
         XCTAssertNil(second?.error)

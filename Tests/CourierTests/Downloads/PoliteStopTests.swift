@@ -110,14 +110,18 @@ final class PoliteStopTests: CourierTestCase {
         var policy = DownloadPolicy()
         policy.retry.retryLimit = 0
         let broken: DownloadResponse? = wait { finish in
-            manager.downloadTask(with: request("/files/earlier.bin?close_after=100000"), to: .file(destination),
-                                 policy: policy, completion: finish).resume()
+            manager.downloadTask(
+                with: request("/files/earlier.bin?close_after=100000"), to: .file(destination),
+                policy: policy, completion: finish
+            ).resume()
         }
         XCTAssertNotNil(broken?.error?.resumeData)
         try Data("mine".utf8).write(to: destination)
         let refused: DownloadResponse? = wait { finish in
-            manager.downloadTask(with: request("/files/earlier.bin?close_after=100000"), to: .file(destination),
-                                 completion: finish).resume()
+            manager.downloadTask(
+                with: request("/files/earlier.bin?close_after=100000"), to: .file(destination),
+                completion: finish
+            ).resume()
         }
         XCTAssertEqual(refused?.error?.code, .destinationFailed)
         XCTAssertEqual(refused?.error?.resumeData?.bytesOnDisk, 100_000, "the earlier run's bytes are still resumable")
@@ -137,8 +141,9 @@ final class PoliteStopTests: CourierTestCase {
 
     func testABodyA416ProvedCompleteIsKeptWhenTheDownloadStillFails() throws {
         let server = try ScriptedServer { [content] _, _ in
-            .response(status: 416, reason: "Range Not Satisfiable",
-                      headers: [("Content-Range", "bytes */\(content.count)"), ("Content-Length", "0")])
+            .response(
+                status: 416, reason: "Range Not Satisfiable",
+                headers: [("Content-Range", "bytes */\(content.count)"), ("Content-Length", "0")])
         }
         defer { server.stop() }
         let url = server.url("/whole.bin")
@@ -160,8 +165,9 @@ final class PoliteStopTests: CourierTestCase {
 
     func testA416CompletionStillChecksTheExpectedLength() throws {
         let server = try ScriptedServer { [content] _, _ in
-            .response(status: 416, reason: "Range Not Satisfiable",
-                      headers: [("Content-Range", "bytes */\(content.count)"), ("Content-Length", "0")])
+            .response(
+                status: 416, reason: "Range Not Satisfiable",
+                headers: [("Content-Range", "bytes */\(content.count)"), ("Content-Length", "0")])
         }
         defer { server.stop() }
         let url = server.url("/short.bin")

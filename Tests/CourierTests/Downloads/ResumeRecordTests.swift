@@ -141,7 +141,9 @@ final class ResumeRecordTests: CourierTestCase {
 
     func testDecodingAppliesTheRecordsChecks() throws {
         // Given a payload claiming more bytes than the whole resource
-        let json = Data(#"{"url":"https://example.test/a","method":"GET","headers":{},"partialFile":"/tmp/.a.courier-partial","bytesOnDisk":50,"totalLength":10}"#.utf8)
+        let json = Data(
+            #"{"url":"https://example.test/a","method":"GET","headers":{},"partialFile":"/tmp/.a.courier-partial","bytesOnDisk":50,"totalLength":10}"#
+                .utf8)
 
         // When it is decoded, then it fails with the typed error underneath
         XCTAssertThrowsError(try JSONDecoder().decode(ResumeData.self, from: json)) { error in

@@ -441,8 +441,9 @@ final class SideFileSweepTests: CourierTestCase {
             // below would otherwise race with the moment between creating and locking).
             waitUntil("a staging file has bytes") {
                 self.stagingFiles(in: self.directory).contains { name in
-                    let size = (try? FileManager.default.attributesOfItem(
-                        atPath: self.directory.appendingPathComponent(name).path)[.size]) as? NSNumber
+                    let size =
+                        (try? FileManager.default.attributesOfItem(
+                            atPath: self.directory.appendingPathComponent(name).path)[.size]) as? NSNumber
                     return name.hasSuffix(StagingFile.randomSuffix) && (size?.intValue ?? 0) > 0
                 }
             }

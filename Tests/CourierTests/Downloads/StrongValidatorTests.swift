@@ -12,7 +12,9 @@ final class StrongValidatorTests: XCTestCase {
 
     func testABareETagIsKeptAsItCame() {
         XCTAssertEqual(StrongValidator.of(etag: "v1-abc", lastModified: date, contentEncoding: nil), "v1-abc")
-        XCTAssertEqual(StrongValidator.of(etag: "d41d8cd98f00b204e9800998ecf8427e", lastModified: nil, contentEncoding: nil), "d41d8cd98f00b204e9800998ecf8427e")
+        XCTAssertEqual(
+            StrongValidator.of(etag: "d41d8cd98f00b204e9800998ecf8427e", lastModified: nil, contentEncoding: nil),
+            "d41d8cd98f00b204e9800998ecf8427e")
     }
 
     func testAWeakETagFallsBackToLastModified() {
@@ -38,11 +40,13 @@ final class StrongValidatorTests: XCTestCase {
     }
 
     func testA206CarryingAnotherBareTagIsAnotherVersion() {
-        let answer = RangeContinuation.Answer(status: 206, contentRange: "bytes 100-199/200", contentLength: 100, etag: "v2", lastModified: nil)
+        let answer = RangeContinuation.Answer(
+            status: 206, contentRange: "bytes 100-199/200", contentLength: 100, etag: "v2", lastModified: nil)
         guard case .restartWithoutRange = RangeContinuation.decide(offset: 100, knownTotal: 200, validator: "v1", answer: answer) else {
             return XCTFail("a 206 with another tag was appended")
         }
-        let same = RangeContinuation.Answer(status: 206, contentRange: "bytes 100-199/200", contentLength: 100, etag: "v1", lastModified: nil)
+        let same = RangeContinuation.Answer(
+            status: 206, contentRange: "bytes 100-199/200", contentLength: 100, etag: "v1", lastModified: nil)
         XCTAssertEqual(RangeContinuation.decide(offset: 100, knownTotal: 200, validator: "v1", answer: same), .append(end: 200))
     }
 }

@@ -92,7 +92,9 @@ final class ErrorRedactionTests: CourierTestCase {
         queue = nil
         let reopened = try DownloadQueue(directory: queueDirectory, manager: manager)
         // Then the journaled failure text names the target masked
-        guard case .failed(let failure) = reopened.item("f")?.state else { return XCTFail("not failed: \(String(describing: reopened.item("f")))") }
+        guard case .failed(let failure) = reopened.item("f")?.state else {
+            return XCTFail("not failed: \(String(describing: reopened.item("f")))")
+        }
         XCTAssertEqual(failure.code, .redirectRefused)
         XCTAssertTrue(failure.message.contains("ftp://***@files.example/f?token=***"), failure.message)
         assertNoSecret(failure.message, "journaled failure")
@@ -105,11 +107,16 @@ final class ErrorRedactionTests: CourierTestCase {
         let error = CourierError(
             code: .network, message: "gave up on http://u:P@W@h/x?sig=S1GNATURE-VALUE (after https://h/?code=PASSW0RD)",
             url: URL(string: "http://u:P%40W@h/x?token=T0KEN-VALUE&page=2"),
-            underlyingError: URLError(.cannotConnectToHost, userInfo: [
-                NSURLErrorFailingURLErrorKey: URL(string: "http://u:PASSW0RD@h/x?token=T0KEN-VALUE")!,
-            ]))
+            underlyingError: URLError(
+                .cannotConnectToHost,
+                userInfo: [
+                    NSURLErrorFailingURLErrorKey: URL(string: "http://u:PASSW0RD@h/x?token=T0KEN-VALUE")!
+                ]))
         XCTAssertEqual(error.message, "gave up on http://***@h/x?sig=*** (after https://h/?code=***)")
-        XCTAssertTrue(error.description.hasPrefix("network: gave up on http://***@h/x?sig=*** (after https://h/?code=***) (http://***@h/x?token=***&page=2)"), error.description)
+        XCTAssertTrue(
+            error.description.hasPrefix(
+                "network: gave up on http://***@h/x?sig=*** (after https://h/?code=***) (http://***@h/x?token=***&page=2)"),
+            error.description)
         assertNoSecret(error.description, "description")
         XCTAssertEqual(error.url?.absoluteString, "http://u:P%40W@h/x?token=T0KEN-VALUE&page=2")
     }

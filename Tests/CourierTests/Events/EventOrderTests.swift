@@ -40,8 +40,10 @@ final class EventOrderTests: CourierTestCase {
             if let range = request.header("Range"), let first = Int(range.dropFirst(6).dropLast()) {
                 return .response(
                     status: 206,
-                    headers: [("Content-Range", "bytes \(first)-\(body.count - 1)/\(body.count)"),
-                              ("Content-Length", "\(body.count - first)"), ("ETag", "\"e\"")],
+                    headers: [
+                        ("Content-Range", "bytes \(first)-\(body.count - 1)/\(body.count)"),
+                        ("Content-Length", "\(body.count - first)"), ("ETag", "\"e\""),
+                    ],
                     body: body.subdata(in: first..<body.count))
             }
             return .response(
@@ -67,8 +69,10 @@ final class EventOrderTests: CourierTestCase {
         // Range, and follows the redirect again)
         XCTAssertEqual(
             names(of: task.taskIdentifier),
-            ["created", "resumed", "attempt", "redirect", "attempt", "response", "retry", "attempt", "continue",
-             "redirect", "attempt", "response", "published", "completed"])
+            [
+                "created", "resumed", "attempt", "redirect", "attempt", "response", "retry", "attempt", "continue",
+                "redirect", "attempt", "response", "published", "completed",
+            ])
         let events = events(of: task.taskIdentifier)
         let attempts = events.compactMap { event -> TaskAttemptEvent? in
             if case .attemptStarted(let attempt) = event { return attempt }

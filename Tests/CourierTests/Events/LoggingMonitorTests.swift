@@ -29,7 +29,11 @@ final class LoggingMonitorTests: CourierTestCase {
         let redaction = Redaction.default.adding(queryParameters: ["x"])
         configuration.eventMonitors = [
             LoggingMonitor(level: .trace, redaction: redaction) { record in
-                if inSink.withLock({ $0 += 1; return $0 }) > 1 { overlaps.increment() }
+                if inSink.withLock({
+                    $0 += 1; return $0
+                }) > 1 {
+                    overlaps.increment()
+                }
                 records.append(record)
                 Thread.sleep(forTimeInterval: 0.001)
                 inSink.withLock { $0 -= 1 }
@@ -166,36 +170,61 @@ final class LoggingMonitorTests: CourierTestCase {
         let seen = Box<LoggingMonitor.Record>()
         let monitor = LoggingMonitor(level: .trace) { seen.append($0) }
         let secretURL = try XCTUnwrap(URL(string: "https://u:s3cret@h.example/p?sig=s3cret"))
-        let redirect = try XCTUnwrap(HTTPURLResponse(
-            url: secretURL, statusCode: 301, httpVersion: "HTTP/1.1", headerFields: ["Location": secretURL.absoluteString]))
-        let challenge = try XCTUnwrap(HTTPURLResponse(
-            url: secretURL, statusCode: 401, httpVersion: "HTTP/1.1", headerFields: ["WWW-Authenticate": "Basic realm=x"]))
+        let redirect = try XCTUnwrap(
+            HTTPURLResponse(
+                url: secretURL, statusCode: 301, httpVersion: "HTTP/1.1", headerFields: ["Location": secretURL.absoluteString]))
+        let challenge = try XCTUnwrap(
+            HTTPURLResponse(
+                url: secretURL, statusCode: 401, httpVersion: "HTTP/1.1", headerFields: ["WWW-Authenticate": "Basic realm=x"]))
         let failure = CourierError(code: .timedOut, message: "no answer from \(secretURL.absoluteString)", url: secretURL)
         let table: [(event: TaskEvent, level: LoggingMonitor.Level, facts: [String: String])] = [
             (.suspended, .notice, [:]),
-            (.continuing(TaskContinuationEvent(offset: 100, validator: "\"v1\"", kind: .retry)), .debug,
-             ["offset": "100", "kind": "retry", "validator": "\"v1\""]),
-            (.redirected(TaskRedirectEvent(
-                response: redirect, target: secretURL, followed: false, refusal: "to \(secretURL.absoluteString): a loop",
-                strippedHeaders: [], method: nil)), .notice,
-             ["status": "301", "followed": "false", "target": "https://***@h.example/p?sig=***",
-              "refusal": "to https://***@h.example/p?sig=***: a loop", "header.location": "https://***@h.example/p?sig=***"]),
-            (.challenge(TaskChallengeEvent(response: challenge, scheme: "Basic", answered: false, reason: "no credential")), .notice,
-             ["status": "401", "scheme": "Basic", "answered": "false", "reason": "no credential"]),
-            (.challenge(TaskChallengeEvent(response: challenge, scheme: "Basic", answered: true, reason: nil)), .info,
-             ["answered": "true"]),
-            (.retrying(TaskRetryEvent(
-                error: failure, retry: 1, retryLimit: 3, delay: .milliseconds(250), bytesReceived: 10, continuesFrom: 10)), .notice,
-             ["retry": "1", "retry_limit": "3", "delay_ms": "250.000", "error": "timedOut", "bytes": "10", "continues_from": "10",
-              "error_message": "no answer from https://***@h.example/p?sig=***"]),
+            (
+                .continuing(TaskContinuationEvent(offset: 100, validator: "\"v1\"", kind: .retry)), .debug,
+                ["offset": "100", "kind": "retry", "validator": "\"v1\""]
+            ),
+            (
+                .redirected(
+                    TaskRedirectEvent(
+                        response: redirect, target: secretURL, followed: false, refusal: "to \(secretURL.absoluteString): a loop",
+                        strippedHeaders: [], method: nil)), .notice,
+                [
+                    "status": "301", "followed": "false", "target": "https://***@h.example/p?sig=***",
+                    "refusal": "to https://***@h.example/p?sig=***: a loop", "header.location": "https://***@h.example/p?sig=***",
+                ]
+            ),
+            (
+                .challenge(TaskChallengeEvent(response: challenge, scheme: "Basic", answered: false, reason: "no credential")), .notice,
+                ["status": "401", "scheme": "Basic", "answered": "false", "reason": "no credential"]
+            ),
+            (
+                .challenge(TaskChallengeEvent(response: challenge, scheme: "Basic", answered: true, reason: nil)), .info,
+                ["answered": "true"]
+            ),
+            (
+                .retrying(
+                    TaskRetryEvent(
+                        error: failure, retry: 1, retryLimit: 3, delay: .milliseconds(250), bytesReceived: 10, continuesFrom: 10)), .notice,
+                [
+                    "retry": "1", "retry_limit": "3", "delay_ms": "250.000", "error": "timedOut", "bytes": "10", "continues_from": "10",
+                    "error_message": "no answer from https://***@h.example/p?sig=***",
+                ]
+            ),
             (.paused(TaskPauseEvent(reason: .disk, bytesHeld: 4096, duration: nil)), .notice, ["reason": "disk", "bytes": "4096"]),
-            (.pauseEnded(TaskPauseEvent(reason: .consumer, bytesHeld: 4096, duration: .microseconds(1500))), .debug,
-             ["reason": "consumer", "duration_ms": "1.500"]),
-            (.published(directory.appendingPathComponent("file.bin")), .info,
-             ["file": directory.appendingPathComponent("file.bin").path]),
-            (.completed(TaskCompletionEvent(
-                response: nil, data: nil, value: nil, fileURL: nil, error: failure, metrics: TaskMetrics(createdAt: Date()))),
-             .error, ["error": "timedOut", "attempts": "0"]),
+            (
+                .pauseEnded(TaskPauseEvent(reason: .consumer, bytesHeld: 4096, duration: .microseconds(1500))), .debug,
+                ["reason": "consumer", "duration_ms": "1.500"]
+            ),
+            (
+                .published(directory.appendingPathComponent("file.bin")), .info,
+                ["file": directory.appendingPathComponent("file.bin").path]
+            ),
+            (
+                .completed(
+                    TaskCompletionEvent(
+                        response: nil, data: nil, value: nil, fileURL: nil, error: failure, metrics: TaskMetrics(createdAt: Date()))),
+                .error, ["error": "timedOut", "attempts": "0"]
+            ),
         ]
         for row in table {
             monitor.receive(row.event, for: task)
@@ -236,7 +265,8 @@ final class LoggingMonitorTests: CourierTestCase {
             metadata: ["b": "plain", "a": "", "key with space": "x\r\ny", "url": "http://h/?a=1"])
         XCTAssertEqual(
             record.line,
-            #"level=warning event=custom task=7 msg="two\\nlines \"quoted\" a=b \\" a="" b=plain key_with_space="x\\r\\ny" url="http://h/?a=1""#)
+            #"level=warning event=custom task=7 msg="two\\nlines \"quoted\" a=b \\" a="" b=plain key_with_space="x\\r\\ny" url="http://h/?a=1""#
+        )
         XCTAssertEqual(record.message, #"two\nlines "quoted" a=b \"#)
         XCTAssertEqual(record.metadata["key with space"], #"x\r\ny"#)
     }

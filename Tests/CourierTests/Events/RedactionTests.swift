@@ -5,7 +5,9 @@ import FoundationNetworking
 #endif
 
 final class RedactionTests: XCTestCase {
-    private func url(_ text: String, _ redaction: Redaction = .default, file: StaticString = #filePath, line: UInt = #line)
+    private func url(
+        _ text: String, _ redaction: Redaction = .default, file: StaticString = #filePath, line: UInt = #line
+    )
         -> String
     {
         guard let url = URL(string: text) else {
@@ -96,21 +98,36 @@ final class RedactionTests: XCTestCase {
     func testPresignedURLCredentialsAreMaskedByDefault() {
         let table: [(url: String, shown: String, line: UInt)] = [
             // AWS SigV4 (S3), with a session token.
-            ("https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIA%2F20240101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20240101T000000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Security-Token=FQo&X-Amz-Signature=abc123",
-             "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=***&X-Amz-Date=20240101T000000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Security-Token=***&X-Amz-Signature=***", #line),
+            (
+                "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIA%2F20240101%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20240101T000000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Security-Token=FQo&X-Amz-Signature=abc123",
+                "https://b.s3.amazonaws.com/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=***&X-Amz-Date=20240101T000000Z&X-Amz-Expires=900&X-Amz-SignedHeaders=host&X-Amz-Security-Token=***&X-Amz-Signature=***",
+                #line
+            ),
             // AWS SigV2.
-            ("https://b.s3.amazonaws.com/k?AWSAccessKeyId=AKIA&Expires=1700000000&Signature=abc%2B",
-             "https://b.s3.amazonaws.com/k?AWSAccessKeyId=***&Expires=1700000000&Signature=***", #line),
+            (
+                "https://b.s3.amazonaws.com/k?AWSAccessKeyId=AKIA&Expires=1700000000&Signature=abc%2B",
+                "https://b.s3.amazonaws.com/k?AWSAccessKeyId=***&Expires=1700000000&Signature=***", #line
+            ),
             // Google Cloud Storage V4 and V2.
-            ("https://storage.googleapis.com/b/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Credential=sa%40p.iam&X-Goog-Date=20240101T000000Z&X-Goog-Expires=900&X-Goog-SignedHeaders=host&X-Goog-Signature=def",
-             "https://storage.googleapis.com/b/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Credential=***&X-Goog-Date=20240101T000000Z&X-Goog-Expires=900&X-Goog-SignedHeaders=host&X-Goog-Signature=***", #line),
-            ("https://storage.googleapis.com/b/o?GoogleAccessId=sa%40p&Expires=1700000000&Signature=ghi",
-             "https://storage.googleapis.com/b/o?GoogleAccessId=***&Expires=1700000000&Signature=***", #line),
+            (
+                "https://storage.googleapis.com/b/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Credential=sa%40p.iam&X-Goog-Date=20240101T000000Z&X-Goog-Expires=900&X-Goog-SignedHeaders=host&X-Goog-Signature=def",
+                "https://storage.googleapis.com/b/o?X-Goog-Algorithm=GOOG4-RSA-SHA256&X-Goog-Credential=***&X-Goog-Date=20240101T000000Z&X-Goog-Expires=900&X-Goog-SignedHeaders=host&X-Goog-Signature=***",
+                #line
+            ),
+            (
+                "https://storage.googleapis.com/b/o?GoogleAccessId=sa%40p&Expires=1700000000&Signature=ghi",
+                "https://storage.googleapis.com/b/o?GoogleAccessId=***&Expires=1700000000&Signature=***", #line
+            ),
             // An Azure shared access signature: only `sig` is the secret.
-            ("https://a.blob.core.windows.net/c/b?sv=2022-11-02&se=2024-01-01&sr=b&sp=r&sig=jkl%3D",
-             "https://a.blob.core.windows.net/c/b?sv=2022-11-02&se=2024-01-01&sr=b&sp=r&sig=***", #line),
+            (
+                "https://a.blob.core.windows.net/c/b?sv=2022-11-02&se=2024-01-01&sr=b&sp=r&sig=jkl%3D",
+                "https://a.blob.core.windows.net/c/b?sv=2022-11-02&se=2024-01-01&sr=b&sp=r&sig=***", #line
+            ),
             // GitLab's private_token; names percent-encoded or in any case.
-            ("https://gitlab.example/api/v4/projects?private_token=glpat", "https://gitlab.example/api/v4/projects?private_token=***", #line),
+            (
+                "https://gitlab.example/api/v4/projects?private_token=glpat", "https://gitlab.example/api/v4/projects?private_token=***",
+                #line
+            ),
             ("http://h/?X%2DAmz%2DSignature=a&x%2damz%2dcredential=b", "http://h/?X%2DAmz%2DSignature=***&x%2damz%2dcredential=***", #line),
             ("http://h/?TOKEN=a&Sig=b", "http://h/?TOKEN=***&Sig=***", #line),
             // In the fragment, too.
@@ -126,7 +143,10 @@ final class RedactionTests: XCTestCase {
             // Any case, and after percent-decoding the name.
             ("http://h/p?Access_Token=s3cret&page=2", "http://h/p?Access_Token=***&page=2"),
             ("http://h/p?ACCESS%5FTOKEN=s3cret", "http://h/p?ACCESS%5FTOKEN=***"),
-            ("http://h/p?X-Amz-Signature=ab%2Fcd&X-Amz-Credential=AKIA%2F1&X-Amz-Date=20240101", "http://h/p?X-Amz-Signature=***&X-Amz-Credential=***&X-Amz-Date=20240101"),
+            (
+                "http://h/p?X-Amz-Signature=ab%2Fcd&X-Amz-Credential=AKIA%2F1&X-Amz-Date=20240101",
+                "http://h/p?X-Amz-Signature=***&X-Amz-Credential=***&X-Amz-Date=20240101"
+            ),
             // Repeated names, order, parameters without `=` or without a value, empty pieces.
             ("http://h/p?token=a&x=1&token=b&flag&key=&&z=%20", "http://h/p?token=***&x=1&token=***&flag&key=&&z=%20"),
             // A value that holds `=`: everything after the first `=` is the value.
@@ -192,7 +212,8 @@ final class RedactionTests: XCTestCase {
             }
         }
         XCTAssertEqual(redaction.urlText("http://user@"), "http://***@")
-        XCTAssertEqual(redaction.urlText("http://h/p?%zz=1&token=x"), "http://h/p?%zz=1&token=***", "a malformed escape is compared as written")
+        XCTAssertEqual(
+            redaction.urlText("http://h/p?%zz=1&token=x"), "http://h/p?%zz=1&token=***", "a malformed escape is compared as written")
         XCTAssertEqual(redaction.urlText("http://h/??token=a"), "http://h/??token=a", "the name is `?token`")
         XCTAssertEqual(redaction.urlText("http://h/é?token=é"), "http://h/é?token=***")
         XCTAssertEqual(redaction.urlText("mailto:someone@example.com?token=1"), "mailto:someone@example.com?token=***")
@@ -208,21 +229,31 @@ final class RedactionTests: XCTestCase {
             "(\"http://h/?sig=***\") and <ftp://***@b/>")
         XCTAssertEqual(redaction.redactingURLs(in: "no URL here: ://, :// x"), "no URL here: ://, :// x")
         XCTAssertEqual(redaction.redactingURLs(in: "plain text"), "plain text")
-        XCTAssertEqual(redaction.redactingURLs(in: "see http://h/?code=1. Or (http://u@h/)."), "see http://h/?code=***. Or (http://***@h/).")
+        XCTAssertEqual(
+            redaction.redactingURLs(in: "see http://h/?code=1. Or (http://u@h/)."), "see http://h/?code=***. Or (http://***@h/).")
     }
 
     /// The shapes of the lines people see: courier's error lines, a URLError's text (it names the
     /// failing URL in its user info), a usage error quoting its argument.
     func testURLsInsideMessagesPeopleReadAreMasked() {
         let table: [(text: String, shown: String, line: UInt)] = [
-            ("courier: HTTP 404 Not Found from http://h:1/missing?token=T&X-Amz-Signature=S",
-             "courier: HTTP 404 Not Found from http://h:1/missing?token=***&X-Amz-Signature=***", #line),
-            ("courier: network error: could not connect (http://u:P@W@h:1/x?token=T); nothing was written to stdout",
-             "courier: network error: could not connect (http://***@h:1/x?token=***); nothing was written to stdout", #line),
-            ("Error Domain=NSURLErrorDomain Code=-1004 \"(null)\" UserInfo={NSErrorFailingURLKey=http://u:p@h/x?sig=S, NSErrorFailingURLStringKey=http://u:p@h/x?sig=S}",
-             "Error Domain=NSURLErrorDomain Code=-1004 \"(null)\" UserInfo={NSErrorFailingURLKey=http://***@h/x?sig=***, NSErrorFailingURLStringKey=http://***@h/x?sig=***}", #line),
-            ("courier: 'ftp://u:p@h/?token=T' is not an http:// or https:// URL",
-             "courier: 'ftp://***@h/?token=***' is not an http:// or https:// URL", #line),
+            (
+                "courier: HTTP 404 Not Found from http://h:1/missing?token=T&X-Amz-Signature=S",
+                "courier: HTTP 404 Not Found from http://h:1/missing?token=***&X-Amz-Signature=***", #line
+            ),
+            (
+                "courier: network error: could not connect (http://u:P@W@h:1/x?token=T); nothing was written to stdout",
+                "courier: network error: could not connect (http://***@h:1/x?token=***); nothing was written to stdout", #line
+            ),
+            (
+                "Error Domain=NSURLErrorDomain Code=-1004 \"(null)\" UserInfo={NSErrorFailingURLKey=http://u:p@h/x?sig=S, NSErrorFailingURLStringKey=http://u:p@h/x?sig=S}",
+                "Error Domain=NSURLErrorDomain Code=-1004 \"(null)\" UserInfo={NSErrorFailingURLKey=http://***@h/x?sig=***, NSErrorFailingURLStringKey=http://***@h/x?sig=***}",
+                #line
+            ),
+            (
+                "courier: 'ftp://u:p@h/?token=T' is not an http:// or https:// URL",
+                "courier: 'ftp://***@h/?token=***' is not an http:// or https:// URL", #line
+            ),
             ("two: http://h/?key=A\nhttps://h/?apikey=B\n", "two: http://h/?key=***\nhttps://h/?apikey=***\n", #line),
         ]
         for row in table {

@@ -137,8 +137,10 @@ final class TimelineTests: CourierTestCase {
             if let range = request.header("Range"), let first = Int(range.dropFirst(6).dropLast()) {
                 return .response(
                     status: 206,
-                    headers: [("Content-Range", "bytes \(first)-\(body.count - 1)/\(body.count)"),
-                              ("Content-Length", "\(body.count - first)"), ("ETag", "\"t\"")],
+                    headers: [
+                        ("Content-Range", "bytes \(first)-\(body.count - 1)/\(body.count)"),
+                        ("Content-Length", "\(body.count - first)"), ("ETag", "\"t\""),
+                    ],
                     body: body.subdata(in: first..<body.count))
             }
             return .response(

@@ -61,8 +61,12 @@ final class HTTPClientEncodableTests: CourierTestCase {
 
     func testCompletionFormsSendEveryBodyVerb() {
         for (method, send) in [
-            ("POST", { [client] (finish: @escaping @Sendable (DataResponse<JSONValue>) -> Void) in
-                client!.post("x", body: ["a": 1], serializer: .json, completion: finish) }),
+            (
+                "POST",
+                { [client] (finish: @escaping @Sendable (DataResponse<JSONValue>) -> Void) in
+                    client!.post("x", body: ["a": 1], serializer: .json, completion: finish)
+                }
+            ),
             ("PUT", { [client] finish in client!.put("x", body: ["a": 1], serializer: .json, completion: finish) }),
             ("PATCH", { [client] finish in client!.patch("x", body: ["a": 1], serializer: .json, completion: finish) }),
         ] as [(String, (@escaping @Sendable (DataResponse<JSONValue>) -> Void) -> DataTask)] {

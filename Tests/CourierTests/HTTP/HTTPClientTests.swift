@@ -37,8 +37,10 @@ final class HTTPClientTests: CourierTestCase {
     }
 
     func testEachVerbSendsItsMethodWithParametersInTheRightPlace() {
-        for (verb, method, inQuery) in [("get", "GET", true), ("delete", "DELETE", true), ("post", "POST", false),
-                                         ("put", "PUT", false), ("patch", "PATCH", false)] {
+        for (verb, method, inQuery) in [
+            ("get", "GET", true), ("delete", "DELETE", true), ("post", "POST", false),
+            ("put", "PUT", false), ("patch", "PATCH", false),
+        ] {
             let response: DataResponse<JSONValue>? = wait { finish in
                 let parameters: Parameters = ["a": 1, "b": ["x": true]]
                 switch verb {
@@ -154,8 +156,9 @@ final class HTTPClientTests: CourierTestCase {
         let samples = Box<Int64>()
         let big = String(repeating: "z", count: 200_000)
         _ = wait { finish in
-            client.post("big", parameters: ["blob": big], serializer: .data, progress: { samples.append($0.completedUnitCount) },
-                        completion: finish)
+            client.post(
+                "big", parameters: ["blob": big], serializer: .data, progress: { samples.append($0.completedUnitCount) },
+                completion: finish)
         }
         XCTAssertGreaterThan(samples.all.last ?? 0, 200_000)
     }

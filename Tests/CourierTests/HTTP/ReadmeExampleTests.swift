@@ -37,9 +37,10 @@ final class ReadmeExampleTests: CourierTestCase {
 
     func testHTTPClientExample() async throws {
         let token = "t0k"
-        let api = HTTPClient(baseURL: server.url("/anything/v2/"),
-                             headers: ["Authorization": HTTPAuthorization.bearer(token)],
-                             parameterEncoding: JSONRequestSerializer.default)
+        let api = HTTPClient(
+            baseURL: server.url("/anything/v2/"),
+            headers: ["Authorization": HTTPAuthorization.bearer(token)],
+            parameterEncoding: JSONRequestSerializer.default)
         let invoice = try await api.post("invoices", parameters: ["customer": 42, "currency": "EUR"], as: Invoice.self)
         XCTAssertEqual(invoice.method, "POST")
         XCTAssertEqual(invoice.json.customer, 42)

@@ -12,8 +12,10 @@ final class BackoffTests: XCTestCase {
         let bases = (1...10).map { defaults.base(attempt: $0) }
         XCTAssertEqual(
             bases,
-            [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16),
-             .seconds(30), .seconds(30), .seconds(30)],
+            [
+                .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(16),
+                .seconds(30), .seconds(30), .seconds(30),
+            ],
             "the table in Backoff's doc comment")
         XCTAssertEqual(defaults.base(attempt: 0), .milliseconds(250), "below 1 counts as 1")
         XCTAssertEqual(defaults.base(attempt: -5), .milliseconds(250))
@@ -86,7 +88,8 @@ final class BackoffTests: XCTestCase {
         retry.initialDelay = .milliseconds(100)
         retry.maximumDelay = .seconds(1)
         XCTAssertEqual(retry.backoff, Backoff(initial: .milliseconds(100), maximum: .seconds(1), maximumRetryAfter: .seconds(120)))
-        XCTAssertEqual(DownloadPolicy().retry.backoff, Backoff(initial: .milliseconds(250), maximum: .seconds(30), maximumRetryAfter: .seconds(120)))
+        XCTAssertEqual(
+            DownloadPolicy().retry.backoff, Backoff(initial: .milliseconds(250), maximum: .seconds(30), maximumRetryAfter: .seconds(120)))
         let reconnect = ReconnectPolicy(delay: .seconds(3), minimumDelay: .milliseconds(500), maximumDelay: .seconds(60))
         let now = ContinuousClock.now
         for failures in 0..<8 {

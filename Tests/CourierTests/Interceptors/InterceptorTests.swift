@@ -104,11 +104,13 @@ final class InterceptorTests: CourierTestCase {
 
     func testRetrierCanLeadToSuccessWithOneCompletion() {
         let flaky = Interceptor(
-            adapters: [Adapter { request, attempt, completion in
-                var request = request
-                request.url = URL(string: attempt == 0 ? "/status/500" : "/json", relativeTo: request.url)!.absoluteURL
-                completion(.success(request))
-            }],
+            adapters: [
+                Adapter { request, attempt, completion in
+                    var request = request
+                    request.url = URL(string: attempt == 0 ? "/status/500" : "/json", relativeTo: request.url)!.absoluteURL
+                    completion(.success(request))
+                }
+            ],
             retriers: [Retrier { _, error, attempt in error.statusCode == 500 && attempt == 0 ? .retry : .doNotRetry }])
         let response = wait { finish in
             manager.dataTask(with: request("/get"), serializer: .json, completion: finish).intercept(with: flaky).resume()

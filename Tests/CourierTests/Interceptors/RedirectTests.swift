@@ -101,11 +101,13 @@ final class RedirectTests: CourierTestCase {
     func testModifiedRedirectIsCheckedLikeAnyOther() {
         let refused = wait { finish in
             manager.dataTask(with: request("/redirect/1"), completion: finish)
-                .redirect(using: .modify { next, _ in
-                    var next = next
-                    next.url = URL(string: "file:///etc/passwd")
-                    return next
-                }).resume()
+                .redirect(
+                    using: .modify { next, _ in
+                        var next = next
+                        next.url = URL(string: "file:///etc/passwd")
+                        return next
+                    }
+                ).resume()
         }
         XCTAssertEqual(refused?.error?.code, .redirectRefused)
         let rewritten = data(URLRequest(url: server.url("/get")))
@@ -113,11 +115,13 @@ final class RedirectTests: CourierTestCase {
         let other = other!
         let moved = wait { finish in
             manager.dataTask(with: secretRequest("/redirect/1"), completion: finish)
-                .redirect(using: .modify { next, _ in
-                    var next = next
-                    next.url = other.url("/headers")
-                    return next
-                }).resume()
+                .redirect(
+                    using: .modify { next, _ in
+                        var next = next
+                        next.url = other.url("/headers")
+                        return next
+                    }
+                ).resume()
         }
         XCTAssertNil(moved?.error)
         XCTAssertNil(other.requests.last?.header("Authorization"), "stripped after the closure moved it to another origin")
@@ -126,11 +130,13 @@ final class RedirectTests: CourierTestCase {
     func testModifyPolicyCanRewriteTheNextRequest() {
         let response = wait { finish in
             manager.dataTask(with: request("/redirect/1"), serializer: .json, completion: finish)
-                .redirect(using: .modify { next, _ in
-                    var next = next
-                    next.setValue("rewritten", forHTTPHeaderField: "X-Hop")
-                    return next
-                })
+                .redirect(
+                    using: .modify { next, _ in
+                        var next = next
+                        next.setValue("rewritten", forHTTPHeaderField: "X-Hop")
+                        return next
+                    }
+                )
                 .resume()
         }
         XCTAssertNil(response?.error)
@@ -162,8 +168,10 @@ final class RedirectTests: CourierTestCase {
     func testUpload307ResendsTheWholeBody() {
         let body = TestServer.deterministicBytes(count: 100_000, seed: 8)
         let response = wait { finish in
-            manager.uploadTask(with: request("/redirect-to?url=%2Fsink&status_code=307", method: "PUT"), from: .data(body), completion: finish)
-                .resume()
+            manager.uploadTask(
+                with: request("/redirect-to?url=%2Fsink&status_code=307", method: "PUT"), from: .data(body), completion: finish
+            )
+            .resume()
         }
         XCTAssertNil(response?.error)
         XCTAssertEqual(server.requests.last?.path, "/sink")

@@ -31,9 +31,10 @@ final class RedirectWithoutLocationTests: CourierTestCase {
             // Given a server answering 302 with no Location, When a data task with no validation
             // and a serializer that allows an empty body asks
             let request = URLRequest(url: scripted.url("/moved"))
-            let response = try XCTUnwrap(wait { finish in
-                manager.dataTask(with: request, serializer: .dataOrEmpty, validation: .none, completion: finish).resume()
-            })
+            let response = try XCTUnwrap(
+                wait { finish in
+                    manager.dataTask(with: request, serializer: .dataOrEmpty, validation: .none, completion: finish).resume()
+                })
 
             // Then it succeeds with the 302 itself: a response, never a success without one
             XCTAssertEqual(response.response?.statusCode, 302, "\(response.result)")

@@ -14,7 +14,8 @@ final class RetriesDocTests: XCTestCase {
     /// The cells of the Owner column of the first table under `## Who retries what`, one per row.
     private func ownerColumn() throws -> [String] {
         let text = try String(contentsOf: root.appendingPathComponent("Docs/Retries.md"), encoding: .utf8)
-        let section = try XCTUnwrap(text.components(separatedBy: "\n## Who retries what\n").dropFirst().first)
+        let section =
+            try XCTUnwrap(text.components(separatedBy: "\n## Who retries what\n").dropFirst().first)
             .components(separatedBy: "\n## ").first ?? ""
         // The first table of the section: its lines up to the first that is not a table line.
         let lines = section.split(separator: "\n", omittingEmptySubsequences: false).drop { !$0.hasPrefix("|") }
@@ -50,7 +51,8 @@ final class RetriesDocTests: XCTestCase {
         var callers: [String] = []
         for file in files {
             let lines = try String(contentsOf: tasks.appendingPathComponent(file), encoding: .utf8).split(separator: "\n")
-            for line in lines where line.contains("resetBody()") && !line.contains("func resetBody()")
+            for line in lines
+            where line.contains("resetBody()") && !line.contains("func resetBody()")
                 && !line.trimmingCharacters(in: .whitespaces).hasPrefix("//")
             {
                 callers.append("\(file): \(line.trimmingCharacters(in: .whitespaces))")

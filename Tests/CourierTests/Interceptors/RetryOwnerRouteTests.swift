@@ -44,9 +44,10 @@ final class RetryOwnerRouteTests: XCTestCase {
     private func download(split: DownloadSplit) -> TransferTask.Kind {
         var policy = DownloadPolicy()
         policy.split = split
-        return .download(DownloadPlan(
-            destination: .file(FileManager.default.temporaryDirectory.appendingPathComponent("route-\(UUID().uuidString)")),
-            policy: policy, validation: .default, partialFile: nil, resumeFrom: nil))
+        return .download(
+            DownloadPlan(
+                destination: .file(FileManager.default.temporaryDirectory.appendingPathComponent("route-\(UUID().uuidString)")),
+                policy: policy, validation: .default, partialFile: nil, resumeFrom: nil))
     }
 
     /// What one transfer kind's decision does after a lost connection with no route: the owner of

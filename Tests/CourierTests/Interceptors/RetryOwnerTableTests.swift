@@ -102,14 +102,17 @@ final class RetryOwnerTableTests: CourierTestCase {
         case .unauthorized:
             let server = try ScriptedServer { request, _ in
                 guard request.header("Authorization") == "Bearer new" else {
-                    return .response(status: 401, reason: "Unauthorized", headers: [
-                        ("WWW-Authenticate", "Bearer"), ("Content-Length", "0"),
-                    ])
+                    return .response(
+                        status: 401, reason: "Unauthorized",
+                        headers: [
+                            ("WWW-Authenticate", "Bearer"), ("Content-Length", "0"),
+                        ])
                 }
                 if request.header("Accept")?.contains("text/event-stream") == true {
                     // An event, then silence: the stream is ended by its reader, never reconnects.
-                    return .response(status: 200, headers: [("Content-Type", "text/event-stream")],
-                                     body: Data("data: ok\n\n".utf8), ending: .hang)
+                    return .response(
+                        status: 200, headers: [("Content-Type", "text/event-stream")],
+                        body: Data("data: ok\n\n".utf8), ending: .hang)
                 }
                 return .response(status: 200, headers: [("Content-Length", "2"), ("ETag", "\"v1\"")], body: Data("ok".utf8))
             }

@@ -18,7 +18,8 @@ final class TransientTests: XCTestCase {
         XCTAssertFalse(CourierError.Code.dnsFailed.isTransient, "a name that did not resolve fails the same way again")
         XCTAssertFalse(CourierError.Code.tlsFailed.isTransient, "so does a certificate")
         XCTAssertFalse(CourierError.Code.deadlineExceeded.isTransient, "the task's time is spent")
-        XCTAssertFalse(CourierError.Code.networkUnreachable.isTransient, "the next attempt meets the same routing table: wait for a route instead")
+        XCTAssertFalse(
+            CourierError.Code.networkUnreachable.isTransient, "the next attempt meets the same routing table: wait for a route instead")
         XCTAssertTrue(CourierError.Code.networkUnreachable.isTransport, "nothing reached a server")
     }
 

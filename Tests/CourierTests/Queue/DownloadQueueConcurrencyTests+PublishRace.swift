@@ -74,9 +74,10 @@ extension DownloadQueueConcurrencyTests {
             // rounds left 2 to 80 items whose state contradicted the disk, every run.)
             for index in 0..<count {
                 let id = "r\(round)-\(index)"
-                try queue.add(.init(
-                    url: server.url("/bytes/\(size)?seed=\(index)&chunk=8192&chunk_delay_ms=1"),
-                    to: out.appendingPathComponent(id), id: id))
+                try queue.add(
+                    .init(
+                        url: server.url("/bytes/\(size)?seed=\(index)&chunk=8192&chunk_delay_ms=1"),
+                        to: out.appendingPathComponent(id), id: id))
                 let (hit, delay) = hits[index]
                 hitsDone.enter()
                 DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(delay)) {
@@ -128,7 +129,9 @@ extension DownloadQueueConcurrencyTests {
                 let id = "r\(round)-\(index)"
                 let state = queue.item(id).map { "\($0.state)".prefix { $0 != "(" } } ?? "removed"
                 let published = FileManager.default.fileExists(atPath: out.appendingPathComponent(id).path)
-                let note = state != "removed" || !published ? "" : completed.withLock { $0.contains(id) } ? " after completing" : " while publishing"
+                let note =
+                    state != "removed" || !published
+                    ? "" : completed.withLock { $0.contains(id) } ? " after completing" : " while publishing"
                 outcomes["\(hits[index].0) → \(state)\(note)", default: 0] += 1
             }
             let stopped = expectation(description: "stopped")

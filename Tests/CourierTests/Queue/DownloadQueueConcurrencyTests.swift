@@ -23,7 +23,10 @@ final class DownloadQueueConcurrencyTests: CourierTestCase {
                 group.addTask {
                     for index in 0..<15 {
                         let id = "w\(worker)-\(index)"
-                        try queue.add(.init(url: server.url("/bytes/20000?seed=\(index)&chunk=4096&chunk_delay_ms=1"), to: out.appendingPathComponent(id), id: id))
+                        try queue.add(
+                            .init(
+                                url: server.url("/bytes/20000?seed=\(index)&chunk=4096&chunk_delay_ms=1"),
+                                to: out.appendingPathComponent(id), id: id))
                         switch index % 5 {
                         case 1: try queue.pause(id)
                         case 2:

@@ -165,10 +165,12 @@ final class DownloadQueueReconcileTests: CourierTestCase {
         try Data("mine".utf8).write(to: file("a"))
 
         // When a list with both is reconciled
-        XCTAssertThrowsError(try queue.reconcile([
-            .init(url: server.url("/files/other.bin"), to: file("p"), id: "p"),
-            .init(url: server.url("/files/small.bin"), to: file("a"), id: "a", sha256: sha256(small)),
-        ])) { error in
+        XCTAssertThrowsError(
+            try queue.reconcile([
+                .init(url: server.url("/files/other.bin"), to: file("p"), id: "p"),
+                .init(url: server.url("/files/small.bin"), to: file("a"), id: "a", sha256: sha256(small)),
+            ])
+        ) { error in
             // Then it is a typed error naming the file, and nothing was changed or fetched
             XCTAssertEqual((error as? CourierError)?.code, .destinationFailed)
             XCTAssertEqual((error as? CourierError)?.url?.path, file("a").path)

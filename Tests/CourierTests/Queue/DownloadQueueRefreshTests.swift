@@ -73,7 +73,9 @@ final class DownloadQueueRefreshTests: CourierTestCase {
         // Given a journal that says the item is running (its `completed` record never made it)
         var queue: DownloadQueue? = try DownloadQueue(directory: queueDirectory, manager: manager)
         try queue!.add(.init(url: server.url("/drip?numbytes=5&duration_ms=3000"), to: file("p"), id: "p", expectedLength: 1000))
-        waitUntil("running", timeout: 5) { if case .running = queue!.item("p")?.state { return true }; return false }
+        waitUntil("running", timeout: 5) {
+            if case .running = queue!.item("p")?.state { return true }; return false
+        }
         // the process dies here; the download had published its file
         let partial = queue!.partialFile(for: "p")
         queue!.journal.close()
@@ -101,7 +103,9 @@ final class DownloadQueueRefreshTests: CourierTestCase {
         // Given a journal that says the item is running (its `completed` record never made it)
         var queue: DownloadQueue? = try DownloadQueue(directory: queueDirectory, manager: manager)
         try queue!.add(.init(url: server.url("/drip?numbytes=5&duration_ms=3000"), to: file("l"), id: "l", expectedLength: 1000))
-        waitUntil("running", timeout: 5) { if case .running = queue!.item("l")?.state { return true }; return false }
+        waitUntil("running", timeout: 5) {
+            if case .running = queue!.item("l")?.state { return true }; return false
+        }
         let partial = queue!.partialFile(for: "l")
         let record = DownloadPolicy.recordFile(for: partial)
         queue!.journal.close()
@@ -127,7 +131,9 @@ final class DownloadQueueRefreshTests: CourierTestCase {
     func testAWrongFileFoundOnReopeningFailsTheItemAndIsNotCalledComplete() throws {
         var queue: DownloadQueue? = try DownloadQueue(directory: queueDirectory, manager: manager)
         try queue!.add(.init(url: server.url("/drip?numbytes=5&duration_ms=3000"), to: file("w"), id: "w", expectedLength: 1000))
-        waitUntil("running", timeout: 5) { if case .running = queue!.item("w")?.state { return true }; return false }
+        waitUntil("running", timeout: 5) {
+            if case .running = queue!.item("w")?.state { return true }; return false
+        }
         let partial = queue!.partialFile(for: "w")
         queue!.journal.close()
         queue = nil

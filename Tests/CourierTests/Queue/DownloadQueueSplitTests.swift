@@ -17,10 +17,12 @@ final class DownloadQueueSplitTests: CourierTestCase {
     override func makeConfiguration() -> SessionManager.Configuration {
         var configuration = super.makeConfiguration()
         let most = mostConnections
-        configuration.eventMonitors = [ClosureEventMonitor(onEvent: { task, event in
-            guard case .connections(let crew) = event, let path = task.originalRequest.url?.path else { return }
-            most.withLock { $0[path] = max($0[path] ?? 0, crew.connections.count) }
-        })]
+        configuration.eventMonitors = [
+            ClosureEventMonitor(onEvent: { task, event in
+                guard case .connections(let crew) = event, let path = task.originalRequest.url?.path else { return }
+                most.withLock { $0[path] = max($0[path] ?? 0, crew.connections.count) }
+            })
+        ]
         return configuration
     }
 
@@ -44,7 +46,9 @@ final class DownloadQueueSplitTests: CourierTestCase {
                 list.append(Held(path: request.path, start: clock()))
                 return list.count - 1
             }
-            inFlight.withLock { $0.now += 1; $0.peak = max($0.peak, $0.now) }
+            inFlight.withLock {
+                $0.now += 1; $0.peak = max($0.peak, $0.now)
+            }
             usleep(300_000)
             inFlight.withLock { $0.now -= 1 }
             held.withLock { $0[index].end = clock() }
@@ -66,9 +70,10 @@ final class DownloadQueueSplitTests: CourierTestCase {
         }
 
         // When two items that ask for 4 connections each are added
-        try queue.add(contentsOf: ["a", "b"].map { name in
-            DownloadQueue.NewItem(url: scripted.url("/\(name)"), to: file(name), id: name, split: .connections(4))
-        })
+        try queue.add(
+            contentsOf: ["a", "b"].map { name in
+                DownloadQueue.NewItem(url: scripted.url("/\(name)"), to: file(name), id: name, split: .connections(4))
+            })
         waitUntil("both items finished", timeout: 20) { queue.items.allSatisfy { $0.state.isFinished } }
 
         // Then both are complete, the first held the host's 4 connections and the second waited
@@ -111,8 +116,10 @@ final class DownloadQueueSplitTests: CourierTestCase {
 
         // When an item split 3 and then one split 4 are added together
         try queue.add(contentsOf: [
-            DownloadQueue.NewItem(url: server.url("/files/a.bin?chunk=65536&chunk_delay_ms=5"), to: file("a.bin"), id: "a", split: .connections(3)),
-            DownloadQueue.NewItem(url: server.url("/files/b.bin?chunk=65536&chunk_delay_ms=5"), to: file("b.bin"), id: "b", split: .connections(4)),
+            DownloadQueue.NewItem(
+                url: server.url("/files/a.bin?chunk=65536&chunk_delay_ms=5"), to: file("a.bin"), id: "a", split: .connections(3)),
+            DownloadQueue.NewItem(
+                url: server.url("/files/b.bin?chunk=65536&chunk_delay_ms=5"), to: file("b.bin"), id: "b", split: .connections(4)),
         ])
         waitUntil("both items finished", timeout: 60) { queue.items.allSatisfy { $0.state.isFinished } }
 
@@ -169,13 +176,14 @@ final class DownloadQueueSplitTests: CourierTestCase {
         // When 20 split items are added, 10 per host, asking for 1 to 6 connections (so the
         // grants change from one item to the next)
         let splits = [6, 2, 4, 1, 3, 6, 1, 5, 2, 4]
-        try queue.add(contentsOf: hosts.enumerated().flatMap { hostIndex, host in
-            (0..<10).map { index in
-                DownloadQueue.NewItem(
-                    url: host.url("/files/f\(index).bin?chunk=65536&chunk_delay_ms=4"), to: file("h\(hostIndex)-\(index).bin"),
-                    id: "h\(hostIndex)-\(index)", split: splits[index] == 1 ? .off : .connections(splits[index]))
-            }
-        })
+        try queue.add(
+            contentsOf: hosts.enumerated().flatMap { hostIndex, host in
+                (0..<10).map { index in
+                    DownloadQueue.NewItem(
+                        url: host.url("/files/f\(index).bin?chunk=65536&chunk_delay_ms=4"), to: file("h\(hostIndex)-\(index).bin"),
+                        id: "h\(hostIndex)-\(index)", split: splits[index] == 1 ? .off : .connections(splits[index]))
+                }
+            })
         finish(queue)
 
         // Then every file is exact, and neither server ever had more than 6 TCP connections open
@@ -205,9 +213,10 @@ final class DownloadQueueSplitTests: CourierTestCase {
         configuration.maximumRunning = 4
         configuration.maximumRunningPerHost = 4
         let queue = try DownloadQueue(directory: queueDirectory, manager: manager, configuration: configuration)
-        try queue.add(DownloadQueue.NewItem(
-            url: server.url("/files/split.bin?chunk=65536&chunk_delay_ms=5"), to: file("split.bin"), id: "split",
-            split: .connections(4)))
+        try queue.add(
+            DownloadQueue.NewItem(
+                url: server.url("/files/split.bin?chunk=65536&chunk_delay_ms=5"), to: file("split.bin"), id: "split",
+                split: .connections(4)))
         waitUntil("the split item finished", timeout: 30) { queue.item("split")?.state.isFinished == true }
         XCTAssertEqual(mostConnections.withLock { $0["/files/split.bin"] }, 4, "the item used its 4 connections")
         // Its connections close at once, as the server counts (a loaded machine's server thread may
@@ -218,11 +227,12 @@ final class DownloadQueueSplitTests: CourierTestCase {
         server.resetPeakOpenConnections()
 
         // When four single items then run side by side
-        try queue.add(contentsOf: (0..<4).map { index in
-            DownloadQueue.NewItem(
-                url: server.url("/files/single\(index).bin?chunk=65536&chunk_delay_ms=10"), to: file("single\(index).bin"),
-                id: "single\(index)")
-        })
+        try queue.add(
+            contentsOf: (0..<4).map { index in
+                DownloadQueue.NewItem(
+                    url: server.url("/files/single\(index).bin?chunk=65536&chunk_delay_ms=10"), to: file("single\(index).bin"),
+                    id: "single\(index)")
+            })
         finish(queue)
 
         // Then the server never had more than 4 connections open: the split item's further

@@ -26,14 +26,16 @@ final class DownloadQueueTests: CourierTestCase {
     func testItemsAreDownloadedPublishedAndAnnouncedInOrder() async throws {
         let queue = try makeQueue()
         let changes = queue.changes()
-        let items = try queue.add(contentsOf: (1...8).map { index in
-            DownloadQueue.NewItem(url: server.url("/bytes/\(10_000 * index)?seed=\(index)"), to: file("f\(index)"), id: "item-\(index)")
-        })
+        let items = try queue.add(
+            contentsOf: (1...8).map { index in
+                DownloadQueue.NewItem(url: server.url("/bytes/\(10_000 * index)?seed=\(index)"), to: file("f\(index)"), id: "item-\(index)")
+            })
         XCTAssertEqual(items.map(\.id), (1...8).map { "item-\($0)" })
         waitForAll(queue)
         for index in 1...8 {
             XCTAssertEqual(queue.item("item-\(index)")?.state, .completed(file("f\(index)")))
-            XCTAssertEqual(try Data(contentsOf: file("f\(index)")), TestServer.deterministicBytes(count: 10_000 * index, seed: UInt64(index)))
+            XCTAssertEqual(
+                try Data(contentsOf: file("f\(index)")), TestServer.deterministicBytes(count: 10_000 * index, seed: UInt64(index)))
         }
         // Each item: queued, running…, completed — never out of order.
         var seen: [String: [String]] = [:]
@@ -129,7 +131,9 @@ final class DownloadQueueTests: CourierTestCase {
         var queue: DownloadQueue? = try makeQueue()
         try queue!.add(.init(url: server.url("/bytes/2000000?chunk=16384&chunk_delay_ms=5"), to: file("c"), id: "c"))
         try queue!.add(.init(url: server.url("/bytes/10"), to: file("d"), id: "d"))
-        waitUntil("c runs", timeout: 5) { if case .running(let r, _) = queue!.item("c")?.state { return r > 0 }; return false }
+        waitUntil("c runs", timeout: 5) {
+            if case .running(let r, _) = queue!.item("c")?.state { return r > 0 }; return false
+        }
         try queue!.cancel("c")
         XCTAssertEqual(queue!.item("c")?.state, .cancelled)
         waitUntil("d completed", timeout: 10) { queue!.item("d")?.state.isFinished == true }
@@ -247,7 +251,9 @@ final class DownloadQueueTests: CourierTestCase {
 
     func testAddingAnItemIsOneSmallJournalRecordWhateverTheQueueHolds() throws {
         // Given 2,000 finished items
-        let queue = try makeQueue { $0.maximumRunning = 8; $0.maximumRunningPerHost = 8 }
+        let queue = try makeQueue {
+            $0.maximumRunning = 8; $0.maximumRunningPerHost = 8
+        }
         try queue.add(contentsOf: (0..<2000).map { .init(url: server.url("/bytes/1?i=\($0)"), to: file("many/\($0)")) })
         waitForAll(queue, timeout: 120)
         // When one more is added, the journal grows by one record, not by a rewrite

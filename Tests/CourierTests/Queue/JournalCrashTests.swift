@@ -86,7 +86,9 @@ final class JournalCrashTests: JournalTestCase {
     /// Reopens the journal after a run whose output was `lines` and checks it (see the class
     /// comment); updates ``found`` and ``verified``. Returns what replay reported.
     @discardableResult
-    private func check(after lines: [String], threads: Int, file: StaticString = #filePath, line: UInt = #line) throws
+    private func check(
+        after lines: [String], threads: Int, file: StaticString = #filePath, line: UInt = #line
+    ) throws
         -> Journal.Report
     {
         let (journal, records, report) = try open(file: file, line: line)

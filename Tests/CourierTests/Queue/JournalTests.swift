@@ -201,7 +201,8 @@ final class JournalTests: JournalTestCase {
 
     func testALockFileLeftByADeadProcessDoesNotKeepAnyoneOut() throws {
         try FileManager.default.createDirectory(at: queue, withIntermediateDirectories: false)
-        XCTAssertTrue(FileManager.default.createFile(atPath: lockFile.path, contents: Data("999999\n".utf8), attributes: [.posixPermissions: 0o600]))
+        XCTAssertTrue(
+            FileManager.default.createFile(atPath: lockFile.path, contents: Data("999999\n".utf8), attributes: [.posixPermissions: 0o600]))
         let (journal, _, _) = try open()
         journal.close()
     }

@@ -117,10 +117,12 @@ final class QueueConnectionCapTests: XCTestCase {
         // Given two new items, one unsplit and one split
         var state = DownloadQueue.QueueState()
         let file = URL(fileURLWithPath: "/tmp/courier-old/a")
-        XCTAssertNil(state.insert(DownloadQueue.NewItem(url: URL(string: "http://h:80/a")!, to: file, id: "old"), id: "old", completed: false))
-        XCTAssertNil(state.insert(
-            DownloadQueue.NewItem(url: URL(string: "http://h:80/b")!, to: file, id: "new", split: .automatic(upTo: 6)), id: "new",
-            completed: false))
+        XCTAssertNil(
+            state.insert(DownloadQueue.NewItem(url: URL(string: "http://h:80/a")!, to: file, id: "old"), id: "old", completed: false))
+        XCTAssertNil(
+            state.insert(
+                DownloadQueue.NewItem(url: URL(string: "http://h:80/b")!, to: file, id: "new", split: .automatic(upTo: 6)), id: "new",
+                completed: false))
         // When their records are written
         let records = state.records.map { String(decoding: $0, as: UTF8.self) }
         // Then the unsplit one has no split key (older versions read it as they always have),

@@ -113,10 +113,12 @@ final class QueueDecisionTests: XCTestCase {
         let failed = State.failed(Self.failure)
         let rows: [Row] = [
             Row(request: .pause, state: .queued, after: "paused", records: ["state:paused"], actions: ["emit:paused"]),
-            Row(request: .pause, state: Self.running, phase: .active, after: "paused", records: ["state:paused"],
+            Row(
+                request: .pause, state: Self.running, phase: .active, after: "paused", records: ["state:paused"],
                 actions: ["emit:paused", "stopTask(keep)"], phaseAfter: .ending),
             // Completion wins over a late pause: nothing is decided.
-            Row(request: .pause, state: Self.running, phase: .publishing, after: "running", records: [], actions: [],
+            Row(
+                request: .pause, state: Self.running, phase: .publishing, after: "running", records: [], actions: [],
                 phaseAfter: .publishing),
             Row(request: .pause, state: .paused, after: "paused", records: [], actions: []),
             Row(request: .pause, state: failed, after: "failed(timedOut)", records: [], actions: []),
@@ -127,31 +129,40 @@ final class QueueDecisionTests: XCTestCase {
             Row(request: .resume, state: failed, after: "queued", records: ["state:queued"], actions: ["emit:queued"]),
             Row(request: .resume, state: .cancelled, after: "queued", records: ["state:queued"], actions: ["emit:queued"]),
             Row(request: .resume, state: .queued, after: "queued", records: [], actions: []),
-            Row(request: .resume, state: Self.running, phase: .active, after: "running", records: [], actions: [],
+            Row(
+                request: .resume, state: Self.running, phase: .active, after: "running", records: [], actions: [],
                 phaseAfter: .active),
-            Row(request: .resume, state: Self.running, phase: .publishing, after: "running", records: [], actions: [],
+            Row(
+                request: .resume, state: Self.running, phase: .publishing, after: "running", records: [], actions: [],
                 phaseAfter: .publishing),
             Row(request: .resume, state: .completed(file), after: "completed", records: [], actions: []),
 
-            Row(request: .cancel, state: .queued, after: "cancelled", records: ["state:cancelled"],
+            Row(
+                request: .cancel, state: .queued, after: "cancelled", records: ["state:cancelled"],
                 actions: ["emit:cancelled", "removePartialFiles"]),
-            Row(request: .cancel, state: Self.running, phase: .active, after: "cancelled", records: ["state:cancelled"],
+            Row(
+                request: .cancel, state: Self.running, phase: .active, after: "cancelled", records: ["state:cancelled"],
                 actions: ["stopTask(discard)", "emit:cancelled", "removePartialFiles"], phaseAfter: .ending),
             // A cancel after publication reports completion: the file is never deleted.
-            Row(request: .cancel, state: Self.running, phase: .publishing, after: "running", records: [], actions: [],
+            Row(
+                request: .cancel, state: Self.running, phase: .publishing, after: "running", records: [], actions: [],
                 phaseAfter: .publishing),
-            Row(request: .cancel, state: .paused, after: "cancelled", records: ["state:cancelled"],
+            Row(
+                request: .cancel, state: .paused, after: "cancelled", records: ["state:cancelled"],
                 actions: ["emit:cancelled", "removePartialFiles"]),
-            Row(request: .cancel, state: failed, after: "cancelled", records: ["state:cancelled"],
+            Row(
+                request: .cancel, state: failed, after: "cancelled", records: ["state:cancelled"],
                 actions: ["emit:cancelled", "removePartialFiles"]),
             Row(request: .cancel, state: .cancelled, after: "cancelled", records: [], actions: []),
             Row(request: .cancel, state: .completed(file), after: "completed", records: [], actions: []),
 
             Row(request: .remove, state: .queued, after: nil, records: ["remove"], actions: ["removePartialFiles"]),
-            Row(request: .remove, state: Self.running, phase: .active, after: nil, records: ["remove"],
+            Row(
+                request: .remove, state: Self.running, phase: .active, after: nil, records: ["remove"],
                 actions: ["stopTask(discard)", "removePartialFiles"], phaseAfter: .ending),
             // The rename finishes and the file stays; the run's outcome is no item's now.
-            Row(request: .remove, state: Self.running, phase: .publishing, after: nil, records: ["remove"], actions: [],
+            Row(
+                request: .remove, state: Self.running, phase: .publishing, after: nil, records: ["remove"], actions: [],
                 phaseAfter: .ending),
             Row(request: .remove, state: .paused, after: nil, records: ["remove"], actions: ["removePartialFiles"]),
             Row(request: .remove, state: failed, after: nil, records: ["remove"], actions: ["removePartialFiles"]),

@@ -127,7 +127,9 @@ final class QueueReconcilePlanTests: XCTestCase {
         _ = DownloadQueue.plan(
             journal: ["a": item("a", .paused), "b": item("b", .queued, sha256: shaA)],
             list: [new("a"), new("b", sha256: shaB), new("c")], unlisted: .pause, replacingExistingFiles: false,
-            onDisk: { asked.append($0.id!); return .absent })
+            onDisk: {
+                asked.append($0.id!); return .absent
+            })
         XCTAssertEqual(asked, ["b", "c"])
     }
 

@@ -35,7 +35,8 @@ final class NetlinkParserTests: XCTestCase {
     func testALinkAnAddressAndARouteInOneDatagramAreAllRead() {
         // Given one datagram with a link, an address and a default route, then NLMSG_DONE
         let address = [UInt8(2), 24, 0, 0] + le32(2) + attribute(1, [10, 77, 0, 1])
-        let datagram = message(16, link(index: 2, flags: 0x41 | 0x1000, name: "eth0")) + message(20, address)
+        let datagram =
+            message(16, link(index: 2, flags: 0x41 | 0x1000, name: "eth0")) + message(20, address)
             + message(24, route(destinationLength: 0, gateway: [10, 77, 0, 2], outputInterface: 2)) + message(3, le32(0))
 
         // When it is parsed
@@ -44,25 +45,32 @@ final class NetlinkParserTests: XCTestCase {
         // Then each is what was sent, in order
         XCTAssertEqual(messages.count, 4)
         XCTAssertEqual(messages[0], .link(.init(index: 2, hardwareType: 1, flags: 0x1041, name: "eth0"), removed: false))
-        XCTAssertEqual(messages[1], .address(.init(family: 2, prefixLength: 24, scope: 0, index: 2, bytes: [10, 77, 0, 1]), removed: false))
+        XCTAssertEqual(
+            messages[1], .address(.init(family: 2, prefixLength: 24, scope: 0, index: 2, bytes: [10, 77, 0, 1]), removed: false))
         XCTAssertEqual(
             messages[2],
-            .route(.init(family: 2, destinationLength: 0, table: 254, type: 1, destination: nil, gateway: [10, 77, 0, 2], outputInterface: 2), removed: false))
+            .route(
+                .init(family: 2, destinationLength: 0, table: 254, type: 1, destination: nil, gateway: [10, 77, 0, 2], outputInterface: 2),
+                removed: false))
         XCTAssertEqual(messages[3], .done)
     }
 
     func testRemovalsAndErrorsAreToldApart() {
         let datagram = message(17, link(index: 3, flags: 0, name: "wlan0")) + message(2, le32(UInt32(bitPattern: -13)))
-        XCTAssertEqual(NetlinkMessage.parse(datagram), [
-            .link(.init(index: 3, hardwareType: 1, flags: 0, name: "wlan0"), removed: true), .error(code: -13),
-        ])
+        XCTAssertEqual(
+            NetlinkMessage.parse(datagram),
+            [
+                .link(.init(index: 3, hardwareType: 1, flags: 0, name: "wlan0"), removed: true), .error(code: -13),
+            ])
     }
 
     // MARK: - Truncated and oversized
 
     func testEveryTruncationOfAValidDatagramParsesWithoutTrapping() {
         // Given a valid datagram of three messages
-        let datagram = message(16, link(index: 1, flags: 0x49, name: "lo")) + message(24, route(destinationLength: 0, gateway: [1, 2, 3, 4], outputInterface: 1))
+        let datagram =
+            message(16, link(index: 1, flags: 0x49, name: "lo"))
+            + message(24, route(destinationLength: 0, gateway: [1, 2, 3, 4], outputInterface: 1))
             + message(3, le32(0))
 
         // When every prefix of it is parsed, Then none traps, and a message is read only when whole
@@ -104,9 +112,11 @@ final class NetlinkParserTests: XCTestCase {
     }
 
     func testUnknownTypesAreSkippedAndTheWalkGoesOn() {
-        XCTAssertEqual(NetlinkMessage.parse(message(28, [1, 2, 3, 4]) + message(1, []) + message(3, le32(0))), [
-            .other(type: 28), .other(type: 1), .done,
-        ])
+        XCTAssertEqual(
+            NetlinkMessage.parse(message(28, [1, 2, 3, 4]) + message(1, []) + message(3, le32(0))),
+            [
+                .other(type: 28), .other(type: 1), .done,
+            ])
     }
 
     func testAttributesWithBadLengthsEndTheAttributesNotTheMessage() {
@@ -123,10 +133,12 @@ final class NetlinkParserTests: XCTestCase {
     func testAddressesAndGatewaysOfTheWrongSizeAreIgnored() {
         let address = [UInt8(2), 24, 0, 0] + le32(2) + attribute(1, [10, 77, 0])
         let route = route(destinationLength: 0, gateway: [1, 2, 3], outputInterface: nil) + attribute(4, [1, 2])
-        XCTAssertEqual(NetlinkMessage.parse(message(20, address) + message(24, route)), [
-            .address(.init(family: 2, prefixLength: 24, scope: 0, index: 2, bytes: nil), removed: false),
-            .route(.init(family: 2, destinationLength: 0, table: 254, type: 1), removed: false),
-        ])
+        XCTAssertEqual(
+            NetlinkMessage.parse(message(20, address) + message(24, route)),
+            [
+                .address(.init(family: 2, prefixLength: 24, scope: 0, index: 2, bytes: nil), removed: false),
+                .route(.init(family: 2, destinationLength: 0, table: 254, type: 1), removed: false),
+            ])
     }
 
     func testANameThatIsNotUTF8OrWouldLeaveSysfsIsHarmless() {
@@ -155,7 +167,8 @@ final class NetlinkParserTests: XCTestCase {
         let up = NetlinkMessage.Link(index: 2, hardwareType: 1, flags: 0x41, name: "eth0")
         let noCarrier = NetlinkMessage.Link(index: 2, hardwareType: 1, flags: 0x1, name: "eth0")
         let lo = NetlinkMessage.Link(index: 1, hardwareType: 772, flags: 0x49, name: "lo")
-        let defaultRoute = NetlinkMessage.Route(family: 2, destinationLength: 0, table: 254, type: 1, gateway: [192, 0, 2, 1], outputInterface: 2)
+        let defaultRoute = NetlinkMessage.Route(
+            family: 2, destinationLength: 0, table: 254, type: 1, gateway: [192, 0, 2, 1], outputInterface: 2)
         var otherTable = defaultRoute
         otherTable.table = 100
         var blackhole = defaultRoute

@@ -22,7 +22,9 @@ final class NetworkMonitorTests: XCTestCase {
         // And a wait for a route is not held (nothing could end it): it lets the request go
         let outcome = Box<NetworkMonitor.RouteWait>()
         let done = expectation(description: "wait")
-        monitor.waitForRoute(to: "198.18.0.1", timeout: .seconds(30)) { outcome.append($0); done.fulfill() }
+        monitor.waitForRoute(to: "198.18.0.1", timeout: .seconds(30)) {
+            outcome.append($0); done.fulfill()
+        }
         wait(for: [done], timeout: 5)
         if HostReachability.of(host: "198.18.0.1").isUnreachable {
             guard case .unmonitored? = outcome.first else { return XCTFail("\(String(describing: outcome.first))") }

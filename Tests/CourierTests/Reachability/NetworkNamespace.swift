@@ -56,7 +56,8 @@ final class NetworkNamespace {
 
     private static func run(_ arguments: [String]) -> (status: Int32, output: String) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") ? "/usr/sbin/ip" : "/sbin/ip")
+        process.executableURL = URL(
+            fileURLWithPath: FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") ? "/usr/sbin/ip" : "/sbin/ip")
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
@@ -80,7 +81,8 @@ final class ChildProcess: @unchecked Sendable {  // safe: `lines` is only touche
     private var ended = false
 
     init(_ arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") ? "/usr/sbin/ip" : "/sbin/ip")
+        process.executableURL = URL(
+            fileURLWithPath: FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") ? "/usr/sbin/ip" : "/sbin/ip")
         process.arguments = arguments
         process.standardInput = input
         process.standardOutput = output

@@ -41,7 +41,8 @@ final class NetworkNamespaceTests: XCTestCase {
         namespace.ip("link", "set", "lo", "up")
 
         // Then the path shows it up with its address, and the status stays unsatisfied (no way out)
-        let up = try XCTUnwrap(child.waitForLine(from: ready.index) { $0.contains("lo:loopback:up:carrier:127.0.0.1/8") }, "\(child.allLines)")
+        let up = try XCTUnwrap(
+            child.waitForLine(from: ready.index) { $0.contains("lo:loopback:up:carrier:127.0.0.1/8") }, "\(child.allLines)")
         XCTAssertTrue(up.line.hasPrefix("path unsatisfied"), up.line)
 
         // When it goes down again, Then the monitor says so
@@ -58,12 +59,14 @@ final class NetworkNamespaceTests: XCTestCase {
 
         // When the address is added, Then the path lists it
         namespace.ip("addr", "add", "10.77.0.1/24", "dev", "courier-test-a")
-        seen = try XCTUnwrap(child.waitForLine(from: seen.index) { $0.contains("courier-test-a:virtual:up:carrier:10.77.0.1/24") }, "\(child.allLines)")
+        seen = try XCTUnwrap(
+            child.waitForLine(from: seen.index) { $0.contains("courier-test-a:virtual:up:carrier:10.77.0.1/24") }, "\(child.allLines)")
         XCTAssertTrue(seen.line.hasPrefix("path unsatisfied"), seen.line)
 
         // When a default route through the peer is added, Then the path is satisfied over the veth
         namespace.ip("route", "add", "default", "via", "10.77.0.2", "dev", "courier-test-a")
-        seen = try XCTUnwrap(child.waitForLine(from: seen.index) { $0.hasPrefix("path satisfied in-use=courier-test-a ") }, "\(child.allLines)")
+        seen = try XCTUnwrap(
+            child.waitForLine(from: seen.index) { $0.hasPrefix("path satisfied in-use=courier-test-a ") }, "\(child.allLines)")
 
         // When the route is removed, Then it is unsatisfied again
         namespace.ip("route", "del", "default")
@@ -71,7 +74,11 @@ final class NetworkNamespaceTests: XCTestCase {
 
         // When the address is removed, Then the interface has none
         namespace.ip("addr", "del", "10.77.0.1/24", "dev", "courier-test-a")
-        XCTAssertNotNil(child.waitForLine(from: seen.index + 1) { $0.contains("courier-test-a:virtual:up:carrier:fe80") || $0.contains("courier-test-a:virtual:up:carrier:,") || $0.hasSuffix("courier-test-a:virtual:up:carrier:") }, "\(child.allLines)")
+        XCTAssertNotNil(
+            child.waitForLine(from: seen.index + 1) {
+                $0.contains("courier-test-a:virtual:up:carrier:fe80") || $0.contains("courier-test-a:virtual:up:carrier:,")
+                    || $0.hasSuffix("courier-test-a:virtual:up:carrier:")
+            }, "\(child.allLines)")
     }
 
     func testThePerHostAnswerFlipsAsRoutesChange() throws {
@@ -187,7 +194,9 @@ extension NetworkNamespaceTests {
 
         // When lo goes down mid-transfer, Then the item goes back to the queue (its bytes kept), not failed
         namespace.ip("link", "set", "lo", "down")
-        let requeued = try XCTUnwrap(child.waitForLine(from: running.index, timeout: 15) { $0.hasPrefix("item queued") || $0.hasPrefix("item failed") }, "\(child.allLines)")
+        let requeued = try XCTUnwrap(
+            child.waitForLine(from: running.index, timeout: 15) { $0.hasPrefix("item queued") || $0.hasPrefix("item failed") },
+            "\(child.allLines)")
         XCTAssertEqual(requeued.line, "item queued")
 
         // When lo comes back, Then the download continues with Range and the file is whole
@@ -211,7 +220,8 @@ extension NetworkNamespaceTests {
 
         // Then it fails at once with exit 3, saying the network is the problem, and saves nothing
         XCTAssertEqual(status, 3, "\(child.allLines)")
-        XCTAssertTrue(child.allLines.contains { $0.contains("the network is unreachable") && $0.contains("--wait-for-network") }, "\(child.allLines)")
+        XCTAssertTrue(
+            child.allLines.contains { $0.contains("the network is unreachable") && $0.contains("--wait-for-network") }, "\(child.allLines)")
         XCTAssertFalse(FileManager.default.fileExists(atPath: output.path))
     }
 
@@ -227,10 +237,13 @@ extension NetworkNamespaceTests {
         defer { unlink(output.path) }
 
         // When courier gets with --wait-for-network 20
-        let child = try namespace.spawn(["get", "\(base)/bytes/4096", "-o", output.path, "--wait-for-network", "20"], executable: NetworkNamespace.courier)
+        let child = try namespace.spawn(
+            ["get", "\(base)/bytes/4096", "-o", output.path, "--wait-for-network", "20"], executable: NetworkNamespace.courier)
 
         // Then it says it waits; When lo comes up, Then it says the network is back and downloads the file
-        XCTAssertNotNil(child.waitForLine { $0.contains("the network is unreachable (no route to 127.0.0.1); waiting up to 20 s") }, "\(child.allLines)")
+        XCTAssertNotNil(
+            child.waitForLine { $0.contains("the network is unreachable (no route to 127.0.0.1); waiting up to 20 s") }, "\(child.allLines)"
+        )
         namespace.ip("link", "set", "lo", "up")
         XCTAssertEqual(child.waitForExit(timeout: 15), 0, "\(child.allLines)")
         XCTAssertTrue(child.allLines.contains { $0.contains("the network is back") }, "\(child.allLines)")
@@ -267,7 +280,8 @@ extension NetworkNamespaceTests {
         XCTAssertTrue(done.line.hasPrefix("completed ids=\((1...30).map(String.init).joined(separator: ",")) "), done.line)
         let lastID = String(reconnect.line.split(separator: "=").last ?? "")
         // The last request is the reconnection after event 30, answered 204.
-        XCTAssertTrue(done.line.hasSuffix("last-event-ids=-,\(lastID),30"), "one reconnection for the outage, resuming after \(lastID): \(done.line)")
+        XCTAssertTrue(
+            done.line.hasSuffix("last-event-ids=-,\(lastID),30"), "one reconnection for the outage, resuming after \(lastID): \(done.line)")
         return child.allLines
     }
 

@@ -70,7 +70,9 @@ final class CURLDescriptionTests: XCTestCase {
         let secret = request("https://me:hunter2@h/p?page=2&access_token=s3cret&X-Amz-Signature=abc%2F1#top")
         let masked = secret.cURLDescription()
         XCTAssertTrue(masked.hasSuffix("'https://***@h/p?page=2&access_token=***&X-Amz-Signature=***#top'"), masked)
-        XCTAssertTrue(secret.cURLDescription(sensitiveHeaders: ["X-Other"]).hasSuffix("'https://***@h/p?page=2&access_token=***&X-Amz-Signature=***#top'"))
+        XCTAssertTrue(
+            secret.cURLDescription(sensitiveHeaders: ["X-Other"]).hasSuffix(
+                "'https://***@h/p?page=2&access_token=***&X-Amz-Signature=***#top'"))
         let shown = secret.cURLDescription(redaction: .none)
         XCTAssertTrue(shown.hasSuffix("'https://me:hunter2@h/p?page=2&access_token=s3cret&X-Amz-Signature=abc%2F1#top'"), shown)
 
@@ -117,21 +119,28 @@ final class CURLDescriptionTests: XCTestCase {
     // MARK: Pasting into a shell
 
     func testAShellReceivesExactlyTheArgumentsAndBody() throws {
-        let tricky = #"it's "quoted" $HOME `id` $(touch pwned) \back \\ !1 *.swift ~ ; | & < > # "#
+        let tricky =
+            #"it's "quoted" $HOME `id` $(touch pwned) \back \\ !1 *.swift ~ ; | & < > # "#
             + "\nsecond line\ttab 'again'"
         let table: [(name: String, request: URLRequest, arguments: [String], stdin: Data)] = [
-            ("quotes and metacharacters",
-             request("http://bench.invalid/p?a='1'&b=$x", method: "POST", headers: ["X-Note": tricky], body: Data(tricky.utf8)),
-             ["--globoff", "-X", "POST", "-H", "X-Note: \(tricky)", "--data-binary", tricky, "http://bench.invalid/p?a='1'&b=$x"],
-             Data()),
-            ("binary body through printf",
-             request(method: "POST", body: Data([0, 1, 0x7F, 0xFF, 0xC3, 0x28, 0x27, 0x25, 0x5C, 0x61, 0x0A, 0x30])),
-             ["--globoff", "-X", "POST", "--data-binary", "@-", "http://127.0.0.1/p"],
-             Data([0, 1, 0x7F, 0xFF, 0xC3, 0x28, 0x27, 0x25, 0x5C, 0x61, 0x0A, 0x30])),
-            ("body that curl would read as a file name",
-             request(method: "POST", body: Data("@/etc/passwd".utf8)),
-             ["--globoff", "-X", "POST", "--data-binary", "@-", "http://127.0.0.1/p"],
-             Data("@/etc/passwd".utf8)),
+            (
+                "quotes and metacharacters",
+                request("http://bench.invalid/p?a='1'&b=$x", method: "POST", headers: ["X-Note": tricky], body: Data(tricky.utf8)),
+                ["--globoff", "-X", "POST", "-H", "X-Note: \(tricky)", "--data-binary", tricky, "http://bench.invalid/p?a='1'&b=$x"],
+                Data()
+            ),
+            (
+                "binary body through printf",
+                request(method: "POST", body: Data([0, 1, 0x7F, 0xFF, 0xC3, 0x28, 0x27, 0x25, 0x5C, 0x61, 0x0A, 0x30])),
+                ["--globoff", "-X", "POST", "--data-binary", "@-", "http://127.0.0.1/p"],
+                Data([0, 1, 0x7F, 0xFF, 0xC3, 0x28, 0x27, 0x25, 0x5C, 0x61, 0x0A, 0x30])
+            ),
+            (
+                "body that curl would read as a file name",
+                request(method: "POST", body: Data("@/etc/passwd".utf8)),
+                ["--globoff", "-X", "POST", "--data-binary", "@-", "http://127.0.0.1/p"],
+                Data("@/etc/passwd".utf8)
+            ),
         ]
         for row in table {
             let (arguments, stdin) = try runInShell(row.request.cURLDescription())

@@ -10,8 +10,10 @@ final class JSONRequestSerializerTests: XCTestCase {
             ([:], "{}"),
             (["b": 1, "a": "x/y"], #"{"a":"x\/y","b":1}"#),
             (["flag": true, "off": false, "none": NSNull(), "pi": 3.5], #"{"flag":true,"none":null,"off":false,"pi":3.5}"#),
-            (["list": [1, "two", ["z": 1, "y": [] as [any Sendable]] as Parameters] as [any Sendable]],
-             #"{"list":[1,"two",{"y":[],"z":1}]}"#),
+            (
+                ["list": [1, "two", ["z": 1, "y": [] as [any Sendable]] as Parameters] as [any Sendable]],
+                #"{"list":[1,"two",{"y":[],"z":1}]}"#
+            ),
             (["text": "Grüße \"quoted\" \n"], #"{"text":"Grüße \"quoted\" \n"}"#),
         ]
         for (parameters, expected) in table {
@@ -70,11 +72,16 @@ final class JSONRequestSerializerTests: XCTestCase {
         encoder.keyEncodingStrategy = .convertToSnakeCase
         struct Item: Encodable { let itemCount: Int }
         let table: [(URLRequest, String)] = [
-            (try JSONRequestSerializer.default.serialize(
-                RequestFixtures.request(method: "PUT"), encoding: Order(id: 7, paid: true, note: nil), encoder: encoder),
-             #"{"id":7,"paid":true}"#),
-            (try JSONRequestSerializer.default.serialize(RequestFixtures.request(method: "PUT"), encoding: Item(itemCount: 2), encoder: encoder),
-             #"{"item_count":2}"#),
+            (
+                try JSONRequestSerializer.default.serialize(
+                    RequestFixtures.request(method: "PUT"), encoding: Order(id: 7, paid: true, note: nil), encoder: encoder),
+                #"{"id":7,"paid":true}"#
+            ),
+            (
+                try JSONRequestSerializer.default.serialize(
+                    RequestFixtures.request(method: "PUT"), encoding: Item(itemCount: 2), encoder: encoder),
+                #"{"item_count":2}"#
+            ),
             (try JSONRequestSerializer.default.serialize(RequestFixtures.request(method: "PUT"), encoding: [3, 1]), "[3,1]"),
         ]
         for (serialized, expected) in table {

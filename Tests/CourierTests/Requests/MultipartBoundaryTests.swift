@@ -69,7 +69,8 @@ final class MultipartBoundaryTests: MultipartTestCase {
         form.append(fileAt: try file("f.bin", content), name: "file")
 
         // Then measuring succeeds (contents are not read), but encoding fails and leaves no file
-        let framing = "--fixed\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f.bin\"\r\n"
+        let framing =
+            "--fixed\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f.bin\"\r\n"
             + "Content-Type: application/octet-stream\r\n\r\n" + "\r\n--fixed--\r\n"
         XCTAssertEqual(try form.contentLength(), Int64(content.count + framing.utf8.count))
         let errors = encodingErrors(form, measuring: false)

@@ -137,7 +137,10 @@ final class MultipartSourceTests: MultipartTestCase {
 
     func testStreamFactoryIsCalledOncePerEncodingAndNotToMeasure() throws {
         let calls = Counter()
-        let form = form(withStream: { calls.increment(); return InputStream(data: Data("abc".utf8)) }, length: 3)
+        let form = form(
+            withStream: {
+                calls.increment(); return InputStream(data: Data("abc".utf8))
+            }, length: 3)
         _ = try form.contentLength()
         XCTAssertEqual(calls.count, 0)
         _ = try form.encoded()

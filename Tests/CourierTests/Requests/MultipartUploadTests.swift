@@ -57,8 +57,10 @@ final class MultipartUploadTests: CourierTestCase {
     func testTemporaryFileIsRemovedWhenTheUploadFailsOrIsCancelled() throws {
         let (form, _) = try form(fileBytes: 300_000)
         let refused = wait(timeout: 30) { finish in
-            manager.uploadTask(with: request("/status/500", method: "POST"), from: .multipart(form, memoryThreshold: 10), completion: finish)
-                .resume()
+            manager.uploadTask(
+                with: request("/status/500", method: "POST"), from: .multipart(form, memoryThreshold: 10), completion: finish
+            )
+            .resume()
         }
         XCTAssertEqual(refused?.error?.statusCode, 500)
         let cancelled: DataResponse<Data>? = wait { finish in
@@ -87,8 +89,10 @@ final class MultipartUploadTests: CourierTestCase {
         policy.initialDelay = .milliseconds(1)
         policy.retryLimit = 1
         _ = wait { finish in
-            manager.uploadTask(with: request("/status/503", method: "POST"), from: .multipart(form, memoryThreshold: 1000), completion: finish)
-                .intercept(with: Interceptor(retriers: [policy])).resume()
+            manager.uploadTask(
+                with: request("/status/503", method: "POST"), from: .multipart(form, memoryThreshold: 1000), completion: finish
+            )
+            .intercept(with: Interceptor(retriers: [policy])).resume()
         }
         XCTAssertEqual(server.requests.count, 2)
         XCTAssertEqual(server.requests.map(\.body), [try form.encoded(), try form.encoded()])

@@ -95,11 +95,12 @@ final class MultipartWriteTests: MultipartTestCase {
 
         // Then the resident set grew by far less than the part, and the file is complete
         let mebibyte = Double(1 << 20)
-        print(String(
-            format: "multipart write of a 512 MiB file part: RSS before %.1f MiB, peak %.1f MiB (+%.1f MiB, "
-                + "%d samples), after %.1f MiB",
-            Double(before) / mebibyte, Double(peak) / mebibyte, Double(peak - before) / mebibyte, sampler.sampleCount,
-            Double(after) / mebibyte))
+        print(
+            String(
+                format: "multipart write of a 512 MiB file part: RSS before %.1f MiB, peak %.1f MiB (+%.1f MiB, "
+                    + "%d samples), after %.1f MiB",
+                Double(before) / mebibyte, Double(peak) / mebibyte, Double(peak - before) / mebibyte, sampler.sampleCount,
+                Double(after) / mebibyte))
         XCTAssertGreaterThan(sampler.sampleCount, 1, "the sampler ran during the write")
         XCTAssertLessThan(peak - before, 64 << 20)
         let written = try FileManager.default.attributesOfItem(atPath: target.path)[.size] as? NSNumber

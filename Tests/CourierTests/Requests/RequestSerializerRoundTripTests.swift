@@ -64,13 +64,19 @@ final class RequestSerializerRoundTripTests: CourierTestCase {
             "many": [1, 2, 3] as [any Sendable],
         ]
         let table: [(serializer: URLEncodedFormSerializer, expected: [String: String], many: String)] = [
-            (.default, ["a[b]": "x", "a[c][d]": "1", "list[]": "only", "many[]": "3"],
-             "many%5B%5D=1&many%5B%5D=2&many%5B%5D=3"),
-            (URLEncodedFormSerializer(arrayEncoding: .indexInBrackets, boolEncoding: .literal),
-             ["a[b]": "x", "a[c][d]": "true", "list[0]": "only", "many[0]": "1", "many[1]": "2", "many[2]": "3"],
-             "many%5B0%5D=1&many%5B1%5D=2&many%5B2%5D=3"),
-            (URLEncodedFormSerializer(arrayEncoding: .noBrackets),
-             ["a[b]": "x", "a[c][d]": "1", "list": "only", "many": "3"], "many=1&many=2&many=3"),
+            (
+                .default, ["a[b]": "x", "a[c][d]": "1", "list[]": "only", "many[]": "3"],
+                "many%5B%5D=1&many%5B%5D=2&many%5B%5D=3"
+            ),
+            (
+                URLEncodedFormSerializer(arrayEncoding: .indexInBrackets, boolEncoding: .literal),
+                ["a[b]": "x", "a[c][d]": "true", "list[0]": "only", "many[0]": "1", "many[1]": "2", "many[2]": "3"],
+                "many%5B0%5D=1&many%5B1%5D=2&many%5B2%5D=3"
+            ),
+            (
+                URLEncodedFormSerializer(arrayEncoding: .noBrackets),
+                ["a[b]": "x", "a[c][d]": "1", "list": "only", "many": "3"], "many=1&many=2&many=3"
+            ),
         ]
         for row in table {
             let get = echo(try row.serializer.serialize(request("/anything"), with: parameters))
@@ -85,7 +91,9 @@ final class RequestSerializerRoundTripTests: CourierTestCase {
     func testSnakeCaseKeysArriveConvertedAtEveryLevelForParametersAndEncodableValues() throws {
         // Given Swift-cased keys, nested, and the snake-case key encoding with repeated keys
         let serializer = URLEncodedFormSerializer(arrayEncoding: .noBrackets, keyEncoding: .convertToSnakeCase)
-        let parameters: Parameters = ["pageSize": 20, "filter": ["createdAfter": "2026"] as Parameters, "tagIds": [1, 2] as [any Sendable]]
+        let parameters: Parameters = [
+            "pageSize": 20, "filter": ["createdAfter": "2026"] as Parameters, "tagIds": [1, 2] as [any Sendable],
+        ]
         // When sent in the query, then the server reads converted keys
         let get = echo(try serializer.serialize(request("/anything"), with: parameters))
         XCTAssertEqual(strings(get?["args"]), ["page_size": "20", "filter[created_after]": "2026", "tag_ids": "2"])
@@ -97,13 +105,16 @@ final class RequestSerializerRoundTripTests: CourierTestCase {
     }
 
     func testRepeatedKeysIsTheConventionThatFrameworksReadingPlainKeysSee() throws {
-        let get = echo(try URLEncodedFormSerializer.repeatedKeys.serialize(request("/anything"), with: ["tag": ["a", "b"] as [any Sendable]]))
+        let get = echo(
+            try URLEncodedFormSerializer.repeatedKeys.serialize(request("/anything"), with: ["tag": ["a", "b"] as [any Sendable]]))
         XCTAssertTrue(get?["url"]?.string?.hasSuffix("?tag=a&tag=b") ?? false, "\(get?["url"]?.string ?? "")")
     }
 
     func testSnakeCaseSplitsWordsAtCaseChangesAndAcronymEnds() {
-        let rows = ["pageSize": "page_size", "userID": "user_id", "myURLValue": "my_url_value", "already_snake": "already_snake",
-                    "X": "x", "_private": "_private", "version2Beta": "version2_beta", "HTTPStatus": "http_status", "tagIDs": "tag_i_ds"]
+        let rows = [
+            "pageSize": "page_size", "userID": "user_id", "myURLValue": "my_url_value", "already_snake": "already_snake",
+            "X": "x", "_private": "_private", "version2Beta": "version2_beta", "HTTPStatus": "http_status", "tagIDs": "tag_i_ds",
+        ]
         for (key, expected) in rows {
             XCTAssertEqual(URLEncodedFormSerializer.KeyEncoding.snakeCase(key), expected, key)
         }
@@ -183,7 +194,8 @@ final class RequestSerializerRoundTripTests: CourierTestCase {
         // Then both fail with the reason, and the server saw nothing
         for (name, error) in [("data task", dataTask.error), ("upload task", upload?.error)] {
             XCTAssertEqual(error?.code, .invalidRequest, name)
-            XCTAssertTrue(error?.message.contains("a GET request cannot carry a body on Linux") ?? false, "\(name): \(String(describing: error))")
+            XCTAssertTrue(
+                error?.message.contains("a GET request cannot carry a body on Linux") ?? false, "\(name): \(String(describing: error))")
         }
         XCTAssertTrue(server.requests.isEmpty)
     }

@@ -21,7 +21,8 @@ final class RequestSerializerTests: XCTestCase {
         bare.url = nil
         for original in [request, RequestFixtures.request(method: "GET"), bare] {
             for (name, serializer) in serializers {
-                XCTAssertEqual(RequestFixtures.Snapshot(try serializer.serialize(original, with: nil)), RequestFixtures.Snapshot(original), name)
+                XCTAssertEqual(
+                    RequestFixtures.Snapshot(try serializer.serialize(original, with: nil)), RequestFixtures.Snapshot(original), name)
             }
         }
     }
@@ -29,14 +30,23 @@ final class RequestSerializerTests: XCTestCase {
     func testParametersChangeTheRequest() throws {
         let original = RequestFixtures.Snapshot(RequestFixtures.request(method: "POST"))
         let table: [(name: String, serializer: any RequestSerializer, expected: RequestFixtures.Snapshot)] = [
-            ("form, default", URLEncodedFormSerializer.default, .init(
-                url: "http://127.0.0.1/path", method: "POST",
-                headers: ["Content-Type": "application/x-www-form-urlencoded; charset=utf-8"], body: Data("a=1".utf8))),
-            ("form, query", URLEncodedFormSerializer(destination: .queryString), .init(
-                url: "http://127.0.0.1/path?a=1", method: "POST", headers: [:], body: nil)),
-            ("JSON", JSONRequestSerializer.default, .init(
-                url: "http://127.0.0.1/path", method: "POST", headers: ["Content-Type": "application/json"],
-                body: Data(#"{"a":1}"#.utf8))),
+            (
+                "form, default", URLEncodedFormSerializer.default,
+                .init(
+                    url: "http://127.0.0.1/path", method: "POST",
+                    headers: ["Content-Type": "application/x-www-form-urlencoded; charset=utf-8"], body: Data("a=1".utf8))
+            ),
+            (
+                "form, query", URLEncodedFormSerializer(destination: .queryString),
+                .init(
+                    url: "http://127.0.0.1/path?a=1", method: "POST", headers: [:], body: nil)
+            ),
+            (
+                "JSON", JSONRequestSerializer.default,
+                .init(
+                    url: "http://127.0.0.1/path", method: "POST", headers: ["Content-Type": "application/json"],
+                    body: Data(#"{"a":1}"#.utf8))
+            ),
         ]
         for row in table {
             let serialized = RequestFixtures.Snapshot(try row.serializer.serialize(RequestFixtures.request(method: "POST"), with: ["a": 1]))

@@ -77,7 +77,10 @@ final class RequestValidationTests: XCTestCase {
     }
 
     func testRejectsHeaderNamesThatAreNotTokens() {
-        let table = ["", " ", "Bad Name", "Name:", "a:b", "(x)", "a/b", "a,b", "a;b", "a=b", "\"q\"", "{}", "[x]", "a@b", "é", "\t", "\u{7F}", "\u{1}"]
+        let table = [
+            "", " ", "Bad Name", "Name:", "a:b", "(x)", "a/b", "a,b", "a;b", "a=b", "\"q\"", "{}", "[x]", "a@b", "é", "\t", "\u{7F}",
+            "\u{1}",
+        ]
         for name in table {
             RequestFixtures.assertInvalidRequest(try RequestValidation.validate(request(headers: [name: "v"])), name.debugDescription)
         }
@@ -115,7 +118,8 @@ final class RequestValidationTests: XCTestCase {
         XCTAssertThrowsError(try RequestValidation.validate(get)) { error in
             XCTAssertEqual(
                 (error as? CourierError)?.message,
-                "a GET request cannot carry a body on Linux (FoundationNetworking refuses it); send the parameters in the query or use POST")
+                "a GET request cannot carry a body on Linux (FoundationNetworking refuses it); send the parameters in the query or use POST"
+            )
         }
     }
 
@@ -137,7 +141,8 @@ final class RequestValidationTests: XCTestCase {
         for _ in 0..<2_000 {
             let name = generator.text(from: alphabet, maxLength: 6)
             let value = generator.text(from: alphabet, maxLength: 8)
-            let expectedValid = !name.isEmpty && name.utf8.allSatisfy(tchars.contains)
+            let expectedValid =
+                !name.isEmpty && name.utf8.allSatisfy(tchars.contains)
                 && !value.utf8.contains(where: { $0 == 0 || $0 == 10 || $0 == 13 })
             do {
                 try RequestValidation.validate(request(headers: [name: value]))

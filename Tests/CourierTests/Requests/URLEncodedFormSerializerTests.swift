@@ -136,7 +136,9 @@ final class URLEncodedFormSerializerTests: XCTestCase {
     func testNullAndNilBecomeAnEmptyValue() throws {
         let missing: String? = nil
         let present: Int? = 5
-        XCTAssertEqual(try encode(["a": NSNull(), "b": missing as any Sendable, "c": present as any Sendable, "d": ["e": NSNull()] as Parameters]), "a=&b=&c=5&d%5Be%5D=")
+        XCTAssertEqual(
+            try encode(["a": NSNull(), "b": missing as any Sendable, "c": present as any Sendable, "d": ["e": NSNull()] as Parameters]),
+            "a=&b=&c=5&d%5Be%5D=")
     }
 
     func testUnsupportedValueTypesAreErrorsNamingTheKey() {
@@ -272,10 +274,14 @@ final class URLEncodedFormSerializerTests: XCTestCase {
 
     func testEncodableValuesEncodeLikeParameters() throws {
         let table: [(Serializer, String)] = [
-            (.default,
-             "address[city]=K%C3%B6ln&admin=1&joined=2023-11-14T22%3A13%3A20Z&name=Zo%C3%AB%20%26%20co&ratio=0.25&tags[]=a&tags[]=b&visits=3"),
-            (Serializer(arrayEncoding: .indexInBrackets, boolEncoding: .literal, dateEncoding: .millisecondsSince1970),
-             "address[city]=K%C3%B6ln&admin=true&joined=1700000000000&name=Zo%C3%AB%20%26%20co&ratio=0.25&tags[0]=a&tags[1]=b&visits=3"),
+            (
+                .default,
+                "address[city]=K%C3%B6ln&admin=1&joined=2023-11-14T22%3A13%3A20Z&name=Zo%C3%AB%20%26%20co&ratio=0.25&tags[]=a&tags[]=b&visits=3"
+            ),
+            (
+                Serializer(arrayEncoding: .indexInBrackets, boolEncoding: .literal, dateEncoding: .millisecondsSince1970),
+                "address[city]=K%C3%B6ln&admin=true&joined=1700000000000&name=Zo%C3%AB%20%26%20co&ratio=0.25&tags[0]=a&tags[1]=b&visits=3"
+            ),
         ]
         for (serializer, readable) in table {
             let expected = readable.replacingOccurrences(of: "[", with: "%5B").replacingOccurrences(of: "]", with: "%5D")

@@ -45,8 +45,10 @@ final class SerializationTests: CourierTestCase {
 
     func testAPreprocessorThatThrowsFailsTheResponseAsTheSerializerWould() {
         let response = wait { finish in
-            manager.dataTask(with: request("/bytes/16"), serializer: DataResponseSerializer().preprocessed(by: Refusing()), completion: finish)
-                .resume()
+            manager.dataTask(
+                with: request("/bytes/16"), serializer: DataResponseSerializer().preprocessed(by: Refusing()), completion: finish
+            )
+            .resume()
         }
         XCTAssertEqual(response?.error?.code, .decodingFailed)
         XCTAssertTrue(response?.error?.underlyingError is Refusing.Refused)

@@ -88,8 +88,10 @@ final class ValidationRuleTests: CourierTestCase {
             if response.value(forHTTPHeaderField: "ETag") == nil { throw WrongVersion() }
         }
         let report = wait { finish in
-            manager.downloadTask(with: URLRequest(url: api.url("/file.bin")), to: .file(destination), validation: validation, completion: finish)
-                .resume()
+            manager.downloadTask(
+                with: URLRequest(url: api.url("/file.bin")), to: .file(destination), validation: validation, completion: finish
+            )
+            .resume()
         }
         // Then it fails unacceptableResponse and nothing is at the destination
         XCTAssertEqual(report?.error?.code, .unacceptableResponse)
@@ -130,7 +132,8 @@ final class ValidationRuleTests: CourierTestCase {
     }
 
     func testTheAcceptRangesAreReadAsRFC9110Says() {
-        XCTAssertEqual(Validation.acceptedRanges("Application/JSON; charset=utf-8, text/*;q=0.5, image/png;q=0"), ["application/json", "text/*"])
+        XCTAssertEqual(
+            Validation.acceptedRanges("Application/JSON; charset=utf-8, text/*;q=0.5, image/png;q=0"), ["application/json", "text/*"])
         XCTAssertEqual(Validation.acceptedRanges(" , */*;q=0.0"), [])
         XCTAssertEqual(Validation.acceptedRanges("*/*"), ["*/*"])
     }

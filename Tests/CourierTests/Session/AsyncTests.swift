@@ -49,8 +49,14 @@ final class AsyncTests: CourierTestCase {
             ("data(from:)", { [manager] () async throws(CourierError) in _ = try await manager!.data(from: missing.url!) }),
             ("decodable", { [manager] () async throws(CourierError) in _ = try await manager!.decodable(Empty.self, for: missing) }),
             ("response", { [manager] () async throws(CourierError) in _ = try await manager!.response(for: missing, serializer: .string) }),
-            ("upload", { [manager] () async throws(CourierError) in _ = try await manager!.upload(for: missingPost, from: .data(Data("x".utf8))) }),
-            ("download", { [manager] () async throws(CourierError) in _ = try await manager!.download(for: missing, to: .file(destination)) }),
+            (
+                "upload",
+                { [manager] () async throws(CourierError) in _ = try await manager!.upload(for: missingPost, from: .data(Data("x".utf8))) }
+            ),
+            (
+                "download",
+                { [manager] () async throws(CourierError) in _ = try await manager!.download(for: missing, to: .file(destination)) }
+            ),
             ("client.get", { () async throws(CourierError) in _ = try await client.get("404", as: Empty.self) }),
             ("client.head", { () async throws(CourierError) in _ = try await client.head("404") }),
             ("client.post", { () async throws(CourierError) in _ = try await client.post("404", as: Empty.self) }),

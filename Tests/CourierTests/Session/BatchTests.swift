@@ -101,9 +101,12 @@ final class ConfigurationCodingTests: CourierTestCase {
         XCTAssertEqual(decoded.retryPolicy, original.retryPolicy)
         XCTAssertEqual(decoded.urlSessionConfiguration.httpCookieAcceptPolicy, .always)
         XCTAssertThrowsError(try JSONDecoder().decode(SessionManager.Configuration.self, from: Data(#"{"requestTimeout": -1}"#.utf8)))
-        for nonsense in [#"{"maximumResponseSize": 0}"#, #"{"progressIntervalMilliseconds": -5}"#, #"{"maximumRedirects": -1}"#,
-                         #"{"maximumRunningTasksPerHost": 0}"#, #"{"temporaryDirectory": "relative"}"#, #"{"deadline": 0}"#,
-                         #"{"waitsForConnectivity": 0}"#, #"{"waitsForConnectivity": -3}"#, #"{"retryPolicy": {"initialDelayMilliseconds": -1}}"#, #"{"retryPolicy": {"retryLimit": -1}}"#] {
+        for nonsense in [
+            #"{"maximumResponseSize": 0}"#, #"{"progressIntervalMilliseconds": -5}"#, #"{"maximumRedirects": -1}"#,
+            #"{"maximumRunningTasksPerHost": 0}"#, #"{"temporaryDirectory": "relative"}"#, #"{"deadline": 0}"#,
+            #"{"waitsForConnectivity": 0}"#, #"{"waitsForConnectivity": -3}"#, #"{"retryPolicy": {"initialDelayMilliseconds": -1}}"#,
+            #"{"retryPolicy": {"retryLimit": -1}}"#,
+        ] {
             XCTAssertThrowsError(try JSONDecoder().decode(SessionManager.Configuration.self, from: Data(nonsense.utf8)), nonsense)
         }
         let encoded = String(decoding: try JSONEncoder().encode(RetryPolicy()), as: UTF8.self)

@@ -82,8 +82,9 @@ final class HostileServerTests: CourierTestCase {
             case 0: return f.brokenFull(cut: 10_000)
             case 1:
                 // "The file is as long as what you hold": a lie, the 200 said 40,000.
-                return .response(status: 416, reason: "Range Not Satisfiable",
-                                 headers: [("Content-Range", "bytes */10000"), ("Content-Length", "0")])
+                return .response(
+                    status: 416, reason: "Range Not Satisfiable",
+                    headers: [("Content-Range", "bytes */10000"), ("Content-Length", "0")])
             default: return f.full(f.content, etag: f.v1)
             }
         }
@@ -100,9 +101,13 @@ final class HostileServerTests: CourierTestCase {
             index == 0
                 ? f.brokenFull(cut: 10_000)
                 // The range says 30,000 bytes; Content-Length and body say 30,500.
-                : .response(status: 206, headers: [("Content-Range", "bytes 10000-\(f.total - 1)/\(f.total)"),
-                                                   ("Content-Length", "\(f.total - 10_000 + 500)"), ("ETag", f.v1)],
-                            body: f.content.subdata(in: 10_000..<f.total) + Data(repeating: 0x41, count: 500))
+                : .response(
+                    status: 206,
+                    headers: [
+                        ("Content-Range", "bytes 10000-\(f.total - 1)/\(f.total)"),
+                        ("Content-Length", "\(f.total - 10_000 + 500)"), ("ETag", f.v1),
+                    ],
+                    body: f.content.subdata(in: 10_000..<f.total) + Data(repeating: 0x41, count: 500))
         }
         defer { server.stop() }
         let destination = directory.appendingPathComponent("long.bin")
@@ -121,8 +126,9 @@ final class HostileServerTests: CourierTestCase {
         let server = try ScriptedServer { [f] request, index in
             index == 0
                 ? f.brokenFull(cut: 10_000)
-                : .response(status: 206, headers: [("Content-Range", "bytes 10000-\(f.total - 1)/\(f.total)"), ("ETag", f.v1)],
-                            body: f.content.subdata(in: 10_000..<f.total) + Data(repeating: 0x41, count: 70_000))
+                : .response(
+                    status: 206, headers: [("Content-Range", "bytes 10000-\(f.total - 1)/\(f.total)"), ("ETag", f.v1)],
+                    body: f.content.subdata(in: 10_000..<f.total) + Data(repeating: 0x41, count: 70_000))
         }
         defer { server.stop() }
         let destination = directory.appendingPathComponent("overrun.bin")
@@ -156,8 +162,9 @@ final class HostileServerTests: CourierTestCase {
         let server = try ScriptedServer { [f] request, index in
             index == 0
                 ? f.brokenFull(cut: 10_000)
-                : .response(status: 206, headers: [("Content-Range", "bytes 10000-9223372036854775807/*"), ("ETag", f.v1)],
-                            body: Data(repeating: 1, count: 100))
+                : .response(
+                    status: 206, headers: [("Content-Range", "bytes 10000-9223372036854775807/*"), ("ETag", f.v1)],
+                    body: Data(repeating: 1, count: 100))
         }
         defer { server.stop() }
         let response = try XCTUnwrap(download(server.url("/max.bin"), to: directory.appendingPathComponent("max.bin")))
@@ -168,8 +175,9 @@ final class HostileServerTests: CourierTestCase {
     func testShortAnswersThatKeepStartingOverAreBoundedToo() throws {
         // Chunked (so it ends cleanly) but announcing 40,000 bytes, and only ever sending 10.
         let server = try ScriptedServer { [f] _, _ in
-            .bytes("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: \(f.total)\r\nETag: \(f.v1)\r\n"
-                + "Connection: close\r\n\r\na\r\n0123456789\r\n0\r\n\r\n")
+            .bytes(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: \(f.total)\r\nETag: \(f.v1)\r\n"
+                    + "Connection: close\r\n\r\na\r\n0123456789\r\n0\r\n\r\n")
         }
         defer { server.stop() }
         let destination = directory.appendingPathComponent("again.bin")
@@ -204,8 +212,9 @@ final class HostileServerTests: CourierTestCase {
                 reply.steps.append(.send(chunk + Data("\r\n".utf8)))
                 return reply
             }
-            return .response(status: 206, headers: [("Content-Range", "bytes 10000-14999/*"), ("ETag", f.v1)],
-                             body: f.content.subdata(in: 10_000..<15_000))
+            return .response(
+                status: 206, headers: [("Content-Range", "bytes 10000-14999/*"), ("ETag", f.v1)],
+                body: f.content.subdata(in: 10_000..<15_000))
         }
         defer { server.stop() }
         let destination = directory.appendingPathComponent("unknown.bin")
@@ -217,8 +226,9 @@ final class HostileServerTests: CourierTestCase {
     func testAPausedDataTaskWhoseContinuationEndsShortFails() throws {
         let server = try ScriptedServer { [f] request, index in
             if index == 0 {
-                return .response(status: 200, headers: [("Content-Length", "\(f.total)"), ("ETag", f.v1)],
-                                 body: f.content, sendingOnly: 10_000, ending: .hang)
+                return .response(
+                    status: 200, headers: [("Content-Length", "\(f.total)"), ("ETag", f.v1)],
+                    body: f.content, sendingOnly: 10_000, ending: .hang)
             }
             return f.partial(10_000, 15_000)  // truthful, but the body stops there
         }
@@ -268,8 +278,9 @@ final class HostileServerTests: CourierTestCase {
         let server = try ScriptedServer { [f] request, index in
             index == 0
                 ? f.brokenFull(cut: 10_000)
-                : .response(status: 206, headers: [("Content-Range", "bytes 10000-0x9C3F/40000"), ("ETag", f.v1)],
-                            body: f.content.subdata(in: 10_000..<f.total))
+                : .response(
+                    status: 206, headers: [("Content-Range", "bytes 10000-0x9C3F/40000"), ("ETag", f.v1)],
+                    body: f.content.subdata(in: 10_000..<f.total))
         }
         defer { server.stop() }
         let destination = directory.appendingPathComponent("range.bin")
@@ -356,8 +367,10 @@ private struct Fixture: Sendable {
         let bytes = body ?? content.subdata(in: first..<end)
         return .response(
             status: 206, reason: "Partial Content",
-            headers: [("Content-Range", "bytes \(first)-\(end - 1)/\(total)"), ("Content-Length", "\(bytes.count)"),
-                      ("ETag", etag ?? v1)],
+            headers: [
+                ("Content-Range", "bytes \(first)-\(end - 1)/\(total)"), ("Content-Length", "\(bytes.count)"),
+                ("ETag", etag ?? v1),
+            ],
             body: bytes)
     }
 

@@ -32,7 +32,9 @@ final class PerHostCapTests: CourierTestCase {
         let deadline = Date().addingTimeInterval(20)
         while completions.count < total {
             if Date() > deadline {
-                return XCTFail("stuck: \(completions.count) done, \(started.count) started, running \(manager.runningTaskCount), queued \(manager.queuedTaskCount), states \(Dictionary(grouping: tasks.withLock { $0 }, by: { $0.state }).mapValues(\.count))")
+                return XCTFail(
+                    "stuck: \(completions.count) done, \(started.count) started, running \(manager.runningTaskCount), queued \(manager.queuedTaskCount), states \(Dictionary(grouping: tasks.withLock { $0 }, by: { $0.state }).mapValues(\.count))"
+                )
             }
             let running = manager.runningTaskCount
             peak.withLock { $0 = max($0, running) }

@@ -329,8 +329,9 @@ final class PlatformReportTests: XCTestCase {
         XCTAssertEqual(report.problems, [], "\(report.problems)")
         XCTAssertEqual(report.courierVersion, CourierInfo.version)
         XCTAssertFalse(report.swiftCompiler.isEmpty)
-        XCTAssertTrue(report.foundationNetworkingLibrary?.contains("FoundationNetworking") ?? false,
-                      report.foundationNetworkingLibrary ?? "nil")
+        XCTAssertTrue(
+            report.foundationNetworkingLibrary?.contains("FoundationNetworking") ?? false,
+            report.foundationNetworkingLibrary ?? "nil")
         XCTAssertEqual(report.proxy.effective?.url, "https://example.com/a")
         let data = try JSONEncoder().encode(report)
         XCTAssertEqual(try JSONDecoder().decode(PlatformReport.self, from: data), report)

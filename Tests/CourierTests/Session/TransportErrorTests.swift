@@ -95,7 +95,12 @@ final class TransportErrorTests: CourierTestCase {
         var policy = RetryPolicy()
         policy.initialDelay = .milliseconds(1)
         policy.maximumDelay = .milliseconds(1)
-        let interceptor = Interceptor(adapters: [Adapter { request in count.increment(); return request }], retriers: [policy])
+        let interceptor = Interceptor(
+            adapters: [
+                Adapter { request in
+                    count.increment(); return request
+                }
+            ], retriers: [policy])
         let response = wait { finish in manager.dataTask(with: request, completion: finish).intercept(with: interceptor).resume() }
         return (response?.error, count.count)
     }
@@ -160,8 +165,10 @@ final class TransportErrorTests: CourierTestCase {
             (-1, "SSL certificate problem: unable to get local issuer certificate", false, .tlsCertificateUntrusted),
             (-1, "SSL certificate problem: self-signed certificate in certificate chain", false, .tlsCertificateUntrusted),
             (-1, "SSL: public key does not match pinned public key", false, .tlsPinMismatch),
-            (-1, "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A00045C:SSL routines::tlsv13 alert certificate required, errno 0", false,
-                .tlsClientCertificateRequired),
+            (
+                -1, "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A00045C:SSL routines::tlsv13 alert certificate required, errno 0", false,
+                .tlsClientCertificateRequired
+            ),
             (-1, "OpenSSL/3.0.19: error:0A000418:SSL routines::tlsv1 alert unknown ca", false, .tlsClientCertificateRequired),
             (-1, "OpenSSL/3.0.19: error:0A000410:SSL routines::sslv3 alert handshake failure", false, .tlsFailed),
             // libcurl's other wordings of the same failures.
@@ -181,7 +188,10 @@ final class TransportErrorTests: CourierTestCase {
             (-1207, "client certificate required (swift-corelibs-foundation's number)", false, .tlsFailed),
             // Unchanged.
             (-1, "Invalid Content-Length: value", true, .invalidResponse),
-            (-1, "Unrecognized content encoding type. libcurl understands deflate, gzip, br, zstd content encodings.", true, .invalidResponse),
+            (
+                -1, "Unrecognized content encoding type. libcurl understands deflate, gzip, br, zstd content encodings.", true,
+                .invalidResponse
+            ),
             (-1, "Weird server reply", true, .network),
             (-1001, "", false, .timedOut),
             (-999, "cancelled", false, .cancelled),

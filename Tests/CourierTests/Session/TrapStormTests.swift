@@ -136,11 +136,13 @@ final class TrapStormTests: CourierTestCase {
             case .continueThenStatusLine:
                 .bytes("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n")
             case .length2To63Minus512:
-                .response(status: 200, headers: [("Content-Type", contentType), ("Content-Length", "9223372036854775296")],
-                          body: Data("abc".utf8))
+                .response(
+                    status: 200, headers: [("Content-Type", contentType), ("Content-Length", "9223372036854775296")],
+                    body: Data("abc".utf8))
             case .length2To63Minus1:
-                .response(status: 200, headers: [("Content-Type", contentType), ("Content-Length", "9223372036854775807")],
-                          body: Data("abc".utf8))
+                .response(
+                    status: 200, headers: [("Content-Type", contentType), ("Content-Length", "9223372036854775807")],
+                    body: Data("abc".utf8))
             }
         }
     }
@@ -178,8 +180,9 @@ final class TrapStormTests: CourierTestCase {
 
         var reply: ScriptedServer.Reply {
             guard let answer else {
-                return .response(status: 200, headers: [("Content-Type", contentType), ("Content-Length", "\(goodBody.count)")],
-                                 body: goodBody)
+                return .response(
+                    status: 200, headers: [("Content-Type", contentType), ("Content-Length", "\(goodBody.count)")],
+                    body: goodBody)
             }
             return answer.reply(contentType: contentType)
         }
@@ -372,7 +375,8 @@ final class TrapStormTests: CourierTestCase {
                 report.hostile += 1
                 let expected = expectedCode(hostile, job.api)
                 if let error = outcome.error {
-                    what = error.code == expected && error.message.contains(expectedMessage(hostile, job.api))
+                    what =
+                        error.code == expected && error.message.contains(expectedMessage(hostile, job.api))
                         ? nil : "\(error.code) (expected \(expected)): \(error.message)"
                 } else {
                     what = "no error (expected \(expected)); \(outcome.body.count) bytes, \(outcome.events.count) events"

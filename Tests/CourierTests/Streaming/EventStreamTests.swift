@@ -8,7 +8,8 @@ import FoundationNetworking
 /// `events(for:)` over real sockets: parsing, reconnection with `Last-Event-ID`, the 204 end,
 /// refusals, overflow and idle gaps.
 final class EventStreamTests: CourierTestCase {
-    private let quick = ReconnectPolicy(delay: .milliseconds(20), minimumDelay: .milliseconds(10), maximumDelay: .milliseconds(200), maximumAttempts: 3)
+    private let quick = ReconnectPolicy(
+        delay: .milliseconds(20), minimumDelay: .milliseconds(10), maximumDelay: .milliseconds(200), maximumAttempts: 3)
 
     private func collect(_ stream: EventStream, limit: Int = .max) async throws(CourierError) -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
@@ -232,7 +233,8 @@ final class EventStreamTests: CourierTestCase {
             .response(status: 200, headers: [("Content-Type", "text/event-stream"), ("Content-Length", "0")])
         }
         defer { server.stop() }
-        let policy = ReconnectPolicy(delay: .milliseconds(10), minimumDelay: .milliseconds(10), maximumDelay: .milliseconds(20), maximumAttempts: 2)
+        let policy = ReconnectPolicy(
+            delay: .milliseconds(10), minimumDelay: .milliseconds(10), maximumDelay: .milliseconds(20), maximumAttempts: 2)
         do {
             for try await _ in manager.events(for: URLRequest(url: server.url("/")), reconnection: policy) {}
             XCTFail("giving up must throw, not end like a 204")

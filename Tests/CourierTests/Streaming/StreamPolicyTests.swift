@@ -24,7 +24,8 @@ final class StreamPolicyTests: XCTestCase {
         ]
         for row in rows {
             let policy = StreamPolicy(headTimeout: row.head, idleTimeout: row.idle)
-            XCTAssertEqual(policy.urlSessionTimeout, row.timeout, "head \(String(describing: row.head)), idle \(String(describing: row.idle))")
+            XCTAssertEqual(
+                policy.urlSessionTimeout, row.timeout, "head \(String(describing: row.head)), idle \(String(describing: row.idle))")
             if let limit = policy.headLimit, row.idle != nil, policy.urlSessionTimeout < unlimited {
                 XCTAssertGreaterThan(policy.urlSessionTimeout, max(limit, row.idle!).seconds)
             }

@@ -72,11 +72,13 @@ final class StreamReconnectEventTests: CourierTestCase {
         let monitor = LoggingMonitor(level: .notice) { records.append($0) }
         let url = URL(string: "https://user:pw@example.com/sse?X-Amz-Signature=secret")!
         // When it is told of a reconnection after a drop, and of one after a normal end
-        monitor.eventStreamWillReconnect(EventStreamReconnectEvent(
-            url: url, reconnection: 2, failuresInARow: 1, reason: CourierError(code: .connectionLost, message: "reset"),
-            delay: .milliseconds(1500), lastEventID: "41\nforged=1"))
-        monitor.eventStreamWillReconnect(EventStreamReconnectEvent(
-            url: url, reconnection: 3, failuresInARow: 0, reason: nil, delay: .seconds(3), lastEventID: nil))
+        monitor.eventStreamWillReconnect(
+            EventStreamReconnectEvent(
+                url: url, reconnection: 2, failuresInARow: 1, reason: CourierError(code: .connectionLost, message: "reset"),
+                delay: .milliseconds(1500), lastEventID: "41\nforged=1"))
+        monitor.eventStreamWillReconnect(
+            EventStreamReconnectEvent(
+                url: url, reconnection: 3, failuresInARow: 0, reason: nil, delay: .seconds(3), lastEventID: nil))
         // Then each is one notice line, with the facts and nothing secret
         let all = records.all
         XCTAssertEqual(all.map(\.event), ["reconnect", "reconnect"])

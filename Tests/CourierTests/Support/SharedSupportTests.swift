@@ -52,7 +52,8 @@ final class SharedSupportTests: XCTestCase {
         XCTAssertFalse(ASCIICase.equals("[", "{"))
         XCTAssertFalse(ASCIICase.equals("É", "é"))
         XCTAssertTrue(ASCIICase.equals("X-Ünïcode", "x-Ünïcode"))
-        XCTAssertTrue(ASCIICase.equals(String(repeating: "Ab", count: 40), String(repeating: "aB", count: 40)), "longer than a small string")
+        XCTAssertTrue(
+            ASCIICase.equals(String(repeating: "Ab", count: 40), String(repeating: "aB", count: 40)), "longer than a small string")
     }
 
     func testASCIILowercasingFoldsOnlyCapitalLetters() {

@@ -63,8 +63,9 @@ final class TLSPoliciesTests: XCTestCase {
 
     func testAnOptionLibcurlLacksIsNamedAsTheReasonNotToSend() throws {
         // Given a policy with pins and a client certificate, and a libcurl without pinning
-        let options = try TLSRegistry.makeOptions(TLSPolicy(
-            pins: [pinA], clientIdentity: .init(certificateFile: #filePath, keyFile: #filePath, keyPassword: "x")))
+        let options = try TLSRegistry.makeOptions(
+            TLSPolicy(
+                pins: [pinA], clientIdentity: .init(certificateFile: #filePath, keyFile: #filePath, keyPassword: "x")))
         let all = UInt32.max >> 24
         let withoutPins = all & ~(UInt32(1) << 3)
         // Then the reason names the missing option, and only it

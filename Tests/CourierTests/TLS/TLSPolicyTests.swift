@@ -147,8 +147,10 @@ final class TLSPolicyTests: TLSServerTestCase {
         let refused = fetch(server.url(), with: makeManager(TLSPolicies(default: policy)))
         // Then it fails, and no message, description or timeline holds either password
         let error = try XCTUnwrap(refused?.error)
-        let texts = [error.message, error.description, policy.description, "\(policy)", monitor.lines.joined(separator: "\n"),
-            response?.metrics?.timeline() ?? "", refused?.metrics?.timeline() ?? ""]
+        let texts = [
+            error.message, error.description, policy.description, "\(policy)", monitor.lines.joined(separator: "\n"),
+            response?.metrics?.timeline() ?? "", refused?.metrics?.timeline() ?? "",
+        ]
         for text in texts {
             XCTAssertFalse(text.contains(pki.keyPassword), text)
         }
@@ -164,9 +166,10 @@ final class TLSPolicyTests: TLSServerTestCase {
         try origin.serve("go", status: "302 Found", headers: ["Location": target.url().absoluteString], body: "")
         var withIdentity = trustingTestCA
         withIdentity.clientIdentity = .init(certificateFile: pki.clientCertificate, keyFile: pki.clientKey)
-        let manager = makeManager(TLSPolicies(hosts: [
-            "127.0.0.1:\(origin.port)": trustingTestCA, "127.0.0.1:\(target.port)": withIdentity,
-        ]))
+        let manager = makeManager(
+            TLSPolicies(hosts: [
+                "127.0.0.1:\(origin.port)": trustingTestCA, "127.0.0.1:\(target.port)": withIdentity,
+            ]))
         // When A is fetched
         let response = fetch(origin.url("go"), with: manager)
         // Then B answered: its policy's client certificate was shown
@@ -181,10 +184,11 @@ final class TLSPolicyTests: TLSServerTestCase {
         let origin = try startServer()
         try origin.serve("go", status: "302 Found", headers: ["Location": target.url().absoluteString], body: "")
         let wrongPin = try XCTUnwrap(PublicKeyPin(curl: pki.pin(of: "client")))
-        let manager = makeManager(TLSPolicies(hosts: [
-            "127.0.0.1:\(origin.port)": trustingTestCA,
-            "127.0.0.1:\(target.port)": TLSPolicy(trust: .system(adding: [.file(pki.caFile)]), pins: [wrongPin]),
-        ]))
+        let manager = makeManager(
+            TLSPolicies(hosts: [
+                "127.0.0.1:\(origin.port)": trustingTestCA,
+                "127.0.0.1:\(target.port)": TLSPolicy(trust: .system(adding: [.file(pki.caFile)]), pins: [wrongPin]),
+            ]))
         // When A is fetched
         let response = fetch(origin.url("go"), with: manager)
         // Then B's pin failed, the error names B, and B read no request

@@ -29,8 +29,11 @@ final class DeadlineTests: CourierTestCase {
             else { return Self.trickle() }
             let rest = Self.content.subdata(in: first..<Self.content.count)
             return .response(
-                status: 206, headers: [("Content-Range", "bytes \(first)-\(Self.content.count - 1)/\(Self.content.count)"),
-                                       ("Content-Length", "\(rest.count)"), ("ETag", "\"t\"")], body: rest)
+                status: 206,
+                headers: [
+                    ("Content-Range", "bytes \(first)-\(Self.content.count - 1)/\(Self.content.count)"),
+                    ("Content-Length", "\(rest.count)"), ("ETag", "\"t\""),
+                ], body: rest)
         }
         defer { server.stop() }
         let destination = directory.appendingPathComponent("trickle.bin")
@@ -38,8 +41,10 @@ final class DeadlineTests: CourierTestCase {
         policy.deadline = .milliseconds(800)
         let started = Date()
         let response: DownloadResponse? = wait { finish in
-            manager.downloadTask(with: URLRequest(url: server.url("/trickle.bin")), to: .file(destination), policy: policy,
-                                 completion: finish).resume()
+            manager.downloadTask(
+                with: URLRequest(url: server.url("/trickle.bin")), to: .file(destination), policy: policy,
+                completion: finish
+            ).resume()
         }
         let elapsed = Date().timeIntervalSince(started)
         let error = try XCTUnwrap(response?.error)
@@ -51,8 +56,10 @@ final class DeadlineTests: CourierTestCase {
         XCTAssertEqual(stagingFiles(in: directory), [".trickle.bin.courier-partial", ".trickle.bin.courier-resume"])
 
         let rerun: DownloadResponse? = wait { finish in
-            manager.downloadTask(with: URLRequest(url: server.url("/trickle.bin")), to: .file(destination),
-                                 completion: finish).resume()
+            manager.downloadTask(
+                with: URLRequest(url: server.url("/trickle.bin")), to: .file(destination),
+                completion: finish
+            ).resume()
         }
         XCTAssertNil(rerun?.error)
         XCTAssertEqual(try Data(contentsOf: destination), Self.content)
@@ -61,8 +68,9 @@ final class DeadlineTests: CourierTestCase {
 
     func testTheManagersDeadlineEndsADataTaskWhoseServerNeverFinishes() throws {
         let server = try ScriptedServer { _, _ in
-            ScriptedServer.Reply([.send(ScriptedServer.Reply.head(status: 200, headers: [("Content-Length", "100")]))],
-                                 ending: .hang)
+            ScriptedServer.Reply(
+                [.send(ScriptedServer.Reply.head(status: 200, headers: [("Content-Length", "100")]))],
+                ending: .hang)
         }
         defer { server.stop() }
         var configuration = makeConfiguration()

@@ -36,7 +36,9 @@ final class RedirectStateTests: XCTestCase {
             policy: policy, secretHeaders: secrets, hasBody: hasBody ?? (current.httpBody != nil))
     }
 
-    private func followed(_ decision: RedirectState.Decision, file: StaticString = #filePath, line: UInt = #line)
+    private func followed(
+        _ decision: RedirectState.Decision, file: StaticString = #filePath, line: UInt = #line
+    )
         -> (request: URLRequest, resend: Bool, stripped: [String])?
     {
         guard case .follow(let request, let resend, let stripped) = decision else {
@@ -193,7 +195,8 @@ final class RedirectStateTests: XCTestCase {
     func testAClosureThatReturnsNilStopsAtThe3xx() {
         let offered = request("http://a.test/next")
         XCTAssertEqual(
-            RedirectState.vet(nil, offered: offered, leaving: request("http://a.test/"), secretHeaders: secrets, resend: false, stripped: []),
+            RedirectState.vet(
+                nil, offered: offered, leaving: request("http://a.test/"), secretHeaders: secrets, resend: false, stripped: []),
             .stop(reason: "the redirect policy's closure refused it", target: offered.url))
     }
 

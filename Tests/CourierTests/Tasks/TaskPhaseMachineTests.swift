@@ -505,7 +505,8 @@ final class TaskPhaseMachineTests: XCTestCase {
                 guard before != after else { continue }
                 let allowed = lifecycleEvent.flatMap { TaskLifecycle.target(of: $0, from: before) }
                 // `cancel()` between attempts completes at once: cancelling and completed in one step.
-                let viaCancelling = lifecycleEvent == .cancel && after == .completed
+                let viaCancelling =
+                    lifecycleEvent == .cancel && after == .completed
                     && TaskLifecycle.target(of: .cancel, from: before) == .cancelling
                 XCTAssertTrue(allowed == after || viaCancelling, "event \(event): \(before) → \(after)")
             }

@@ -15,7 +15,9 @@ final class TransferStateSegmentsTests: XCTestCase {
     private let total: Int64 = 8 << 20
 
     /// A split download whose first request (`bytes=0-`) was answered with `etag` and `lastModified`.
-    private func state(etag: String?, lastModified: String? = nil, total: Int64? = nil, emitsEvents: Bool = false)
+    private func state(
+        etag: String?, lastModified: String? = nil, total: Int64? = nil, emitsEvents: Bool = false
+    )
         -> (TransferState, DownloadPlan, HTTPURLResponse)
     {
         var policy = DownloadPolicy()
@@ -27,7 +29,8 @@ final class TransferStateSegmentsTests: XCTestCase {
             context: TransferState.Context(
                 originalRequest: URLRequest(url: url), upload: nil, validation: .default, maximumResponseSize: 1 << 20,
                 progressInterval: .seconds(1), temporaryDirectory: URL(fileURLWithPath: "/nonexistent"), emitsEvents: emitsEvents),
-            options: TaskOptions(interceptor: nil, redirectPolicy: .follow, credential: nil, sensitiveHeaders: [], deadline: nil), now: .now)
+            options: TaskOptions(interceptor: nil, redirectPolicy: .follow, credential: nil, sensitiveHeaders: [], deadline: nil), now: .now
+        )
         state.file = FileBody(plan: plan)
         let length = total ?? self.total
         var fields = ["Content-Range": "bytes 0-\(length - 1)/\(length)", "Content-Length": String(length)]
@@ -72,9 +75,10 @@ final class TransferStateSegmentsTests: XCTestCase {
     func testARangeHandedOverIsAnnouncedAsARetryOwnedByASplitConnection() {
         var (state, _, _) = state(etag: "\"v1\"", emitsEvents: true)
         let error = CourierError(code: .connectionLost, message: "reset", url: url)
-        state.announce(SplitCrew<URLSessionTask>.RangeRetry(
-            connection: ConnectionID(3), error: error, retry: 2, limit: 7, delay: .seconds(1), bytesWritten: 1000,
-            continuesFrom: 5000))
+        state.announce(
+            SplitCrew<URLSessionTask>.RangeRetry(
+                connection: ConnectionID(3), error: error, retry: 2, limit: 7, delay: .seconds(1), bytesWritten: 1000,
+                continuesFrom: 5000))
         guard case .retrying(let event)? = state.outbox.last?.0 else { return XCTFail("\(state.outbox.map(\.0))") }
         XCTAssertEqual(event.owner, .splitConnection)
         XCTAssertEqual(event.owner.name, "split-connection")

@@ -74,7 +74,9 @@ final class TransferStateTests: XCTestCase {
     }
 
     /// A download running its first attempt, with no byte held.
-    private func freshDownload(policy: DownloadPolicy = DownloadPolicy(), partialFile: URL? = nil, attempt: URLSessionTask)
+    private func freshDownload(
+        policy: DownloadPolicy = DownloadPolicy(), partialFile: URL? = nil, attempt: URLSessionTask
+    )
         -> TransferState
     {
         var state = state(kind: .download(plan(policy, partialFile: partialFile)))
@@ -450,7 +452,8 @@ final class TransferStateTests: XCTestCase {
                 originalRequest: URLRequest(url: url), upload: nil, validation: .default, maximumResponseSize: 1 << 20,
                 progressInterval: .seconds(1), temporaryDirectory: directory, emitsEvents: false,
                 waitsForConnectivity: waitsForConnectivity),
-            options: TaskOptions(interceptor: nil, redirectPolicy: .follow, credential: nil, sensitiveHeaders: [], deadline: nil), now: .now)
+            options: TaskOptions(interceptor: nil, redirectPolicy: .follow, credential: nil, sensitiveHeaders: [], deadline: nil), now: .now
+        )
         run(&state, attempt)
         return state
     }

@@ -109,7 +109,8 @@ final class WebSocketFrameDecoderTests: XCTestCase {
         let frames = try decoder.decode(rawHeader(0xC1, 0x01, [0x41]))
         XCTAssertEqual(frames.first?.reservedBits, 0x40)
         var strict = WebSocketFrameDecoder(configuration: .init(maximumFrameSize: 64, allowedReservedBits: 0x40))
-        XCTAssertEqual(protocolError({ () throws(WebSocketProtocolError) in try strict.decode(rawHeader(0xA1, 0x00)) })?.closeCode, .protocolError)
+        XCTAssertEqual(
+            protocolError({ () throws(WebSocketProtocolError) in try strict.decode(rawHeader(0xA1, 0x00)) })?.closeCode, .protocolError)
     }
 
     func testEveryReservedOpcodeIsAProtocolError() {

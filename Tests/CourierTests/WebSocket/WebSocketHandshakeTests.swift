@@ -11,7 +11,9 @@ final class WebSocketHandshakeTests: XCTestCase {
         try WebSocketHandshake(url: XCTUnwrap(URL(string: url)), nonce: sampleNonce, protocols: protocols, headers: headers)
     }
 
-    private func refusal(_ url: String, nonce: [UInt8]? = nil, protocols: [String] = [], headers: [(name: String, value: String)] = []) -> CourierError? {
+    private func refusal(
+        _ url: String, nonce: [UInt8]? = nil, protocols: [String] = [], headers: [(name: String, value: String)] = []
+    ) -> CourierError? {
         guard let parsed = URL(string: url) else {
             XCTFail("bad test URL")
             return nil
@@ -22,7 +24,10 @@ final class WebSocketHandshakeTests: XCTestCase {
     }
 
     private func goodResponse(for handshake: WebSocketHandshake) -> [(name: String, value: String)] {
-        [("Upgrade", "websocket"), ("Connection", "Upgrade"), ("Sec-WebSocket-Accept", WebSocketHandshake.acceptValue(forKey: handshake.key))]
+        [
+            ("Upgrade", "websocket"), ("Connection", "Upgrade"),
+            ("Sec-WebSocket-Accept", WebSocketHandshake.acceptValue(forKey: handshake.key)),
+        ]
     }
 
     func testAcceptValueIsTheRFCExample() {
@@ -69,8 +74,11 @@ final class WebSocketHandshakeTests: XCTestCase {
 
     func testExtraHeadersFollowAndTheHandshakesOwnFieldsCannotBeOverridden() throws {
         let handshake = try handshake(
-            "ws://h/", headers: [("Authorization", "Bearer t"), ("Connection", "keep-alive"), ("host", "evil"), ("X-Trace", "1"),
-                                 ("Sec-WebSocket-Extensions", "permessage-deflate"), ("Sec-WebSocket-Version", "8")])
+            "ws://h/",
+            headers: [
+                ("Authorization", "Bearer t"), ("Connection", "keep-alive"), ("host", "evil"), ("X-Trace", "1"),
+                ("Sec-WebSocket-Extensions", "permessage-deflate"), ("Sec-WebSocket-Version", "8"),
+            ])
         let lines = handshake.head.components(separatedBy: "\r\n")
         XCTAssertEqual(Array(lines.suffix(4)), ["Authorization: Bearer t", "X-Trace: 1", "", ""])
         XCTAssertEqual(lines.filter { $0.lowercased().hasPrefix("connection:") }, ["Connection: Upgrade"])
@@ -174,7 +182,8 @@ final class WebSocketHandshakeTests: XCTestCase {
     func testAnExtensionTheClientDidNotOfferIsRefused() throws {
         let handshake = try handshake("ws://h/")
         let error = courierError { () throws(CourierError) in
-            try handshake.validate(status: 101, headers: self.goodResponse(for: handshake) + [("Sec-WebSocket-Extensions", "permessage-deflate")])
+            try handshake.validate(
+                status: 101, headers: self.goodResponse(for: handshake) + [("Sec-WebSocket-Extensions", "permessage-deflate")])
         }
         XCTAssertEqual(error?.code, .invalidResponse)
     }

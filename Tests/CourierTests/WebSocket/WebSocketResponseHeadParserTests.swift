@@ -85,9 +85,10 @@ final class WebSocketResponseHeadParserTests: XCTestCase {
         let handshake = try WebSocketHandshake(
             url: XCTUnwrap(URL(string: "ws://127.0.0.1:9001/echo")), nonce: Array(0..<16), protocols: ["chat"])
         XCTAssertTrue(handshake.head.contains("Host: 127.0.0.1:9001\r\n"))
-        let answer = Array(
-            ("HTTP/1.1 101 Switching Protocols\r\nupgrade: WebSocket\r\nconnection: upgrade\r\nsec-websocket-protocol: chat\r\n"
-                + "sec-websocket-accept: \(WebSocketHandshake.acceptValue(forKey: handshake.key))\r\n\r\n").utf8)
+        let answer =
+            Array(
+                ("HTTP/1.1 101 Switching Protocols\r\nupgrade: WebSocket\r\nconnection: upgrade\r\nsec-websocket-protocol: chat\r\n"
+                    + "sec-websocket-accept: \(WebSocketHandshake.acceptValue(forKey: handshake.key))\r\n\r\n").utf8)
             + serverFrame(.text, Array("welcome".utf8))
         var parser = WebSocketResponseHeadParser(url: handshake.url)
         let parsed = try XCTUnwrap(parser.parse(answer))

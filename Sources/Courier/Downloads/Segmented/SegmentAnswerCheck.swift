@@ -44,7 +44,8 @@ enum SegmentAnswerCheck {
                     return .fail("a 206 without the complete length (\(answer.contentRange ?? ""))")
                 }
                 guard end == asked.upperBound else {
-                    return .restart("a 206 for bytes \(asked.lowerBound)..<\(end) where \(asked.lowerBound)..<\(asked.upperBound) were asked")
+                    return .restart(
+                        "a 206 for bytes \(asked.lowerBound)..<\(end) where \(asked.lowerBound)..<\(asked.upperBound) were asked")
                 }
                 guard StrongValidator.counterpart(of: validator, etag: answer.etag, lastModified: answer.lastModified) == validator else {
                     return .fail("a 206 that does not carry the validator \(validator)")

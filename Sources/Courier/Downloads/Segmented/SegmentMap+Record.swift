@@ -78,7 +78,9 @@ extension ResumeData {
 
     /// Why a stored segment map cannot be continued, if it cannot: it must be bound to a
     /// validator and a length, tile the file, and agree with `bytesOnDisk`.
-    static func segmentProblem(_ record: SegmentMap.Record, url: URL, validator: String?, totalLength: Int64?, bytesOnDisk: Int64)
+    static func segmentProblem(
+        _ record: SegmentMap.Record, url: URL, validator: String?, totalLength: Int64?, bytesOnDisk: Int64
+    )
         -> String?
     {
         guard let validator, let totalLength else { return "a segment map without a validator and a length" }

@@ -79,8 +79,9 @@ struct SegmentScheduler: Sendable, Equatable {
     /// The largest working range's untouched tail from its midpoint, when both halves are at
     /// least the minimum split.
     private func midpointTail(_ map: SegmentMap) -> Range<Int64>? {
-        guard let segment = map.segments.filter({ $0.owner != nil && $0.duplicate == nil })
-            .max(by: { ($0.remaining, -$0.start) < ($1.remaining, -$1.start) }),
+        guard
+            let segment = map.segments.filter({ $0.owner != nil && $0.duplicate == nil })
+                .max(by: { ($0.remaining, -$0.start) < ($1.remaining, -$1.start) }),
             segment.remaining >= 2 * configuration.minimumSplit
         else { return nil }
         let offset = aligned(segment.next + segment.remaining / 2, within: segment)
@@ -100,7 +101,8 @@ struct SegmentScheduler: Sendable, Equatable {
         let offset = aligned(segment.next + max(kept, 1), within: segment)
         // A thief slower than the owner takes only a large part: a small one would end the
         // download on the slower connection.
-        let floor = thiefSpeed < ownerSpeed
+        let floor =
+            thiefSpeed < ownerSpeed
             ? configuration.minimumSplit
             : min(configuration.minimumSplit, max(configuration.minimumSteal, Int64(thiefSpeed * configuration.stealSeconds)))
         guard segment.end - offset >= floor else { return nil }

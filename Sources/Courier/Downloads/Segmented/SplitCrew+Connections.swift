@@ -197,9 +197,11 @@ extension SplitCrew {
         if failuresWithoutProgress >= failureLimit { return end(.failed(error), now: now, into: &actions) }
         if let handedOver {
             let delay = quietUntil.map { max(.zero, $0 - now) } ?? .zero
-            actions.append(.retry(RangeRetry(
-                connection: id, error: error, retry: failuresWithoutProgress, limit: failureLimit, delay: delay,
-                bytesWritten: map.writtenBytes, continuesFrom: handedOver)))
+            actions.append(
+                .retry(
+                    RangeRetry(
+                        connection: id, error: error, retry: failuresWithoutProgress, limit: failureLimit, delay: delay,
+                        bytesWritten: map.writtenBytes, continuesFrom: handedOver)))
         }
         schedule(idle: nil, now: now, into: &actions)
     }

@@ -308,7 +308,8 @@ struct SplitCrew<Request: AnyObject> {
         guard let advance = try? map.advance(id, by: Int64(data.count)) else { return nil }
         if advance.accepted > 0 {
             links[id]?.mark?.bytesWritten += advance.accepted
-            actions.append(.write(advance.accepted == Int64(data.count) ? data : data.prefix(Int(advance.accepted)), at: position.lowerBound))
+            actions.append(
+                .write(advance.accepted == Int64(data.count) ? data : data.prefix(Int(advance.accepted)), at: position.lowerBound))
             bytesSinceRecord += advance.accepted
             failuresWithoutProgress = 0
         }

@@ -66,7 +66,8 @@ enum AuthenticationChallenge: Equatable {
         var ha1 = hash("\(credential.user):\(realm):\(credential.password)")
         if algorithm.hasSuffix("-SESS") { ha1 = hash("\(ha1):\(nonce):\(clientNonce)") }
         let ha2 = hash("\(method):\(uri)")
-        let response = offered.isEmpty
+        let response =
+            offered.isEmpty
             ? hash("\(ha1):\(nonce):\(ha2)") : hash("\(ha1):\(nonce):\(nc):\(clientNonce):auth:\(ha2)")
         var fields = [
             "username=\(quoted(credential.user))", "realm=\(quoted(realm))", "nonce=\(quoted(nonce))",

@@ -106,8 +106,8 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
         completion: @escaping @Sendable (RetryDecision) -> Void
     ) {
         guard let response = error.response,
-              authenticator.didRequest(request, with: response, failDueToAuthenticationError: error),
-              let (credential, generation) = state.withLock({ state in state.credential.map { ($0, state.generation) } })
+            authenticator.didRequest(request, with: response, failDueToAuthenticationError: error),
+            let (credential, generation) = state.withLock({ state in state.credential.map { ($0, state.generation) } })
         else { return completion(.doNotRetry) }
         if authenticator.isRequest(request, authenticatedWith: credential) {
             state.withLock { $0.credentialRejected(generation: generation) }

@@ -10,7 +10,9 @@ struct MD5 {
         6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
     ]
     /// floor(abs(sin(i + 1)) * 2^32), RFC 1321 §3.4.
-    private static let constants: [UInt32] = (0..<64).map { UInt32(truncatingIfNeeded: Int64((abs(sin(Double($0 + 1))) * 4_294_967_296).rounded(.down))) }
+    private static let constants: [UInt32] = (0..<64).map {
+        UInt32(truncatingIfNeeded: Int64((abs(sin(Double($0 + 1))) * 4_294_967_296).rounded(.down)))
+    }
 
     /// The 16-byte digest of `message`.
     static func hash(_ message: [UInt8]) -> [UInt8] {
@@ -24,7 +26,8 @@ struct MD5 {
         for block in stride(from: 0, to: padded.count, by: 64) {
             for index in 0..<16 {
                 let base = block + index * 4
-                words[index] = UInt32(padded[base]) | UInt32(padded[base + 1]) << 8 | UInt32(padded[base + 2]) << 16
+                words[index] =
+                    UInt32(padded[base]) | UInt32(padded[base + 1]) << 8 | UInt32(padded[base + 2]) << 16
                     | UInt32(padded[base + 3]) << 24
             }
             var (a, b, c, d) = state

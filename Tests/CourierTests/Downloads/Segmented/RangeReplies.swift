@@ -21,7 +21,8 @@ enum RangeReplies {
         let span = range ?? 0..<body.count
         var fields = headers + [("Content-Length", "\(span.count)")]
         if let range { fields.append(("Content-Range", "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(body.count)")) }
-        let head = range == nil
+        let head =
+            range == nil
             ? ScriptedServer.Reply.head(status: 200, headers: fields)
             : ScriptedServer.Reply.head(status: 206, reason: "Partial Content", headers: fields)
         var steps: [ScriptedServer.Reply.Step] = [.send(head)]

@@ -33,8 +33,10 @@ final class SameDateReplacementTests: CourierTestCase {
 
     private func download(_ server: ScriptedServer, to destination: URL, _ policy: DownloadPolicy) -> DownloadResponse? {
         wait(timeout: 60) { finish in
-            manager.downloadTask(with: URLRequest(url: server.url("/mirror.iso")), to: .file(destination), policy: policy,
-                                 completion: finish).resume()
+            manager.downloadTask(
+                with: URLRequest(url: server.url("/mirror.iso")), to: .file(destination), policy: policy,
+                completion: finish
+            ).resume()
         }
     }
 

@@ -12,7 +12,9 @@ final class SegmentAnswerCheckTests: XCTestCase {
         func decide(_ answer: Answer, validator: String = "\"v1\"") -> SegmentAnswerCheck.Segment {
             SegmentAnswerCheck.segment(asked: asked, length: 1000, validator: validator, answer)
         }
-        func ok(_ range: String = "bytes 500-749/1000", length: Int64? = 250, etag: String? = "\"v1\"", encoding: String? = nil)
+        func ok(
+            _ range: String = "bytes 500-749/1000", length: Int64? = 250, etag: String? = "\"v1\"", encoding: String? = nil
+        )
             -> Answer
         {
             Answer(status: 206, contentRange: range, contentLength: length, etag: etag, contentEncoding: encoding)

@@ -51,7 +51,8 @@ final class SegmentRecordTests: XCTestCase {
         XCTAssertEqual(read.bytesOnDisk, 100, "the written prefix: what a build without segments continues from")
         XCTAssertEqual(read.totalLength, 1000)
         XCTAssertEqual(read.validator, "\"v1\"")
-        XCTAssertTrue(String(decoding: record.encoded(), as: UTF8.self).contains(#""segments":{"ranges":[[0,500,100],[500,1000,250]],"version":1}"#))
+        XCTAssertTrue(
+            String(decoding: record.encoded(), as: UTF8.self).contains(#""segments":{"ranges":[[0,500,100],[500,1000,250]],"version":1}"#))
     }
 
     func testASingleStreamRecordIsWrittenExactlyAsBefore() throws {
@@ -62,7 +63,8 @@ final class SegmentRecordTests: XCTestCase {
         let payload = String(decoding: record.encoded(), as: UTF8.self).split(separator: "\n")[2]
         XCTAssertEqual(
             String(payload),
-            #"{"bytesOnDisk":1234,"headers":{"X-Trace":"1"},"method":"GET","partialFile":"\/tmp\/.big.bin.courier-partial","totalLength":5000,"url":"http:\/\/127.0.0.1:8\/big.bin","validator":"\"v1\""}"#)
+            #"{"bytesOnDisk":1234,"headers":{"X-Trace":"1"},"method":"GET","partialFile":"\/tmp\/.big.bin.courier-partial","totalLength":5000,"url":"http:\/\/127.0.0.1:8\/big.bin","validator":"\"v1\""}"#
+        )
         XCTAssertNil(try ResumeData(data: record.encoded()).segmentMap)
     }
 
@@ -104,7 +106,8 @@ final class SegmentRecordTests: XCTestCase {
 
     func testTheCodableFormRefusesAHostileMapWithTheCourierErrorUnderneath() throws {
         // Given the payload form with another segment-map version
-        let json = #"{"bytesOnDisk":0,"headers":{},"method":"GET","partialFile":"/tmp/.x.courier-partial","#
+        let json =
+            #"{"bytesOnDisk":0,"headers":{},"method":"GET","partialFile":"/tmp/.x.courier-partial","#
             + #""segments":{"version":9,"ranges":[]},"totalLength":0,"url":"http://h/x","validator":"v"}"#
         // When / Then
         XCTAssertThrowsError(try JSONDecoder().decode(ResumeData.self, from: Data(json.utf8))) { error in

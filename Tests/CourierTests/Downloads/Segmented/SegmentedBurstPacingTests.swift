@@ -18,9 +18,11 @@ final class SegmentedBurstPacingTests: CourierTestCase {
         configuration.maximumRunningTasksPerHost = 16
         configuration.urlSessionConfiguration.httpMaximumConnectionsPerHost = 16
         let seen = seen
-        configuration.eventMonitors = [ClosureEventMonitor(onEvent: { _, event in
-            if case .connections(let crew) = event { seen.withLock { $0.append(crew) } }
-        })]
+        configuration.eventMonitors = [
+            ClosureEventMonitor(onEvent: { _, event in
+                if case .connections(let crew) = event { seen.withLock { $0.append(crew) } }
+            })
+        ]
         return configuration
     }
 

@@ -29,8 +29,10 @@ final class SegmentedDownloadEndingTests: CourierTestCase {
             let destination = directory.appendingPathComponent("lost-\(round).bin")
             // When the others take its tail over and a duplicate wins the race (its request is cancelled)
             let response: DownloadResponse? = wait(timeout: 60) { finish in
-                manager.downloadTask(with: URLRequest(url: scripted.url("/f")), to: .file(destination), policy: policy,
-                                     completion: finish).resume()
+                manager.downloadTask(
+                    with: URLRequest(url: scripted.url("/f")), to: .file(destination), policy: policy,
+                    completion: finish
+                ).resume()
             }
             // Then the download completes: the cancelled request is not taken for the caller's cancel
             XCTAssertNil(response?.error, "round \(round)")

@@ -38,8 +38,10 @@ final class SegmentedDownloadSlowTailTests: CourierTestCase {
         // When the file is split over four connections (the trickle alone would take minutes)
         let started = ContinuousClock.now
         let response: DownloadResponse? = wait(timeout: 60) { finish in
-            manager.downloadTask(with: URLRequest(url: server.url("/tail.bin")), to: .file(destination), policy: policy,
-                                 completion: finish).resume()
+            manager.downloadTask(
+                with: URLRequest(url: server.url("/tail.bin")), to: .file(destination), policy: policy,
+                completion: finish
+            ).resume()
         }
         let elapsed = ContinuousClock.now - started
         // Then the file is exact, the trickling connection's range was asked for again by another,
@@ -48,8 +50,9 @@ final class SegmentedDownloadSlowTailTests: CourierTestCase {
         XCTAssertEqual(try Data(contentsOf: destination) == body, true)
         let slow = try XCTUnwrap(slowIndex.withLock { $0 }, "the range from 2 MiB was asked for")
         let after = server.requests.dropFirst(slow + 1).compactMap { RangeReplies.asked($0, total: total) }
-        XCTAssertTrue(after.contains { $0.lowerBound > total / 4 && $0.lowerBound < total / 2 },
-                      "\(server.requests.map { $0.header("Range") ?? "" })")
+        XCTAssertTrue(
+            after.contains { $0.lowerBound > total / 4 && $0.lowerBound < total / 2 },
+            "\(server.requests.map { $0.header("Range") ?? "" })")
         XCTAssertLessThan(elapsed, .seconds(20), "the download waited for the trickle")
     }
 }

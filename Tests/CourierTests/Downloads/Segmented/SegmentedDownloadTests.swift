@@ -15,9 +15,11 @@ final class SegmentedDownloadTests: CourierTestCase {
     override func makeConfiguration() -> SessionManager.Configuration {
         var configuration = super.makeConfiguration()
         let seen = seen
-        configuration.eventMonitors = [ClosureEventMonitor(onEvent: { _, event in
-            if case .connections(let crew) = event { seen.withLock { $0.append(crew) } }
-        })]
+        configuration.eventMonitors = [
+            ClosureEventMonitor(onEvent: { _, event in
+                if case .connections(let crew) = event { seen.withLock { $0.append(crew) } }
+            })
+        ]
         return configuration
     }
     private var content: Data { TestServer.deterministicBytes(count: size, seed: 24) }
@@ -90,7 +92,11 @@ final class SegmentedDownloadTests: CourierTestCase {
             finished.fulfill()
         }
         task.addProgressHandler(.download) { [weak task] progress in
-            guard progress.fractionCompleted >= 0.3, !once.withLock({ let was = $0; $0 = true; return was }) else { return }
+            guard progress.fractionCompleted >= 0.3,
+                !once.withLock({
+                    let was = $0; $0 = true; return was
+                })
+            else { return }
             task?.suspend()
             suspended.fulfill()
         }
@@ -128,8 +134,9 @@ final class SegmentedDownloadTests: CourierTestCase {
         server.addFile("resets.bin", data: content, etag: "\"v1\"")
         let destination = directory.appendingPathComponent("resets.bin")
         // When the file is split over four connections
-        let response = download("/files/resets.bin?reset_after=1048576&chunk=65536&chunk_delay_ms=2", to: destination,
-                                policy: policy(.connections(4)))
+        let response = download(
+            "/files/resets.bin?reset_after=1048576&chunk=65536&chunk_delay_ms=2", to: destination,
+            policy: policy(.connections(4)))
         // Then each range is continued where its connection stopped, and the file is exact
         XCTAssertNil(response?.error)
         XCTAssertEqual(try Data(contentsOf: destination), content)
@@ -144,7 +151,10 @@ final class SegmentedDownloadTests: CourierTestCase {
         let response: DownloadResponse? = wait(timeout: 60) { finish in
             let task = manager.downloadTask(with: request(path), to: .file(destination), policy: policy, completion: finish)
             task.addProgressHandler(.download) { [weak task] progress in
-                guard progress.fractionCompleted >= fraction, !cancelled.withLock({ let was = $0; $0 = true; return was })
+                guard progress.fractionCompleted >= fraction,
+                    !cancelled.withLock({
+                        let was = $0; $0 = true; return was
+                    })
                 else { return }
                 task?.cancel(producingResumeData: { _ in })
             }
@@ -200,13 +210,17 @@ final class SegmentedDownloadFaultTests: CourierTestCase {
     private var content: Data { TestServer.deterministicBytes(count: size, seed: 25) }
 
     /// A correct 206 for `range` of `body`, sent in 64 KiB writes `pause` ms apart.
-    private static func partial(_ body: Data, _ range: Range<Int>, etag: String, pause: Int = 0, extra: [(String, String)] = [])
+    private static func partial(
+        _ body: Data, _ range: Range<Int>, etag: String, pause: Int = 0, extra: [(String, String)] = []
+    )
         -> ScriptedServer.Reply
     {
         RangeReplies.answer(body, range, headers: [("ETag", etag)] + extra, pause: pause)
     }
 
-    private func download(from server: ScriptedServer, to destination: URL, split: DownloadSplit = .connections(4))
+    private func download(
+        from server: ScriptedServer, to destination: URL, split: DownloadSplit = .connections(4)
+    )
         -> DownloadResponse?
     {
         var policy = DownloadPolicy()
@@ -309,7 +323,9 @@ final class SegmentedDownloadRefusalTests: CourierTestCase {
     /// Downloads a file of `size` bytes split as `split` from a server that paces each response
     /// at `rate` bytes/s and refuses (429) one above `limit` in flight; checks the file and
     /// returns the response and what the server saw.
-    private func limitedDownload(_ name: String, size: Int, seed: UInt64, rate: Int, limit: Int, split: DownloadSplit)
+    private func limitedDownload(
+        _ name: String, size: Int, seed: UInt64, rate: Int, limit: Int, split: DownloadSplit
+    )
         throws -> (DownloadResponse?, PathTraffic)
     {
         let content = TestServer.deterministicBytes(count: size, seed: seed)

@@ -189,7 +189,8 @@ struct CrewHarness {
         var covered: [Range<Int64>] = []
         for write in writes {
             let range = write.offset..<(write.offset + Int64(write.data.count))
-            XCTAssertEqual(write.data, Data(Self.file[Int(range.lowerBound)..<Int(range.upperBound)]), "bytes at \(range)", file: file, line: line)
+            XCTAssertEqual(
+                write.data, Data(Self.file[Int(range.lowerBound)..<Int(range.upperBound)]), "bytes at \(range)", file: file, line: line)
             XCTAssertFalse(covered.contains { $0.overlaps(range) }, "\(range) written twice", file: file, line: line)
             covered.append(range)
         }

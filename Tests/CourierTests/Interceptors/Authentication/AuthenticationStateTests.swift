@@ -155,17 +155,27 @@ final class AuthenticationStateTests: XCTestCase {
         let window = RefreshWindow(interval: .seconds(10), maximumAttempts: 2)
         // (why each refresh is needed, at which second) -> which ones start
         let table: [(needs: [(Int, Need)], started: [Bool], why: String)] = [
-            ((0...9).map { ($0, .expired) }, Array(repeating: true, count: 10),
-             "expiries never count: 10 in 10 s all start"),
-            ((0...9).map { ($0, .none) }, Array(repeating: true, count: 10),
-             "obtaining a missing credential never counts"),
-            ([(0, .refused), (1, .refused), (2, .refused), (3, .refused)], [true, true, false, false],
-             "a refusal after each refresh: the third and fourth in the window fail"),
-            ([(0, .refused), (1, .expired), (2, .expired), (3, .refused), (4, .expired), (5, .refused)],
-             [true, true, true, true, true, false],
-             "expiries between refusals neither count nor reset the count"),
-            ([(0, .refused), (5, .refused), (10, .refused), (15, .refused)], [true, true, true, true],
-             "refusals spread wider than the window all start"),
+            (
+                (0...9).map { ($0, .expired) }, Array(repeating: true, count: 10),
+                "expiries never count: 10 in 10 s all start"
+            ),
+            (
+                (0...9).map { ($0, .none) }, Array(repeating: true, count: 10),
+                "obtaining a missing credential never counts"
+            ),
+            (
+                [(0, .refused), (1, .refused), (2, .refused), (3, .refused)], [true, true, false, false],
+                "a refusal after each refresh: the third and fourth in the window fail"
+            ),
+            (
+                [(0, .refused), (1, .expired), (2, .expired), (3, .refused), (4, .expired), (5, .refused)],
+                [true, true, true, true, true, false],
+                "expiries between refusals neither count nor reset the count"
+            ),
+            (
+                [(0, .refused), (5, .refused), (10, .refused), (15, .refused)], [true, true, true, true],
+                "refusals spread wider than the window all start"
+            ),
         ]
         for row in table {
             XCTAssertEqual(refreshes(row.needs, window: window), row.started, row.why)

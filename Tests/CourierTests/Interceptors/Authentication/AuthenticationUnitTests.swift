@@ -87,8 +87,9 @@ final class AuthenticationUnitTests: XCTestCase {
         XCTAssertEqual(policy.decision(for: request("GET"), error: throttled, attempt: 0), .retryAfter(.seconds(7)))
         let tooLong = CourierError(
             code: .unacceptableStatusCode, message: "", response: makeResponse(503, headers: ["Retry-After": "999999"]))
-        XCTAssertEqual(policy.decision(for: request("GET"), error: tooLong, attempt: 0), .doNotRetry,
-                       "a Retry-After beyond the cap is not waited for, as downloads do")
+        XCTAssertEqual(
+            policy.decision(for: request("GET"), error: tooLong, attempt: 0), .doNotRetry,
+            "a Retry-After beyond the cap is not waited for, as downloads do")
     }
 
     func testRetryPolicyIsCodable() throws {

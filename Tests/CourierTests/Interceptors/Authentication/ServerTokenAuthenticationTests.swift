@@ -214,7 +214,9 @@ final class ServerTokenAuthenticationTests: CourierTestCase {
         let done = expectation(description: "every task completed")
         done.expectedFulfillmentCount = 5
         for _ in 1...5 {
-            manager.dataTask(with: request("/authorized/get")) { responses.append($0); done.fulfill() }.resume()
+            manager.dataTask(with: request("/authorized/get")) {
+                responses.append($0); done.fulfill()
+            }.resume()
         }
         wait(for: [done], timeout: 15)
         // Then one of them obtained the first credential, the others waited for it, and each
