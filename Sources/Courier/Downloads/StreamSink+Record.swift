@@ -5,7 +5,7 @@ import FoundationNetworking
 
 extension StreamSink {
     /// What a response head says about its body, read by the download path's own rules
-    /// (``FileBody`` for the proof, ``StrongValidator`` for the validator), so a streamed body is
+    /// (the proof a downloaded body is complete, and its choice of validator), so a streamed body is
     /// judged exactly as a downloaded one.
     public struct Facts: Equatable, Sendable {
         /// `Content-Length` of an unencoded body (an encoded one's counts the compressed bytes).
