@@ -24,9 +24,9 @@ extension StreamSink {
             } else {
                 announced = nil
             }
-            length = FileBody.isEncoded(response) ? nil : announced
-            validator = FileBody.isEncoded(response) ? nil : TransferTask.strongValidator(of: response)
-            unverifiableReason = FileBody.unverifiableReason(
+            length = BodyFacts.isEncoded(response) ? nil : announced
+            validator = BodyFacts.isEncoded(response) ? nil : BodyFacts.strongValidator(of: response)
+            unverifiableReason = BodyFacts.unverifiableReason(
                 response, contentLength: announced, appendsRange: false, totalKnown: false, method: "GET")
         }
     }

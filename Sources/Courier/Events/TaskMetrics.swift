@@ -292,3 +292,10 @@ public struct TaskMetrics: Sendable, Equatable, Codable {
         }
     }
 }
+
+extension TaskMetrics {
+    /// The most segment requests a timeline keeps (``segmentRequests``): a download of many small
+    /// ranges must not grow it without bound. Here, beside the field, so that the split crew, which
+    /// stops recording at it, and the recorder read it from the metrics and not from each other.
+    static let segmentRequestLimit = 4096
+}

@@ -13,19 +13,3 @@ public enum CallbackQueue: Sendable {
     /// thread-safe; the async APIs use this to resume their continuations.
     case immediate
 }
-
-/// A resolved callback target: a queue (or inline) plus the optional completion group.
-struct Delivery: Sendable {
-    let queue: DispatchQueue?
-    let group: DispatchGroup?
-
-    func run(_ work: @escaping @Sendable () -> Void) {
-        if let queue {
-            queue.async(group: group, execute: work)
-        } else {
-            group?.enter()
-            work()
-            group?.leave()
-        }
-    }
-}

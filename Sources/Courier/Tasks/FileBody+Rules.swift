@@ -4,8 +4,8 @@ import FoundationNetworking
 #endif
 
 /// A download's own rules: what its policy says about a body nothing can prove complete, the
-/// length check, when an `.atResponse` destination is asked, what resume data the bytes held make,
-/// and the facts a range decision reads from a response. Pure: values in, a decision out
+/// length check, when an `.atResponse` destination is asked, and what resume data the bytes held
+/// make (the facts a response head gives are ``BodyFacts``'s). Pure: values in, a decision out
 /// (`FileBodyTests`). The rules that also move the transfer's position (a 206 appended, a 200 that
 /// starts over, a short body continued) are TransferState+Downloads.swift's.
 extension FileBody {
@@ -18,49 +18,6 @@ extension FileBody {
     static let unpausableBacklogFactor: Int64 = 4
     /// How many continuations in a row that add no byte a download makes before it fails.
     static let stallLimit = 3
-
-    /// The parts of `http` a range decision reads.
-    static func answer(_ http: HTTPURLResponse, contentLength: Int64?) -> RangeContinuation.Answer {
-        RangeContinuation.Answer(
-            status: http.statusCode, contentRange: http.value(forHTTPHeaderField: "Content-Range"),
-            contentLength: contentLength, etag: http.value(forHTTPHeaderField: "ETag"),
-            lastModified: http.value(forHTTPHeaderField: "Last-Modified"),
-            contentEncoding: http.value(forHTTPHeaderField: "Content-Encoding"))
-    }
-
-    /// Why the body `http` announces cannot be proven complete, if it cannot: a content-encoded
-    /// body has no length to check (libcurl decodes it, and a stream cut inside the compressed
-    /// data ends without an error), nor has one that only the connection closing ends.
-    /// A 206 that continues the bytes held proves its own span, but the file's end only with a
-    /// complete length (its own, or an earlier response's): `bytes N-M/*` alone cannot say
-    /// whether more follows.
-    static func unverifiableReason(
-        _ http: HTTPURLResponse, contentLength: Int64?, appendsRange: Bool, totalKnown: Bool, method: String
-    ) -> String? {
-        // No body by definition: nothing to prove.
-        if http.statusCode == 204 || http.statusCode == 304 || method == "HEAD" { return nil }
-        if isEncoded(http) {
-            let encoding = http.value(forHTTPHeaderField: "Content-Encoding") ?? ""
-            return "the server sent a \(encoding)-encoded body although identity was asked, so its length cannot be checked"
-        }
-        if appendsRange {
-            return totalKnown ? nil : "no response announced the file's complete length (the 206 says bytes …/*)"
-        }
-        if contentLength == nil, !isChunked(http) {
-            return "the server announced no length (no Content-Length, not chunked): only the connection closing ends the body"
-        }
-        return nil
-    }
-
-    /// Whether `http`'s body is content-encoded (anything but `identity`).
-    static func isEncoded(_ http: HTTPURLResponse) -> Bool {
-        RangeContinuation.Answer.isEncoded(http.value(forHTTPHeaderField: "Content-Encoding"))
-    }
-
-    /// Whether `http`'s body is chunked: its last chunk proves it complete.
-    static func isChunked(_ http: HTTPURLResponse) -> Bool {
-        (http.value(forHTTPHeaderField: "Transfer-Encoding") ?? "").lowercased().contains("chunked")
-    }
 
     static func statusError(
         _ response: HTTPURLResponse, body: Data, _ plan: DownloadPlan, request: URLRequest?

@@ -109,16 +109,13 @@ struct MetricsRecorder {
     /// The instant `offset` since creation is (the crew of a split download reads the clock itself).
     func offset(of instant: ContinuousClock.Instant) -> Duration { instant - origin }
 
-    /// A split download's finished requests, in order, at most ``segmentRequestLimit`` in all.
+    /// A split download's finished requests, in order, at most ``TaskMetrics/segmentRequestLimit`` in all.
     mutating func segmentRequests(_ requests: [TaskMetrics.SegmentRequest]) {
         guard !requests.isEmpty else { return }
         var all = metrics.segmentRequests ?? []
-        all.append(contentsOf: requests.prefix(max(0, Self.segmentRequestLimit - all.count)))
+        all.append(contentsOf: requests.prefix(max(0, TaskMetrics.segmentRequestLimit - all.count)))
         metrics.segmentRequests = all
     }
-
-    /// The most segment requests a timeline keeps: a download of many small ranges must not grow it without bound.
-    static let segmentRequestLimit = 4096
 
     /// The timeline at completion: the open attempt and pause end now.
     mutating func complete(error: CourierError?) -> TaskMetrics {

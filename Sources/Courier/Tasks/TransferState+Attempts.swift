@@ -27,7 +27,7 @@ extension TransferState {
         if let offset = rangeOffset {
             decision = RangeContinuation.decide(
                 offset: offset, knownTotal: expectedToReceive, validator: validator,
-                answer: FileBody.answer(http, contentLength: contentLength))
+                answer: BodyFacts.answer(http, contentLength: contentLength))
         }
         rangeOffset = nil
         switch decision {
@@ -72,8 +72,8 @@ extension TransferState {
             response = http
             // Only a successful body can be continued: an error page's validator must never
             // back a `Range` request for the resource.
-            validator = (200..<300).contains(http.statusCode) ? TransferTask.strongValidator(of: http) : nil
-            expectedToReceive = FileBody.isEncoded(http) ? nil : contentLength
+            validator = (200..<300).contains(http.statusCode) ? BodyFacts.strongValidator(of: http) : nil
+            expectedToReceive = BodyFacts.isEncoded(http) ? nil : contentLength
             if let accepted = acceptStreamResponse(http) {
                 return accepted
             }

@@ -34,7 +34,7 @@ extension TransferState {
         if let offset {
             decision = RangeContinuation.decide(
                 offset: offset, knownTotal: expectedToReceive, validator: validator,
-                answer: FileBody.answer(http, contentLength: contentLength))
+                answer: BodyFacts.answer(http, contentLength: contentLength))
         } else if http.statusCode == 206 {
             // Nothing says where a 206 to a request without Range starts: never take it as the file.
             return failAttempt(.invalidResponse("a 206 answered a request that asked for no range", http), task)
@@ -86,7 +86,7 @@ extension TransferState {
                     .completeLength
             }
             // A first 206 from byte 0 names the version its ranges belong to.
-            if offset == 0, validator == nil { validator = TransferTask.strongValidator(of: http) }
+            if offset == 0, validator == nil { validator = BodyFacts.strongValidator(of: http) }
             switch segmentsToBegin(http, offset: offset ?? 0, end: end, plan) {
             case .none: break
             case .begin(let map): split = map
@@ -100,8 +100,8 @@ extension TransferState {
             // server ignores Range): start the file over, never append.
             _ = startOver(.replacedByAnswer)
             response = http
-            validator = TransferTask.strongValidator(of: http)
-            expectedToReceive = FileBody.isEncoded(http) ? nil : contentLength
+            validator = BodyFacts.strongValidator(of: http)
+            expectedToReceive = BodyFacts.isEncoded(http) ? nil : contentLength
             openPartial(keeping: 0, plan)
         }
         restarts = 0
@@ -121,7 +121,7 @@ extension TransferState {
         _ http: HTTPURLResponse, contentLength: Int64?, appendsRange: Bool, totalKnown: Bool, _ plan: DownloadPlan
     ) -> CourierError? {
         let request = context.originalRequest
-        let why = FileBody.unverifiableReason(
+        let why = BodyFacts.unverifiableReason(
             http, contentLength: contentLength, appendsRange: appendsRange, totalKnown: totalKnown,
             method: (request.httpMethod ?? "GET").uppercased())
         return file?.verify(why, url: request.url, response: http)

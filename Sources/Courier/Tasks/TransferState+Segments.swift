@@ -36,7 +36,7 @@ extension TransferState {
         guard (request.httpMethod ?? "GET").uppercased() == "GET", context.upload == nil,
             let url = request.url.map(ResumeData.withoutCredentials)
         else { return notSplit("a segment map for a request that is not a plain GET") }
-        guard let total = expectedToReceive, end == total, let validator, !FileBody.isEncoded(http) else {
+        guard let total = expectedToReceive, end == total, let validator, !BodyFacts.isEncoded(http) else {
             return notSplit("the answer does not bind the segments to one complete, unencoded version")
         }
         guard StrongValidator.bindsSegments(validator) else {

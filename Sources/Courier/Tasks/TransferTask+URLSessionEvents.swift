@@ -155,14 +155,4 @@ extension TransferTask: TaskDelegate {
         }
         perform(followUp)
     }
-
-    // MARK: - Response facts
-
-    /// A validator that makes `If-Range` safe: a strong ETag, else `Last-Modified`. Nothing when
-    /// the body is content-encoded (offsets would count decoded bytes).
-    static func strongValidator(of response: HTTPURLResponse) -> String? {
-        StrongValidator.of(
-            etag: response.value(forHTTPHeaderField: "ETag"), lastModified: response.value(forHTTPHeaderField: "Last-Modified"),
-            contentEncoding: response.value(forHTTPHeaderField: "Content-Encoding"))
-    }
 }

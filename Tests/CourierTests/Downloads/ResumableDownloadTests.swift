@@ -166,7 +166,7 @@ final class ResumableDownloadTests: CourierTestCase {
     }
 
     func testEncodedResponseIsNeverContinuedByOffset() {
-        XCTAssertNil(TransferTask.strongValidator(of: makeResponse(200, headers: ["ETag": "\"x\"", "Content-Encoding": "gzip"])))
+        XCTAssertNil(BodyFacts.strongValidator(of: makeResponse(200, headers: ["ETag": "\"x\"", "Content-Encoding": "gzip"])))
         let destination = directory.appendingPathComponent("gzip.json")
         var policy = DownloadPolicy()
         policy.publishesUnverifiedBodies = true  // a gzip body has no length to check

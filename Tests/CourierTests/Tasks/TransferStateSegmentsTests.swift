@@ -39,7 +39,7 @@ final class TransferStateSegmentsTests: XCTestCase {
         let http = HTTPURLResponse(url: url, statusCode: 206, httpVersion: "HTTP/1.1", headerFields: fields)!
         // What the head's decision reads before asking (TransferState+Downloads.swift).
         state.expectedToReceive = length
-        state.validator = TransferTask.strongValidator(of: http)
+        state.validator = BodyFacts.strongValidator(of: http)
         return (state, plan, http)
     }
 

@@ -55,7 +55,7 @@ extension SplitCrew {
         case .length(let value): length = value
         case .absent: length = nil
         }
-        let answer = FileBody.answer(http, contentLength: length)
+        let answer = BodyFacts.answer(http, contentLength: length)
         switch SegmentAnswerCheck.segment(asked: link.asked, length: map.length, validator: map.validator, answer) {
         case .write:
             links[id]?.accepted = true

@@ -61,7 +61,7 @@ struct SplitCrew<Request: AnyObject> {
         var diskPauses = 0
         /// Body bytes received from the network by every connection (clipped bytes included).
         var networkBytes: Int64 = 0
-        /// The requests that ended, for the task's timeline (at most ``MetricsRecorder/segmentRequestLimit``).
+        /// The requests that ended, for the task's timeline (at most ``TaskMetrics/segmentRequestLimit``).
         var requests: [RequestMark] = []
     }
 
@@ -292,7 +292,7 @@ struct SplitCrew<Request: AnyObject> {
         mark.end = now
         mark.ending = ending
         links[id]?.mark = nil
-        if tally.requests.count < MetricsRecorder.segmentRequestLimit { tally.requests.append(mark) }
+        if tally.requests.count < TaskMetrics.segmentRequestLimit { tally.requests.append(mark) }
     }
 
     // MARK: - Bytes
