@@ -47,8 +47,7 @@ extension GetCommand {
         }
 
         let verbose = options.verbose ? VerboseMonitor(printer: printer) : nil
-        var configuration = managerConfiguration(printer: printer, verbose: verbose)
-        if let timeout = options.timeout { configuration.urlSessionConfiguration.timeoutIntervalForRequest = timeout }
+        var configuration = Self.managerConfiguration(options, verbose: verbose, say: { printer.message($0) })
         configuration.responseCache = cache
         configuration.maximumResponseSize = Self.cacheMaximumBytes
         configuration.retryPolicy = Self.retryPolicy(retries: options.retries)

@@ -116,12 +116,8 @@ struct GetCommand {
         // Completions on the manager's own queue: this process has no main run loop, so the main
         // thread just waits on a semaphore.
         let verbose = options.verbose ? VerboseMonitor(printer: printer) : nil
-        // A split connection's range handed to another connection is not an attempt of the
-        // download (its progress line shows the connections).
-        var configuration = managerConfiguration(printer: printer, verbose: verbose) {
-            $0.owner == .splitConnection ? nil : Self.retryLine($0)
-        }
-        if let timeout = options.timeout { configuration.urlSessionConfiguration.timeoutIntervalForRequest = timeout }
+        var configuration = Self.managerConfiguration(
+            options, verbose: verbose, say: { printer.message($0) }, retryLine: Self.downloadRetryLine)
         configuration.maximumRunningTasksPerHost = Self.runningTasksPerHost(
             configuration.maximumRunningTasksPerHost, for: options.split)
         let manager = SessionManager(configuration: configuration)
@@ -178,17 +174,9 @@ struct GetCommand {
     }
 
     private func makeTarget(in cwd: URL, printer: ProgressPrinter) throws(GetFailure) -> Target {
-        var policy = DownloadPolicy()
+        var policy = options.downloadPolicy
         policy.split = options.split
-        policy.retry = Self.retryPolicy(retries: options.retries)
         policy.expectedSHA256 = options.expectedSHA256
-        policy.publishesUnverifiedBodies = options.acceptUnverified
-        policy.deadline = options.maxTime.map { .seconds(roundingUp: $0) }
-        // Every run gives its -H headers again: a record never needs their values, and a token
-        // must not sit in the working directory. Nor do they follow a redirect to another origin
-        // unless the user trusts it (curl's --location-trusted).
-        policy.recordsHeaders = false
-        if !options.locationTrusted { policy.sensitiveHeaders = Set(options.headers.map { $0.name.lowercased() }) }
         if options.writesToStandardOutput {
             // Staged privately, copied to stdout once complete and verified. A supervisor shares
             // its directory with every child it starts, so a restart after a crash continues.
