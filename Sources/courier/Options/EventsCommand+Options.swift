@@ -75,28 +75,13 @@ extension EventsCommand {
                             help: help)
                     }
                     options.lastEventID = value
-                case "--max-reconnects":
-                    guard let count = Int(value), count >= 0 else {
-                        throw UsageError(message: "--max-reconnects takes a whole number 0 or more, not '\(value)'", help: help)
-                    }
-                    options.maxReconnects = count
-                case "-n", "--max-events":
-                    guard let count = Int(value), count >= 1 else {
-                        throw UsageError(message: "\(name) takes a whole number 1 or more, not '\(value)'", help: help)
-                    }
-                    options.maxEvents = count
+                case "--max-reconnects": options.maxReconnects = try UsageError.count(name, value, minimum: 0, help: help)
+                case "-n", "--max-events": options.maxEvents = try UsageError.count(name, value, minimum: 1, help: help)
                 case "--redact-header", "--redact-param":
                     options.redaction = try OutputRedaction.adding(option: name, value: value, to: options.redaction, help: help)
                 case "--retry-delay":
-                    guard let seconds = Double(value), seconds.isFinite, seconds >= 0, seconds <= 86_400 else {
-                        throw UsageError(message: "--retry-delay takes a number of seconds 0 or more, not '\(value)'", help: help)
-                    }
-                    options.retryDelay = seconds
-                default:  // --idle-timeout
-                    guard let seconds = Double(value), seconds.isFinite, seconds > 0, seconds <= 1e9 else {
-                        throw UsageError(message: "--idle-timeout takes a number of seconds above 0, not '\(value)'", help: help)
-                    }
-                    options.idleTimeout = seconds
+                    options.retryDelay = try UsageError.seconds(name, value, zero: true, maximum: 86_400, help: help)
+                default: options.idleTimeout = try UsageError.seconds(name, value, help: help)  // --idle-timeout
                 }
             }
             options.tls = try options.tls.validated(help: help)
@@ -105,11 +90,7 @@ extension EventsCommand {
 
         /// The error for an option `events` does not know, with the closest one it does.
         static func unknown(_ name: String) -> UsageError {
-            var message = "unknown option '\(name)' for events"
-            if name.count > 2, let closest = Suggestion.closest(to: name, among: longNames) {
-                message += "; did you mean \(closest)?"
-            }
-            return UsageError(message: message, help: help)
+            UsageError(unknown: name, for: "events", among: longNames, help: help)
         }
     }
 

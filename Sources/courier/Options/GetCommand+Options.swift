@@ -129,15 +129,9 @@ extension GetCommand {
                 case "-o", "--output":
                     guard options.output == nil else { throw UsageError(get: "-o is given more than once") }
                     options.output = try Self.output(value)
-                case "--retries":
-                    guard let count = Int(value), count >= 0 else {
-                        throw UsageError(get: "--retries takes a whole number 0 or more, not '\(value)'")
-                    }
-                    options.retries = count
+                case "--retries": options.retries = try UsageError.count(name, value, minimum: 0, help: "courier get --help")
                 case "--max-time", "--timeout", "--wait-for-network":
-                    guard let seconds = Double(value), seconds.isFinite, seconds > 0, seconds <= 1e9 else {
-                        throw UsageError(get: "\(name) takes a number of seconds above 0, not '\(value)'")
-                    }
+                    let seconds = try UsageError.seconds(name, value, help: "courier get --help")
                     switch name {
                     case "--timeout": options.timeout = seconds
                     case "--wait-for-network": options.waitForNetwork = seconds
@@ -199,11 +193,7 @@ extension GetCommand {
                         + "gives no way to set one; connecting counts as silence, so --timeout bounds it (default 60 s), "
                         + "and --max-time bounds the whole download")
             }
-            var message = "unknown option '\(name)' for get"
-            if name.count > 2, let closest = Suggestion.closest(to: name, among: longNames) {
-                message += "; did you mean \(closest)?"
-            }
-            return UsageError(get: message)
+            return UsageError(unknown: name, for: "get", among: longNames, help: "courier get --help")
         }
 
         /// An absolute http or https URL with a host; a mistake points at `help`.

@@ -39,7 +39,7 @@ extension GetCommand {
         signal(SIGPIPE, SIG_IGN)
         let input = open(file.path, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else {
-            return fail("cannot read the downloaded body at \(file.path): \(String(cString: strerror(errno)))")
+            return failWriting("cannot read the downloaded body at \(file.path): \(String(cString: strerror(errno)))")
         }
         defer { close(input) }
         var buffer = [UInt8](repeating: 0, count: 256 * 1024)
@@ -58,11 +58,11 @@ extension GetCommand {
             if count == 0 { return nil }
             if count < 0 {
                 if errno == EINTR { continue }
-                return fail("cannot read the downloaded body at \(file.path): \(String(cString: strerror(errno)))")
+                return failWriting("cannot read the downloaded body at \(file.path): \(String(cString: strerror(errno)))")
             }
             let sent = Self.writeToStandardOutput(Data(buffer[0..<count]))
             if let reason = sent.failure {
-                return fail(
+                return failWriting(
                     "cannot write to stdout (\(reason)) after \(ProgressFormat.bytes(written + Int64(sent.count))) of "
                         + "\(ProgressFormat.bytes(size)): the output is incomplete")
             }
@@ -70,7 +70,7 @@ extension GetCommand {
         }
     }
 
-    private func fail(_ message: String) -> Int32 {
+    private func failWriting(_ message: String) -> Int32 {
         ProgressPrinter.writeToStandardError("courier: \(message)\n")
         return ExitCode.fileSystem
     }

@@ -35,7 +35,7 @@ extension GetCommand {
             do {
                 try Self.checkOutput(Self.outputURL(output, in: cwd), force: options.force)
             } catch {
-                return finish(error)
+                return fail(error)
             }
         }
         let cache: ResponseCache
@@ -43,22 +43,15 @@ extension GetCommand {
             cache = try ResponseCache.disk(
                 directory: URL(fileURLWithPath: directory, relativeTo: cwd), maximumBytes: Self.cacheMaximumBytes)
         } catch {
-            return finish(GetFailure(ExitCode.fileSystem, "cannot use the cache directory \(directory): \(error)"))
+            return fail(GetFailure(ExitCode.fileSystem, "cannot use the cache directory \(directory): \(error)"))
         }
 
-        var configuration = SessionManager.Configuration()
-        if let timeout = options.timeout { configuration.urlSessionConfiguration.timeoutIntervalForRequest = timeout }
-        configuration.tls = options.tls.announced()
+        let verbose = options.verbose ? VerboseMonitor(printer: printer) : nil
+        var configuration = Self.managerConfiguration(options, verbose: verbose, say: { printer.message($0) })
         configuration.responseCache = cache
         configuration.maximumResponseSize = Self.cacheMaximumBytes
         configuration.retryPolicy = Self.retryPolicy(retries: options.retries)
         configuration.deadline = options.maxTime.map { .seconds(roundingUp: $0) }
-        if !options.quiet {
-            configuration.eventMonitors = [ClosureEventMonitor(onRetry: { _, event in printer.message(Self.retryLine(event)) })]
-        }
-        Self.applyNetworkWait(options, to: &configuration) { printer.message($0) }
-        let verbose = options.verbose ? VerboseMonitor(printer: printer) : nil
-        if let verbose { configuration.eventMonitors.append(verbose) }
         let manager = SessionManager(configuration: configuration)
         defer { manager.invalidate(cancelingTasks: true) }
 
@@ -75,7 +68,7 @@ extension GetCommand {
         finished.wait()
         verbose?.waitUntilPrinted()
         guard let response = result.current else {
-            return finish(GetFailure(ExitCode.failure, "the download ended without a result"))
+            return fail(GetFailure(ExitCode.failure, "the download ended without a result"))
         }
         let body: Data
         switch response.result {
@@ -87,13 +80,13 @@ extension GetCommand {
             }
             if conditional.isNotModified(error) { return notModified(error) }
             if error.code == .responseTooLarge {
-                return finish(
+                return fail(
                     GetFailure(
                         ExitCode.failure,
                         "the body is larger than --cache takes (\(ProgressFormat.bytes(Int64(Self.cacheMaximumBytes)))); "
                             + "download it without --cache (\(Self.displayURL(options.url)))"))
             }
-            return finish(error)
+            return fail(error)
         }
         do {
             if let expected = options.expectedSHA256, SHA256.hash(body) != expected {
@@ -115,7 +108,7 @@ extension GetCommand {
             }
             return ExitCode.success
         } catch {
-            return finish(error)
+            return fail(error)
         }
     }
 
@@ -167,22 +160,5 @@ extension GetCommand {
             if errno == EEXIST { throw GetFailure(ExitCode.fileSystem, existsMessage(file)) }
             throw GetFailure(ExitCode.fileSystem, "cannot save \(file.path): \(String(cString: strerror(errno)))")
         }
-    }
-
-    /// Prints the error line for `error` and returns its exit code.
-    private func finish(_ error: any Error) -> Int32 {
-        let line: String
-        let status: Int32
-        switch error {
-        case let failure as GetFailure: (line, status) = (failure.message, failure.status)
-        case let error as CourierError:
-            (line, status) = (
-                Self.errorLine(error, requestURL: options.url, retryPolicy: Self.retryPolicy(retries: options.retries)),
-                ExitCode.forError(error)
-            )
-        default: (line, status) = ("\(error)", ExitCode.failure)
-        }
-        ProgressPrinter.writeToStandardError("courier: \(Self.oneLine(line))\n")
-        return status
     }
 }

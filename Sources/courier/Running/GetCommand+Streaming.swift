@@ -8,28 +8,10 @@ import Glibc
 import Courier
 import CourierSupport
 
-/// `-o -`: the body goes to stdout as it arrives, through the library's `bytes(for:)`.
-///
-/// The rule that makes a streamed body safe to pipe: **what is on stdout is always a prefix of
-/// the true body** — never a byte twice, never two bodies spliced.
-///
-/// - Within a process, the library guarantees it: once bytes were handed over, a retry (the
-///   manager's retry policy, `--retries`) continues them with `Range`/`If-Range`, which needs a
-///   strong validator; without one the stream fails instead of starting over.
-/// - Across a trap that kills the process (GetSupervisor.swift), the library's ``StreamSink``
-///   keeps its record in the supervisor's staging directory — the bytes written, a write under
-///   way, the response's validator and length — and a restarted child's sink checks the new
-///   answer against it and writes after the bytes already out (ResumableDownloads.md,
-///   "Streaming to a descriptor"). The child does not ask for those bytes with a `Range` of its own: a request that carries a `Range`
-///   turns off the library's own continuation for the rest of the body, and `--sha256` needs the
-///   bytes anyway; a trap is rare enough for the extra transfer not to matter. Without a validator,
-///   or when the child died during a write (how much of it reached the pipe is unknown), the
-///   supervisor does not restart: exit 3, naming the signal.
-///
-/// A failure after bytes were written exits as usual (3, 4, 5, 6, 130, 143) and says on stderr
-/// that the output is incomplete and how many bytes it holds; `--sha256` is checked at the end
-/// and a mismatch (exit 5) says the output must not be trusted. `--whole` keeps the staged,
-/// verified-before-writing behaviour (GetCommand+StandardOutput.swift).
+/// `-o -`: the body goes to stdout as it arrives, through the library's `bytes(for:)` and its
+/// ``StreamSink`` (the proof, the digest and the record a restarted child continues from), so that
+/// what is on stdout is always a prefix of the true body. The rules and their messages:
+/// Docs/CommandLine.md (`-o -`, and "The supervised child" for a crash while streaming).
 extension GetCommand {
     /// How a streamed body ended, with what the messages need.
     struct StreamEnd: Sendable {
@@ -103,8 +85,7 @@ extension GetCommand {
             do {
                 try conditional.saveETag(from: end.response)
             } catch {
-                ProgressPrinter.writeToStandardError("courier: \(Self.oneLine(error.message))\n")
-                return error.status
+                return fail(error)
             }
             if end.unverified {
                 // Printed even with --quiet: the user asked for it, but must not forget it.
@@ -125,31 +106,17 @@ extension GetCommand {
 
     /// One line for a stream that ended early, and its exit code.
     private func reportStreamFailure(_ failure: any Error, end: StreamEnd, stops: StopSignals) -> Int32 {
-        let line: String
-        let status: Int32
-        switch failure {
-        case let error as CourierError where end.written == 0 && conditional.isNotModified(error):
-            return notModified(error)
-        case let error as CourierError where error.isCancellation && stops.signal != nil:
-            let signal = stops.signal ?? SIGINT
+        guard let error = failure as? CourierError else { return fail(failure, suffix: Self.incompleteSuffix(written: end.written)) }
+        if end.written == 0 && conditional.isNotModified(error) { return notModified(error) }
+        if error.isCancellation, let signal = stops.signal {
             ProgressPrinter.writeToStandardError(Self.interruptedStreamLine(written: end.written) + "\n")
             return ExitCode.forSignal(signal)
-        case let error as CourierError:
-            var suffix = Self.incompleteSuffix(written: end.written)
-            if end.written > 0, !end.hasValidator, error.isTransport || error.code == .timedOut {
-                suffix += " (the server sent no ETag or Last-Modified, so the body could not be continued where it stopped)"
-            }
-            (line, status) = (
-                Self.errorLine(error, requestURL: options.url, retryPolicy: Self.retryPolicy(retries: options.retries)) + suffix,
-                ExitCode.forError(error)
-            )
-        case let failure as GetFailure:
-            (line, status) = (failure.message, failure.status)
-        default:
-            (line, status) = ("\(failure)" + Self.incompleteSuffix(written: end.written), ExitCode.failure)
         }
-        ProgressPrinter.writeToStandardError("courier: \(Self.oneLine(line))\n")
-        return status
+        var suffix = Self.incompleteSuffix(written: end.written)
+        if end.written > 0, !end.hasValidator, error.isTransport || error.code == .timedOut {
+            suffix += " (the server sent no ETag or Last-Modified, so the body could not be continued where it stopped)"
+        }
+        return fail(error, suffix: suffix)
     }
 
     /// The manager for one streamed body: the command's deadline, `--retries` as its retry

@@ -32,8 +32,7 @@ struct GetCommand {
             command.conditional = conditional
             if !options.quiet { for warning in warnings { ProgressPrinter.writeToStandardError("courier: warning: \(warning)\n") } }
         } catch {
-            ProgressPrinter.writeToStandardError("courier: \(Self.oneLine(error.message))\n")
-            return error.status
+            return fail(error)
         }
         // A condition is a statement about the copy the user has: a newer copy replaces it.
         if command.conditional.isConditional { command.options.force = true }
@@ -116,24 +115,11 @@ struct GetCommand {
     private func download(to target: Target, printer: ProgressPrinter, stops: StopSignals) -> DownloadResponse {
         // Completions on the manager's own queue: this process has no main run loop, so the main
         // thread just waits on a semaphore.
-        var configuration = SessionManager.Configuration()
-        if let timeout = options.timeout { configuration.urlSessionConfiguration.timeoutIntervalForRequest = timeout }
-        configuration.tls = options.tls.announced()
+        let verbose = options.verbose ? VerboseMonitor(printer: printer) : nil
+        var configuration = Self.managerConfiguration(
+            options, verbose: verbose, say: { printer.message($0) }, retryLine: Self.downloadRetryLine)
         configuration.maximumRunningTasksPerHost = Self.runningTasksPerHost(
             configuration.maximumRunningTasksPerHost, for: options.split)
-        if !options.quiet {
-            // Each retry on a line of its own: what failed, where, when the next attempt starts.
-            // A split connection's range handed to another connection is not an attempt of the
-            // download (its progress line shows the connections).
-            configuration.eventMonitors = [
-                ClosureEventMonitor(onRetry: { _, event in
-                    if event.owner != .splitConnection { printer.message(Self.retryLine(event)) }
-                })
-            ]
-        }
-        Self.applyNetworkWait(options, to: &configuration) { printer.message($0) }
-        let verbose = options.verbose ? VerboseMonitor(printer: printer) : nil
-        if let verbose { configuration.eventMonitors.append(verbose) }
         let manager = SessionManager(configuration: configuration)
         defer { manager.invalidate(cancelingTasks: true) }
         let finished = DispatchSemaphore(value: 0)
@@ -188,17 +174,9 @@ struct GetCommand {
     }
 
     private func makeTarget(in cwd: URL, printer: ProgressPrinter) throws(GetFailure) -> Target {
-        var policy = DownloadPolicy()
+        var policy = options.downloadPolicy
         policy.split = options.split
-        policy.retry = Self.retryPolicy(retries: options.retries)
         policy.expectedSHA256 = options.expectedSHA256
-        policy.publishesUnverifiedBodies = options.acceptUnverified
-        policy.deadline = options.maxTime.map { .seconds(roundingUp: $0) }
-        // Every run gives its -H headers again: a record never needs their values, and a token
-        // must not sit in the working directory. Nor do they follow a redirect to another origin
-        // unless the user trusts it (curl's --location-trusted).
-        policy.recordsHeaders = false
-        if !options.locationTrusted { policy.sensitiveHeaders = Set(options.headers.map { $0.name.lowercased() }) }
         if options.writesToStandardOutput {
             // Staged privately, copied to stdout once complete and verified. A supervisor shares
             // its directory with every child it starts, so a restart after a crash continues.
@@ -268,8 +246,7 @@ struct GetCommand {
         do {
             if error.statusCode == 304 { try conditional.saveETag(from: error.response) }
         } catch {
-            ProgressPrinter.writeToStandardError("courier: \(Self.oneLine(error.message))\n")
-            return error.status
+            return fail(error)
         }
         if !options.quiet {
             ProgressPrinter.writeToStandardError(
@@ -312,25 +289,11 @@ struct GetCommand {
         "\(file.path) already exists (use --force to replace it, or -o to save under another name)"
     }
 
-    /// Prints the one error line and returns the exit code for it.
+    /// Prints the one error line (after the progress line ends) and returns its exit code.
     private func report(_ error: any Error, printer: ProgressPrinter) -> Int32 {
         printer.finish()
-        let line: String
-        let status: Int32
-        switch error {
-        case let failure as GetFailure:
-            (line, status) = (failure.message, failure.status)
-        case let error as CourierError:
-            let line1 = Self.errorLine(error, requestURL: options.url, retryPolicy: Self.retryPolicy(retries: options.retries))
-            (line, status) = (
-                line1 + Self.keptSuffix(error.resumeData, toStandardOutput: options.writesToStandardOutput),
-                ExitCode.forError(error)
-            )
-        default:
-            (line, status) = ("\(error)", ExitCode.failure)
-        }
-        ProgressPrinter.writeToStandardError("courier: \(Self.oneLine(line))\n")
-        return status
+        let kept = (error as? CourierError).map { Self.keptSuffix($0.resumeData, toStandardOutput: options.writesToStandardOutput) }
+        return fail(error, suffix: kept ?? "")
     }
 
     /// What a failure leaves: with `-o -`, nothing on stdout; otherwise the bytes kept and how to

@@ -69,9 +69,12 @@ struct QueueCommand {
 
         // -H goes into every request through an adapter rather than the items' headers, which the
         // journal keeps in the clear: like a single get, a token is never written to disk.
-        var managerConfiguration = SessionManager.Configuration()
-        if let timeout = shared.timeout { managerConfiguration.urlSessionConfiguration.timeoutIntervalForRequest = timeout }
-        managerConfiguration.tls = shared.tls.announced()
+        let display = Locked<QueueProgress?>(nil)
+        var managerConfiguration = GetCommand.managerConfiguration(
+            shared,
+            say: { line in
+                if let display = display.current { display.message(line) } else { ProgressPrinter.writeToStandardError(line + "\n") }
+            }, retryLine: GetCommand.downloadRetryLine)
         // The queue's --per-host counts every connection (a split item holds several); the
         // manager must not hold back what it allows.
         managerConfiguration.maximumRunningTasksPerHost = GetCommand.runningTasksPerHost(
@@ -86,20 +89,6 @@ struct QueueCommand {
                 }
             ])
         }
-        let display = Locked<QueueProgress?>(nil)
-        if !shared.quiet {
-            managerConfiguration.eventMonitors = [
-                ClosureEventMonitor(onRetry: { _, event in
-                    // As `courier get`: only the attempts of a download, not its split connections' ranges.
-                    guard event.owner != .splitConnection else { return }
-                    let line = GetCommand.retryLine(event)
-                    if let display = display.current { display.message(line) } else { ProgressPrinter.writeToStandardError(line + "\n") }
-                })
-            ]
-        }
-        GetCommand.applyNetworkWait(shared, to: &managerConfiguration) { line in
-            if let display = display.current { display.message(line) } else { ProgressPrinter.writeToStandardError(line + "\n") }
-        }
         let manager = SessionManager(configuration: managerConfiguration)
         defer { manager.invalidate(cancelingTasks: true) }
 
@@ -109,13 +98,7 @@ struct QueueCommand {
         configuration.pausesWhileOffline = false
         configuration.maximumRunning = options.parallel
         configuration.maximumRunningPerHost = options.perHost
-        var policy = DownloadPolicy()
-        policy.retry.retryLimit = shared.retries
-        policy.publishesUnverifiedBodies = shared.acceptUnverified
-        policy.deadline = shared.maxTime.map { .seconds(roundingUp: $0) }
-        policy.recordsHeaders = false
-        if !shared.locationTrusted { policy.sensitiveHeaders = Set(headers.map { $0.name.lowercased() }) }
-        configuration.policy = policy
+        configuration.policy = shared.downloadPolicy
 
         let stateDirectory = options.stateDirectory(in: cwd)
         let queue: DownloadQueue

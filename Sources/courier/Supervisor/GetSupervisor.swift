@@ -6,40 +6,14 @@ import Glibc
 
 /// Runs `courier get` in a child process and outlives it when it crashes.
 ///
-/// Why: a server can make FoundationNetworking trap — a status line and then a closed
-/// connection, or a `Content-Length` just under 2^63 (`Docs/Platform.md` §7, "Traps a server
-/// can trigger"). A Swift trap cannot be caught inside the process that hits it, and the
-/// library gets no chance to run any code first; what can survive it is another process. So the
-/// `courier get` a person runs re-executes its own binary (`/proc/self/exe`) with the same
-/// arguments and ``childVariable`` set, and that child runs ``GetCommand`` unchanged, with the
-/// same stdin, stdout and stderr. This process only watches it:
-///
-/// - The child exits: exit with its status.
-/// - The child dies of a trap signal (SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE): an
-///   ordinary failed attempt. Say so on one line and start the child again, which continues from
-///   the partial file and resume record the library keeps, up to `--retries` times and within
-///   `--max-time`; then exit 3 (network), as for any other server that never gives a usable answer.
-///   A streaming `-o -` child that already wrote to stdout is restarted only when the next one can
-///   continue exactly after those bytes (its ``StandardOutputRecord``: no write under way, a
-///   validator); otherwise the command exits 3 at once, naming the signal (GetCommand+Streaming.swift).
-/// - SIGINT or SIGTERM for this process: forwarded to the child, which stops cleanly as before;
-///   then exit with its status (130, 143). A terminal's Ctrl-C is not forwarded: the terminal
-///   sends it to the whole foreground process group, the child included, and a second copy would
-///   make the child take its "interrupted again: exit now" path.
-/// - This process dies, even of `kill -9`: the kernel kills the child (``enterChildMode()``
-///   asks for that), so nothing keeps downloading unseen; the next run resumes from its files.
-///
-/// With `-i` the child runs the whole queue (QueueCommand.swift). A trap ends every download of
-/// that child, not only the one whose server set it off, and the restart reopens the queue's
-/// journal, which continues all of them from their bytes: restarting one process is as good as
-/// supervising each item, and much simpler. Restarts are bounded by `--retries` as for one URL;
-/// `--max-time` is per item there, so no deadline covers the whole command. The input is not read
-/// here: it is opened (`-i FILE`) and given to every child as its stdin, with one private file
-/// (``QueueCommand/inputVariable``) where the children keep what they read of it (``InputSpool``),
-/// so a restart sees every line the crashed child had read, then goes on reading the input.
-///
-/// Signals are blocked in this (single-threaded) process and taken with `sigwaitinfo`, so
-/// nothing here runs in a signal handler, and each comes with its origin (`si_code`).
+/// A server can make FoundationNetworking trap (`Docs/Platform.md` §7), and a Swift trap cannot
+/// be caught inside the process that hits it: so the command re-executes its own binary
+/// (`/proc/self/exe`) with the same arguments and ``childVariable`` set, and only watches that
+/// child — its exit status is the command's, a trap signal restarts it (within `--retries` and
+/// `--max-time`), SIGINT and SIGTERM are forwarded, and the kernel kills it if this process dies.
+/// With `-i` one child runs the whole queue. The rules, with their reasons: Docs/CommandLine.md,
+/// "The supervised child". Signals are blocked in this (single-threaded) process and taken with
+/// `sigwaitinfo`, so nothing here runs in a signal handler, and each comes with its origin (`si_code`).
 struct GetSupervisor {
     /// Set in the child's environment to the supervising process's id.
     static let childVariable = "COURIER_GET_CHILD"
