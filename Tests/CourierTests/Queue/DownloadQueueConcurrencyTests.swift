@@ -23,9 +23,12 @@ final class DownloadQueueConcurrencyTests: CourierTestCase {
                 group.addTask {
                     for index in 0..<15 {
                         let id = "w\(worker)-\(index)"
+                        // An item paused or cancelled right after it is added is served slowly, so
+                        // that a worker descheduled between the two calls cannot see it complete first.
+                        let delay = index % 5 == 1 || index % 5 == 3 ? 200 : 1
                         try queue.add(
                             .init(
-                                url: server.url("/bytes/20000?seed=\(index)&chunk=4096&chunk_delay_ms=1"),
+                                url: server.url("/bytes/20000?seed=\(index)&chunk=4096&chunk_delay_ms=\(delay)"),
                                 to: out.appendingPathComponent(id), id: id))
                         switch index % 5 {
                         case 1: try queue.pause(id)
