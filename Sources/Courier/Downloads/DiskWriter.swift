@@ -72,15 +72,9 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
         var largestChunk: Int
     }
 
+    /// What the queue runs: the transfer's requests, then the ending.
     private enum Operation {
-        case directory(URL, mayCreate: Bool, requestURL: URL?)
-        case open(Target, hashing: Bool)
-        case append(Data)
-        /// A segmented download's chunk, at its own offset.
-        case write(Data, at: Int64)
-        case truncate
-        case remove([URL])
-        case record(ResumeData, URL)
+        case request(Request)
         case finish(Ending, removing: [URL], then: @Sendable (Settled) -> Void)
     }
 
@@ -163,66 +157,32 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
         /// Make sure this directory exists before the file is opened in it, creating it only when
         /// `mayCreate`; otherwise the writer fails (`destinationFailed`, about `requestURL`).
         case directory(URL, mayCreate: Bool, requestURL: URL?)
-        /// ``open(_:hashing:)``.
+        /// Open the partial file (`Target`), with a streaming SHA-256 when `hashing`.
         case open(Target, hashing: Bool)
-        /// ``append(_:)``.
+        /// A chunk at the file's end; it counts in the backlog until written.
         case append(Data)
-        /// A split download's chunk (``write(_:at:)``).
+        /// A split download's chunk at its own offset; the streaming SHA-256 stops (the file is
+        /// hashed once it is complete).
         case write(Data, at: Int64)
-        /// ``truncate()``.
+        /// Start the file over from byte 0 (and the SHA-256 with it).
         case truncate
-        /// ``remove(_:)``.
+        /// Remove files, in order with the other operations (a record written earlier stays removed).
         case remove([URL])
-        /// ``writeRecord(_:to:)``.
+        /// Flush the file, then write the resume data to the record with the bytes the file holds.
         case record(ResumeData, URL)
-    }
 
-    /// Queues `request` (``Request``); none blocks.
-    func perform(_ request: Request) {
-        switch request {
-        case .directory(let url, let mayCreate, let requestURL):
-            enqueue(.directory(url, mayCreate: mayCreate, requestURL: requestURL))
-        case .open(let target, let hashing): open(target, hashing: hashing)
-        case .append(let data): append(data)
-        case .write(let data, let offset): write(data, at: offset)
-        case .truncate: truncate()
-        case .remove(let files): remove(files)
-        case .record(let resumeData, let record): writeRecord(resumeData, to: record)
+        /// The bytes it adds to the backlog.
+        var bytes: Int {
+            switch self {
+            case .append(let data), .write(let data, _): data.count
+            default: 0
+            }
         }
     }
 
-    // MARK: - Operations (called under the transfer's lock; none blocks)
-
-    func open(_ target: Target, hashing: Bool) {
-        enqueue(.open(target, hashing: hashing))
-    }
-
-    /// Accepts a chunk; returns the backlog, this chunk included.
-    @discardableResult
-    func append(_ data: Data) -> Int64 {
-        enqueue(.append(data), bytes: data.count)
-    }
-
-    /// Accepts a chunk of a segmented download to be written at `offset`; returns the backlog,
-    /// this chunk included. The streaming SHA-256 stops: the file is hashed once it is complete.
-    @discardableResult
-    func write(_ data: Data, at offset: Int64) -> Int64 {
-        enqueue(.write(data, at: offset), bytes: data.count)
-    }
-
-    /// Starts the file over from byte 0 (and the SHA-256 with it).
-    func truncate() {
-        enqueue(.truncate)
-    }
-
-    /// Removes files, in order with the other operations (a record written earlier stays removed).
-    func remove(_ files: [URL]) {
-        enqueue(.remove(files))
-    }
-
-    /// Flushes the file, then writes `resumeData` to `record` with the bytes the file holds.
-    func writeRecord(_ resumeData: ResumeData, to record: URL) {
-        enqueue(.record(resumeData, record))
+    /// Queues `request`, in order with the others (called under the transfer's lock: it never blocks).
+    func perform(_ request: Request) {
+        enqueue(.request(request), bytes: request.bytes)
     }
 
     /// Calls `action` on the call queue once the backlog is at most `threshold` (at once if it
@@ -289,7 +249,18 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
     /// Runs one operation; `discarding` is refreshed after each write, so an ending that drops
     /// the bytes skips the rest of the batch at once.
     private func run(_ operation: Operation, discarding: inout Bool) {
-        switch operation {
+        guard case .request(let request) = operation else {
+            if case .finish(let ending, let removing, let then) = operation {
+                let settled = end(ending, removing: removing)
+                state.withLock {
+                    $0.waiter = nil
+                    $0.onFailure = nil
+                }
+                then(settled)
+            }
+            return
+        }
+        switch request {
         case .directory(let directory, let mayCreate, let requestURL):
             guard failure == nil else { return }
             if let problem = Self.prepare(directory, mayCreate: mayCreate, requestURL: requestURL) { fail(problem) }
@@ -312,7 +283,7 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
             }
         case .append(let data), .write(let data, _):
             if failure == nil, !discarding {
-                if case .write(_, let offset) = operation { writeNow(data, at: offset) } else { writeNow(data) }
+                if case .write(_, let offset) = request { writeNow(data, at: offset) } else { writeNow(data) }
             }
             let due = state.withLock { state -> (@Sendable () -> Void)? in
                 state.backlog -= Int64(data.count)
@@ -345,13 +316,6 @@ final class DiskWriter: @unchecked Sendable {  // safe: `file`, `hasher`, `failu
             if resumeData.segments == nil { resumeData.bytesOnDisk = file?.length ?? resumeData.bytesOnDisk }
             // A record that cannot be written leaves the previous one, which is still true.
             try? AtomicFile.write(resumeData.encoded(), to: record)
-        case .finish(let ending, let removing, let then):
-            let settled = end(ending, removing: removing)
-            state.withLock {
-                $0.waiter = nil
-                $0.onFailure = nil
-            }
-            then(settled)
         }
     }
 
