@@ -8,6 +8,7 @@ import Foundation
 /// nothing and prints what it receives (``output``), to see the bytes a client sent. The process
 /// is stopped by its own PID (``stop()``, and at deinit).
 public final class OpenSSLServer: Sendable {
+    /// What the server does with a request.
     public enum Mode: Sendable {
         /// `-HTTP`: files holding whole HTTP responses, by name.
         case files
@@ -15,6 +16,7 @@ public final class OpenSSLServer: Sendable {
         case raw
     }
 
+    /// The port it listens on, on 127.0.0.1.
     public let port: Int
     private let process: Process
     private let documents: URL

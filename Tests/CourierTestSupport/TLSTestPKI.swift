@@ -13,6 +13,7 @@ public final class TLSTestPKI: Sendable {
         OpenSSL.path == nil ? "openssl is not installed (the TLS tests make their CA with it)" : nil
     }
 
+    /// The private temporary directory holding the keys and certificates (removed at deinit).
     public let directory: URL
     /// The password of ``clientEncryptedKey``.
     public let keyPassword = "s3cret-Key-Passw0rd"
@@ -42,11 +43,17 @@ public final class TLSTestPKI: Sendable {
 
     deinit { try? FileManager.default.removeItem(at: directory) }
 
+    /// The path of file `name` in ``directory``.
     public func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+    /// The test CA's certificate (`ca.pem`).
     public var caFile: String { path("ca.pem") }
+    /// The certificate of a second CA that nothing trusts (`other-ca.pem`).
     public var otherCAFile: String { path("other-ca.pem") }
+    /// The client certificate (`client.pem`).
     public var clientCertificate: String { path("client.pem") }
+    /// The client certificate's key, unencrypted (`client.key`).
     public var clientKey: String { path("client.key") }
+    /// The client key encrypted with ``keyPassword`` (`client-encrypted.key`).
     public var clientEncryptedKey: String { path("client-encrypted.key") }
 
     /// The `sha256//…` pin of certificate `name`'s public key.

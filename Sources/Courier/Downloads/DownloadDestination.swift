@@ -11,6 +11,7 @@ import FoundationNetworking
 public struct DownloadDestination: Sendable {
     /// How to publish at the destination.
     public struct Options: OptionSet, Sendable {
+        /// The options' bits.
         public let rawValue: Int
         /// Creates options from their raw value.
         public init(rawValue: Int) { self.rawValue = rawValue }

@@ -225,31 +225,48 @@ public struct ClosureEventMonitor: EventMonitor {
         }
     }
 
+    /// Passes `.created` to `receive(_:for:)`.
     public func taskDidCreate(_ task: any SessionTask) { receive(.created, for: task) }
+    /// Passes `.resumed` to `receive(_:for:)`, which calls `onResume`.
     public func taskDidResume(_ task: any SessionTask) { receive(.resumed, for: task) }
+    /// Passes `.suspended` to `receive(_:for:)`, which calls `onSuspend`.
     public func taskDidSuspend(_ task: any SessionTask) { receive(.suspended, for: task) }
+    /// Passes `.adapted` to `receive(_:for:)`.
     public func taskDidAdaptRequest(_ task: any SessionTask, event: TaskAdaptationEvent) { receive(.adapted(event), for: task) }
+    /// Passes `.attemptStarted` to `receive(_:for:)`.
     public func taskDidStartAttempt(_ task: any SessionTask, event: TaskAttemptEvent) {
         receive(.attemptStarted(event), for: task)
     }
+    /// Passes `.continuing` to `receive(_:for:)`.
     public func taskWillContinue(_ task: any SessionTask, event: TaskContinuationEvent) {
         receive(.continuing(event), for: task)
     }
+    /// Passes `.redirected` to `receive(_:for:)`.
     public func taskDidRedirect(_ task: any SessionTask, event: TaskRedirectEvent) { receive(.redirected(event), for: task) }
+    /// Passes `.challenge` to `receive(_:for:)`.
     public func taskDidAnswerChallenge(_ task: any SessionTask, event: TaskChallengeEvent) {
         receive(.challenge(event), for: task)
     }
+    /// Passes `.response` to `receive(_:for:)`.
     public func taskDidReceiveResponse(_ task: any SessionTask, response: HTTPURLResponse) {
         receive(.response(response), for: task)
     }
+    /// Passes `.retrying` to `receive(_:for:)`, which calls `onRetry`.
     public func taskWillRetry(_ task: any SessionTask, event: TaskRetryEvent) { receive(.retrying(event), for: task) }
+    /// Passes `.paused` to `receive(_:for:)`.
     public func taskDidPause(_ task: any SessionTask, event: TaskPauseEvent) { receive(.paused(event), for: task) }
+    /// Passes `.pauseEnded` to `receive(_:for:)`.
     public func taskDidEndPause(_ task: any SessionTask, event: TaskPauseEvent) { receive(.pauseEnded(event), for: task) }
+    /// Passes `.published` to `receive(_:for:)`.
     public func taskDidPublishDownload(_ task: any SessionTask, file: URL) { receive(.published(file), for: task) }
+    /// Passes `.connections` to `receive(_:for:)`.
     public func taskDidUpdateConnections(_ task: any SessionTask, event: TaskConnectionsEvent) {
         receive(.connections(event), for: task)
     }
+    /// Passes `.completed` to `receive(_:for:)`, which calls `onComplete`.
     public func taskDidComplete(_ task: any SessionTask, event: TaskCompletionEvent) { receive(.completed(event), for: task) }
+    /// Calls `onInvalidate`, if set.
     public func sessionDidInvalidate(error: (any Error)?) { onInvalidate?(error) }
+    /// Calls `onStreamReconnect`, if set.
     public func eventStreamWillReconnect(_ event: EventStreamReconnectEvent) { onStreamReconnect?(event) }
 }

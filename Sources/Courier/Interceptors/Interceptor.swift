@@ -89,6 +89,7 @@ public struct Interceptor: RequestAdapter, RequestRetrier {
         }
     }
 
+    /// Runs the adapters in order, each on the previous one's request; the first failure ends it.
     public func adapt(
         _ request: URLRequest, attempt: Int, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) {
@@ -109,6 +110,7 @@ public struct Interceptor: RequestAdapter, RequestRetrier {
         }
     }
 
+    /// Asks the retriers in order; the first answer other than `.doNotRetry` wins (none: `.doNotRetry`).
     public func retry(
         _ request: URLRequest, failedWith error: CourierError, attempt: Int,
         completion: @escaping @Sendable (RetryDecision) -> Void
@@ -176,6 +178,7 @@ public struct Adapter: RequestAdapter {
         self.body = { request, _, completion in completion(Result { try transform(request) }) }
     }
 
+    /// Calls the closure given.
     public func adapt(
         _ request: URLRequest, attempt: Int, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) {
@@ -192,6 +195,7 @@ public struct Retrier: RequestRetrier {
         self.body = decide
     }
 
+    /// Calls the closure given and answers with its decision.
     public func retry(
         _ request: URLRequest, failedWith error: CourierError, attempt: Int,
         completion: @escaping @Sendable (RetryDecision) -> Void

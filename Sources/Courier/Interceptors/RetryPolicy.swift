@@ -40,6 +40,7 @@ public struct RetryPolicy: RequestRetrier, Codable, Equatable {
     /// The defaults.
     public static let `default` = RetryPolicy()
 
+    /// Answers with `decision(for:error:attempt:)`, at once.
     public func retry(
         _ request: URLRequest, failedWith error: CourierError, attempt: Int,
         completion: @escaping @Sendable (RetryDecision) -> Void

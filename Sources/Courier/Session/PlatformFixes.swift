@@ -148,8 +148,9 @@ public enum PlatformFixes {
 
         /// The state for this process.
         public var cache: Cache
-        /// libcurl's built-in CA file and directory, as the kit found them.
+        /// libcurl's built-in CA file, as the kit found it.
         public var file: String?
+        /// libcurl's built-in CA directory, as the kit found it.
         public var directory: String?
         /// Transfers started with the built-in directory left out.
         public var directoriesLeftOut: UInt64

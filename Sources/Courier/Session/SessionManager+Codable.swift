@@ -21,6 +21,8 @@ extension SessionManager.Configuration: Codable {
         case postsNotifications, label, maximumRunningTasksPerHost, temporaryDirectory, deadline, waitsForConnectivity
     }
 
+    /// Decodes a configuration: missing keys keep their defaults, unknown keys are ignored, and a value that makes
+    /// no sense throws a `DecodingError`.
     public init(from decoder: any Decoder) throws {
         self.init()
         let values = try decoder.container(keyedBy: CodingKeys.self)
@@ -95,6 +97,7 @@ extension SessionManager.Configuration: Codable {
         }
     }
 
+    /// Encodes the settings listed above; the ones that are code or secrets are left out.
     public func encode(to encoder: any Encoder) throws {
         var values = encoder.container(keyedBy: CodingKeys.self)
         try values.encode(urlSessionConfiguration.timeoutIntervalForRequest, forKey: .requestTimeout)

@@ -10,7 +10,9 @@ extension ByteStream {
 
     /// The events of one `text/event-stream` response.
     public struct ServerSentEvents: AsyncSequence, Sendable {
+        /// A Server-Sent Event.
         public typealias Element = ServerSentEvent
+        /// The error that ends the sequence.
         public typealias Failure = CourierError
 
         let source: Source
@@ -22,7 +24,9 @@ extension ByteStream {
 
         /// Reads one event per call.
         public struct AsyncIterator: AsyncIteratorProtocol {
+            /// A Server-Sent Event.
             public typealias Element = ServerSentEvent
+            /// The error that ends the sequence.
             public typealias Failure = CourierError
 
             var reader: EventReader

@@ -17,7 +17,9 @@ extension ByteStream {
 
     /// The lines of a ``ByteStream``.
     public struct Lines: AsyncSequence, Sendable {
+        /// A line, without its terminator.
         public typealias Element = String
+        /// The error that ends the sequence.
         public typealias Failure = CourierError
 
         let source: Source
@@ -29,7 +31,9 @@ extension ByteStream {
 
         /// Reads one line per call.
         public struct AsyncIterator: AsyncIteratorProtocol {
+            /// A line, without its terminator.
             public typealias Element = String
+            /// The error that ends the sequence.
             public typealias Failure = CourierError
 
             var reader: LineReader
@@ -43,7 +47,9 @@ extension ByteStream {
 
     /// The values of a newline-delimited JSON body (see ``ByteStream/jsonLines(_:decoder:)``).
     public struct JSONLines<Value: Decodable>: AsyncSequence, Sendable {
+        /// A value decoded from one line.
         public typealias Element = Value
+        /// The error that ends the sequence.
         public typealias Failure = CourierError
 
         let source: Source
@@ -56,7 +62,9 @@ extension ByteStream {
 
         /// Decodes one line per call.
         public struct AsyncIterator: AsyncIteratorProtocol {
+            /// A value decoded from one line.
             public typealias Element = Value
+            /// The error that ends the sequence.
             public typealias Failure = CourierError
 
             var reader: LineReader

@@ -14,7 +14,9 @@ import FoundationNetworking
 /// iterator asks first. Cancelling the iterating Swift task, or dropping the stream and its
 /// iterators, cancels the transfer. Failures are ``CourierError``s (typed throws).
 public struct ByteStream: AsyncSequence, Sendable {
+    /// A byte of the body.
     public typealias Element = UInt8
+    /// The error that ends the sequence.
     public typealias Failure = CourierError
 
     /// What every view of one stream shares: the buffer and the task. When the last view and
@@ -72,7 +74,9 @@ public struct ByteStream: AsyncSequence, Sendable {
 
     /// Reads bytes from the current chunk, waiting only when it is used up.
     public struct AsyncIterator: AsyncIteratorProtocol {
+        /// A byte of the body.
         public typealias Element = UInt8
+        /// The error that ends the sequence.
         public typealias Failure = CourierError
 
         @usableFromInline let source: Source
@@ -112,7 +116,9 @@ public struct ByteStream: AsyncSequence, Sendable {
 
     /// The body as `Data` chunks, in order.
     public struct Chunks: AsyncSequence, Sendable {
+        /// A chunk of the body.
         public typealias Element = Data
+        /// The error that ends the sequence.
         public typealias Failure = CourierError
 
         let source: Source
@@ -124,7 +130,9 @@ public struct ByteStream: AsyncSequence, Sendable {
 
         /// Hands over one chunk per call.
         public struct AsyncIterator: AsyncIteratorProtocol {
+            /// A chunk of the body.
             public typealias Element = Data
+            /// The error that ends the sequence.
             public typealias Failure = CourierError
 
             let source: Source

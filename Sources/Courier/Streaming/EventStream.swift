@@ -31,7 +31,9 @@ internal import CourierSupport
 /// a `POST` (an LLM completion) is sent once, its sequence ends when its response ends, and a
 /// drop, a timeout or an overflow fails it instead of sending it again.
 public struct EventStream: AsyncSequence, Sendable {
+    /// A Server-Sent Event.
     public typealias Element = ServerSentEvent
+    /// The error that ends the sequence.
     public typealias Failure = CourierError
 
     let manager: SessionManager
@@ -75,7 +77,9 @@ public struct EventStream: AsyncSequence, Sendable {
     /// Reads one event per call, reconnecting as needed. The reconnect decisions are
     /// `ReconnectState`'s; the iterator makes the connections and waits.
     public struct AsyncIterator: AsyncIteratorProtocol {
+        /// A Server-Sent Event.
         public typealias Element = ServerSentEvent
+        /// The error that ends the sequence.
         public typealias Failure = CourierError
 
         let stream: EventStream
@@ -299,7 +303,9 @@ extension SessionManager {
 
 /// Newline-delimited JSON values from ``SessionManager/jsonLines(_:for:decoder:policy:validation:)``.
 public struct JSONLineStream<Value: Decodable>: AsyncSequence, Sendable {
+    /// A value decoded from one line.
     public typealias Element = Value
+    /// The error that ends the sequence.
     public typealias Failure = CourierError
 
     let manager: SessionManager
@@ -324,7 +330,9 @@ public struct JSONLineStream<Value: Decodable>: AsyncSequence, Sendable {
 
     /// Decodes one line per call.
     public struct AsyncIterator: AsyncIteratorProtocol {
+        /// A value decoded from one line.
         public typealias Element = Value
+        /// The error that ends the sequence.
         public typealias Failure = CourierError
 
         let stream: JSONLineStream

@@ -56,21 +56,33 @@ public final class CourierTask<Kind: TaskKind>: SessionTask {
     let transfer: TransferTask
     init(transfer: TransferTask) { self.transfer = transfer }
 
+    /// Courier's identifier for the task, unique within its manager.
     public var taskIdentifier: Int { transfer.state.withLock { $0.taskIdentifier } }
+    /// Where the task is in its life.
     public var state: TaskLifecycle.State { transfer.state.withLock { $0.phase.state } }
+    /// The request as given.
     public var originalRequest: URLRequest { transfer.originalRequest }
+    /// The request of the current (or last) attempt.
     public var currentRequest: URLRequest? { transfer.state.withLock { $0.currentRequest } }
+    /// The final response of the current attempt, once its head has arrived.
     public var response: HTTPURLResponse? { transfer.state.withLock { $0.response } }
+    /// A fresh snapshot of upload progress.
     public var uploadProgress: Progress { transfer.progress(.upload) }
+    /// A fresh snapshot of download progress.
     public var downloadProgress: Progress { transfer.progress(.download) }
     /// The task's timeline so far; complete (``TaskMetrics/completedAt`` set) once the task is.
     public var metrics: TaskMetrics { transfer.metrics }
+    /// Starts the task, or continues it after `suspend()`.
     public func resume() { transfer.resume(handle: self) }
+    /// Pauses the task by stopping its transfer.
     public func suspend() { transfer.suspend(handle: self) }
+    /// Cancels the task; it completes once, as cancelled.
     public func cancel() { transfer.cancel(handle: self) }
+    /// Calls `handler` with throttled progress snapshots on the task's callback queue.
     public func addProgressHandler(_ direction: ProgressDirection, _ handler: @escaping @Sendable (Progress) -> Void) {
         _ = transfer.addObserver(ProgressObserver(direction: direction, handler: handler, finish: nil))
     }
+    /// Progress snapshots as an `AsyncStream` that ends when the task completes.
     public func progressUpdates(_ direction: ProgressDirection) -> AsyncStream<Progress> {
         transfer.progressStream(direction)
     }

@@ -71,6 +71,8 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
 
     // MARK: - RequestAdapter
 
+    /// Applies the current credential; when there is none, or it needs a refresh, the request waits for the one refresh
+    /// and goes with its credential (or fails with its error).
     public func adapt(
         _ request: URLRequest, attempt: Int, completion: @escaping @Sendable (Result<URLRequest, any Error>) -> Void
     ) {
@@ -101,6 +103,8 @@ public final class AuthenticationInterceptor<AuthenticatorType: Authenticator>: 
     /// an event stream's connection asks it too (a `POST` stream included).
     public var retriesOnlyRefusals: Bool { true }
 
+    /// Retries a failure the authenticator calls an authentication failure (when the request carried the current
+    /// credential, it is marked refused so the retry refreshes it); does not retry any other failure.
     public func retry(
         _ request: URLRequest, failedWith error: CourierError, attempt: Int,
         completion: @escaping @Sendable (RetryDecision) -> Void
