@@ -95,43 +95,19 @@ final class RetryMatrixTests: CourierTestCase {
         let manager = SessionManager(configuration: configuration)
         defer { manager.invalidate(cancelingTasks: true) }
 
-        var scripted: ScriptedServer?
-        var greeting: GreetingServer?
-        defer {
-            scripted?.stop()
-            greeting?.stop()
-        }
-        let url: URL
+        let way: FailingOrigin.Way
         switch failure {
-        case .refused:
-            // A port that was just bound and closed: nothing listens there.
-            let closed = try ScriptedServer { _, _ in .bytes("") }
-            url = closed.url("/refused")
-            closed.stop()
-        case .reset:
-            // An RST as soon as the request head is read, before any response byte.
-            let server = try ScriptedServer { _, _ in ScriptedServer.Reply([], ending: .reset) }
-            scripted = server
-            url = server.url("/reset")
-        case .dns:
-            url = try XCTUnwrap(URL(string: "http://retry-matrix.invalid/dns"))
-        case .tls:
-            let server = try GreetingServer(greeting: "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            greeting = server
-            url = try XCTUnwrap(URL(string: "https://127.0.0.1:\(server.port)/tls"))
-        case .unavailableRetryAfter, .retryAfterBeyondCap:
-            let asked = failure == .unavailableRetryAfter ? "0" : "999999"
-            let server = try ScriptedServer { _, _ in
-                .response(status: 503, reason: "Service Unavailable", headers: [("Retry-After", asked), ("Content-Length", "0")])
-            }
-            scripted = server
-            url = server.url("/unavailable")
-        case .deadline:
-            // The head is read and never answered.
-            let server = try ScriptedServer { _, _ in ScriptedServer.Reply([], ending: .hang) }
-            scripted = server
-            url = server.url("/silent")
+        case .refused: way = .refused
+        case .reset: way = .reset
+        case .dns: way = .dns
+        case .tls: way = .tls
+        case .unavailableRetryAfter: way = .unavailable(retryAfter: "0")
+        case .retryAfterBeyondCap: way = .unavailable(retryAfter: "999999")
+        case .deadline: way = .silent
         }
+        let origin = try FailingOrigin(way, name: "retry-matrix")
+        defer { origin.stop() }
+        let url = origin.url
 
         let error = await perform(kind, URLRequest(url: url), on: manager)
         // The announcements are queued before the task's end; wait until the monitors saw them.
@@ -139,8 +115,7 @@ final class RetryMatrixTests: CourierTestCase {
         let deadline = Date().addingTimeInterval(2)
         while announced.count < expected, Date() < deadline { try await Task.sleep(for: .milliseconds(5)) }
         try await Task.sleep(for: .milliseconds(20))  // room for a wrongful extra one
-        let serverAttempts = scripted.map { $0.requests.count } ?? greeting.map { $0.connectionCount }
-        return Outcome(error: error, clientAttempts: announced.count + 1, serverAttempts: serverAttempts)
+        return Outcome(error: error, clientAttempts: announced.count + 1, serverAttempts: origin.attempts)
     }
 
     private func perform(_ kind: Kind, _ request: URLRequest, on manager: SessionManager) async -> CourierError? {

@@ -71,34 +71,18 @@ final class RetryOwnerTableTests: CourierTestCase {
         var stops: [() -> Void] = []
         defer { stops.forEach { $0() } }
         let url: URL
+        func failing(_ way: FailingOrigin.Way) throws -> URL {
+            let origin = try FailingOrigin(way, name: "retry-table")
+            stops.append(origin.stop)
+            return origin.url
+        }
         switch failure {
-        case .refused:
-            let closed = try ScriptedServer { _, _ in .bytes("") }
-            url = closed.url("/refused")
-            closed.stop()
-        case .reset:
-            let server = try ScriptedServer { _, _ in ScriptedServer.Reply([], ending: .reset) }
-            stops.append(server.stop)
-            url = server.url("/reset")
-        case .dns:
-            url = try XCTUnwrap(URL(string: "http://retry-table.invalid/dns"))
-        case .tls:
-            // A plain HTTP server on an https URL: the handshake fails as it does for an untrusted
-            // CA (both are `tlsFailed` codes, none transient; TLSPolicyTests covers the CA itself).
-            // `OpenSSLServer` is not used: its `s_server` ignored SIGTERM here and `stop()` hung.
-            let server = try GreetingServer(greeting: "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
-            stops.append(server.stop)
-            url = try XCTUnwrap(URL(string: "https://127.0.0.1:\(server.port)/tls"))
-        case .unavailableRetryAfter:
-            let server = try ScriptedServer { _, _ in
-                .response(status: 503, reason: "Service Unavailable", headers: [("Retry-After", "0"), ("Content-Length", "0")])
-            }
-            stops.append(server.stop)
-            url = server.url("/unavailable")
-        case .deadline:
-            let server = try ScriptedServer { _, _ in ScriptedServer.Reply([], ending: .hang) }
-            stops.append(server.stop)
-            url = server.url("/silent")
+        case .refused: url = try failing(.refused)
+        case .reset: url = try failing(.reset)
+        case .dns: url = try failing(.dns)
+        case .tls: url = try failing(.tls)
+        case .unavailableRetryAfter: url = try failing(.unavailable(retryAfter: "0"))
+        case .deadline: url = try failing(.silent)
         case .unauthorized:
             let server = try ScriptedServer { request, _ in
                 guard request.header("Authorization") == "Bearer new" else {
