@@ -52,7 +52,15 @@ public struct RedirectPolicy: Sendable {
             : ASCIICase.equals(rawScheme, "http") ? "http" : rawScheme.lowercased()
         let host = rawHost.utf8.contains { $0 >= 0x80 || $0 != ASCIICase.folded($0) } ? rawHost.lowercased() : rawHost
         let port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : -1)
-        return scheme + "://" + host + ":" + String(port)
+        // One buffer sized up front: four `+` reallocated as the key grew (callgrind: ~2k per request).
+        var origin = ""
+        origin.reserveCapacity(scheme.utf8.count + host.utf8.count + 10)
+        origin += scheme
+        origin += "://"
+        origin += host
+        origin += ":"
+        origin += String(port)
+        return origin
     }
 }
 

@@ -63,6 +63,8 @@ enum RequestValidation {
 
     /// What is wrong with one header, or `nil`.
     private static func problem(name: String, value: String) -> String? {
+        // The usual case in one pass each: a token has no CR, LF or NUL.
+        if HTTPToken.isToken(name), !containsLineBreakOrNUL(value) { return nil }
         if name.isEmpty { return "a header has an empty name" }
         if containsLineBreakOrNUL(name) { return "the header name \(name.debugDescription) contains CR, LF or NUL" }
         if !HTTPToken.isToken(name) { return "the header name \(name.debugDescription) is not an RFC 9110 token" }
@@ -85,6 +87,7 @@ enum RequestValidation {
     }
 
     private static func containsLineBreakOrNUL(_ text: String) -> Bool {
-        text.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }
+        let isBreakOrNUL = { (byte: UInt8) in byte == 0x0D || byte == 0x0A || byte == 0x00 }
+        return text.utf8.withContiguousStorageIfAvailable { $0.contains(where: isBreakOrNUL) } ?? text.utf8.contains(where: isBreakOrNUL)
     }
 }

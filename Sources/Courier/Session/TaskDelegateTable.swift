@@ -74,6 +74,15 @@ final class TaskDelegateTable: Sendable {
         /// Attempts handed to the call queue and not yet admitted or dropped.
         var starting = 0
         var isClosed = false
+
+        /// Removes and returns the first task waiting for `host`, in place (one hash of the host,
+        /// no copy of its queue: this runs once per finished request).
+        mutating func takeWaiting(for host: String) -> (identifier: Int, task: URLSessionTask)? {
+            guard let index = waiting.index(forKey: host), !waiting.values[index].isEmpty else { return nil }
+            let next = waiting.values[index].removeFirst()
+            if waiting.values[index].isEmpty { waiting.remove(at: index) }
+            return next
+        }
     }
 
     private let state = Locked(State())
@@ -144,15 +153,13 @@ final class TaskDelegateTable: Sendable {
                 state.waiting[entry.host]?.removeAll { $0.identifier == taskIdentifier }
                 return (entry.delegate, nil)
             }
-            state.running[entry.host, default: 1] -= 1
-            guard !state.isClosed, var queue = state.waiting[entry.host], !queue.isEmpty else {
-                return (entry.delegate, nil)
+            // The freed slot goes to the host's next waiting task, if any: the running count stays.
+            if !state.isClosed, let next = state.takeWaiting(for: entry.host) {
+                state.entries[next.identifier]?.isRunning = true
+                return (entry.delegate, next.task)
             }
-            let next = queue.removeFirst()
-            state.waiting[entry.host] = queue.isEmpty ? nil : queue
-            state.entries[next.identifier]?.isRunning = true
-            state.running[entry.host, default: 0] += 1
-            return (entry.delegate, next.task)
+            state.running[entry.host, default: 1] -= 1
+            return (entry.delegate, nil)
         }
     }
 

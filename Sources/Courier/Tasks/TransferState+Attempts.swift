@@ -72,7 +72,7 @@ extension TransferState {
             response = http
             // Only a successful body can be continued: an error page's validator must never
             // back a `Range` request for the resource.
-            validator = (200..<300).contains(http.statusCode) ? BodyFacts.strongValidator(of: http) : nil
+            validatorSource = (200..<300).contains(http.statusCode) ? .response(http) : .known(nil)
             expectedToReceive = BodyFacts.isEncoded(http) ? nil : contentLength
             if let accepted = acceptStreamResponse(http) {
                 return accepted

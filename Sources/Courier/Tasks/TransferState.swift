@@ -62,7 +62,27 @@ struct TransferState {
     /// The body held was continued with `Range` at least once.
     var continuedByRange = false
     /// A strong validator of the body held, which makes continuing with `Range` safe.
-    var validator: String?
+    var validator: String? {
+        get {
+            switch validatorSource {
+            case .known(let validator): validator
+            case .response(let http): BodyFacts.strongValidator(of: http)
+            }
+        }
+        set { validatorSource = .known(newValue) }
+    }
+    /// Where ``validator`` comes from: a value, or the response of the body held, read only when
+    /// asked — on Linux each header lookup costs ~2k instructions, and a data task that never
+    /// continues never needs its `ETag` or `Last-Modified`.
+    var validatorSource = ValidatorSource.known(nil)
+
+    /// See ``validatorSource``.
+    enum ValidatorSource {
+        /// Known (or known to be absent).
+        case known(String?)
+        /// `BodyFacts.strongValidator(of:)` of this response, when asked.
+        case response(HTTPURLResponse)
+    }
     var ignoresBody = false
     var failure: CourierError?
     /// The current attempt's answer could not be used as HTTP (an impossible `Content-Length`,

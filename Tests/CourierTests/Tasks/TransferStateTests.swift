@@ -563,6 +563,29 @@ final class TransferStateTests: XCTestCase {
         XCTAssertEqual(state.failure?.code, .responseTooLarge)
     }
 
+    func testADataTasksValidatorIsItsSuccessfulResponsesStrongOneAndAnErrorPageHasNone() {
+        // Given a data task whose 200 carries a strong ETag and a date
+        let attempt = makeAttempt()
+        var state = state(kind: .data)
+        run(&state, attempt)
+        _ = state.headArrived(
+            response(200, ["Content-Length": "10", "ETag": "\"v1\"", "Last-Modified": "Mon, 07 Dec 2026 10:00:00 GMT"]), attempt)
+        // Then a continuation would ask `If-Range` with the ETag (read from the head when asked)
+        XCTAssertEqual(state.validator, "\"v1\"")
+        // And a weak ETag falls back to the date; a content-encoded body has no validator
+        _ = state.headArrived(response(200, ["ETag": "W/\"v1\"", "Last-Modified": "Mon, 07 Dec 2026 10:00:00 GMT"]), attempt)
+        XCTAssertEqual(state.validator, "Mon, 07 Dec 2026 10:00:00 GMT")
+        _ = state.headArrived(response(200, ["ETag": "\"v1\"", "Content-Encoding": "gzip"]), attempt)
+        XCTAssertNil(state.validator)
+        // And an error page's validator never backs a `Range` request for the resource
+        _ = state.headArrived(response(500, ["ETag": "\"oops\""]), attempt)
+        XCTAssertNil(state.validator)
+        // And a value set later replaces the one read from the head
+        _ = state.headArrived(response(200, ["ETag": "\"v2\""]), attempt)
+        state.validator = "\"kept\""
+        XCTAssertEqual(state.validator, "\"kept\"")
+    }
+
     func testAStreamThatDeliveredBytesNeverStartsOver() {
         // Given a stream whose consumer has 10 bytes of a body with no validator
         let attempt = makeAttempt()
