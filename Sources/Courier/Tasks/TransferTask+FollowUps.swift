@@ -45,8 +45,10 @@ extension TransferTask {
     /// curl does, Courier takes the 3xx as the final response: its head goes the way of every head
     /// (the caller's head rules, then validation), just before the ending. Docs/RedirectsAndAuthentication.md.
     func takeUnannouncedRedirectHead(_ task: URLSessionTask, error: (any Error)?) {
-        guard error == nil, let http = task.response as? HTTPURLResponse, (300..<400).contains(http.statusCode),
-            locked({ $0.phase.isCurrent(task) && !$0.metrics.attemptHasHead })
+        // The state first: a task's `response` is read through URLSession's lock and a bridge
+        // (~3k instructions), and nearly every attempt has had its head.
+        guard error == nil, locked({ $0.phase.isCurrent(task) && !$0.metrics.attemptHasHead }),
+            let http = task.response as? HTTPURLResponse, (300..<400).contains(http.statusCode)
         else { return }
         urlTask(task, didReceive: http)
     }

@@ -108,6 +108,9 @@ extension TransferTask {
     /// The transfer's own URLSession task ended while a crew runs: it is the crew's first
     /// connection, whose ending the crew decides. `false` when no crew runs (the transfer decides).
     func segmentsTookEnding(_ task: URLSessionTask, _ error: (any Error)?) -> Bool {
+        // Only a download has a file body, and so a crew: every other task's ending is the
+        // transfer's, without the two locks below.
+        guard writer != nil else { return false }
         var mine = false
         // The route is asked only when a crew runs and the connection failed (the transfer asks it
         // again itself when no crew takes the ending).

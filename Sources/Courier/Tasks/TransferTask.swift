@@ -447,13 +447,14 @@ final class TransferTask: Sendable {
         // Noted as starting in `createAttempt`; from `launch` on the table's admission accounts for it.
         var launched = false
         defer { if !launched { core.table.dropStarting() } }
-        switch locked({ $0.phase.launchDecision(number: number) }) {
+        // The encoded body is read in the same lock, before taking the core's: the lock order is
+        // always transfer, then core.
+        let (launchDecision, encoded) = locked { ($0.phase.launchDecision(number: number), $0.encodedBody) }
+        switch launchDecision {
         case .start: break
         case .cancelled: return fail(with: .cancelled(url: request.url))
         case .dropped: return
         }
-        // Read before taking the core's lock: the lock order is always transfer, then core.
-        let encoded = locked { $0.encodedBody }
         guard let task = core.makeTask({ makeURLSessionTask(for: request, encoded: encoded, in: $0) }) else {
             return fail(with: .sessionInvalidated(url: request.url))
         }
