@@ -6,8 +6,9 @@ extension PostgresQueueStore {
     /// Waits until work may be there — an item added, or one completed, failed or released (which
     /// frees a slot on its host) by any worker of the database — or until `timeout` seconds pass.
     /// Returns `true` for a notification (also one that arrived since the previous call
-    /// returned), `false` for the timeout or a closed store. Nothing polls: the `LISTEN`
-    /// connection's socket is watched by a `DispatchSource`.
+    /// returned), `false` for the timeout or a closed store. When the `LISTEN` connection has
+    /// broken (the server restarted), no notification comes and every wait runs to its timeout.
+    /// Nothing polls: the `LISTEN` connection's socket is watched by a `DispatchSource`.
     ///
     /// A worker's loop: lease until ``lease(worker:duration:maximumPerHost:)`` returns `nil`, then
     /// wait here (with a timeout as long as a lease, so that expired leases are taken over even
@@ -23,6 +24,9 @@ extension PostgresQueueStore {
             /// A notification arrived while nobody waited: the next wait returns at once.
             var pending = false
             var closed = false
+            /// The connection broke (the server restarted): no notification will come, so waits
+            /// run to their timeouts (a worker's loop never spins on an answer given at once).
+            var broken = false
             /// The socket's watcher (in the state: a dispatch source is not `Sendable`).
             var source: (any DispatchSourceRead)?
         }
@@ -51,14 +55,14 @@ extension PostgresQueueStore {
         private func readable() {
             let (count, alive) = connection.drainNotifications()
             // A closed or broken connection reads as always readable: stop watching it, and let the
-            // waiters go (their next statement reports the failure).
+            // waiters go (their next statement reports the failure or reconnects).
             guard count > 0 || !alive else { return }
             let woken = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
                 let woken = Array(state.waiters.values)
                 state.waiters = [:]
                 if woken.isEmpty { state.pending = true }
                 if !alive {
-                    state.closed = true
+                    state.broken = true
                     state.source?.cancel()
                     state.source = nil
                 }

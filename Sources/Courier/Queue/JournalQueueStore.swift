@@ -39,7 +39,9 @@ public final class JournalQueueStore: DownloadQueueStore {
     /// Opens (or creates) the journal in `directory`, as ``DownloadQueue/init(directory:manager:configuration:)``
     /// does, and holds its lock until ``close()``.
     ///
-    /// - Parameter clock: the time leases expire by (tests pass their own).
+    /// - Parameters:
+    ///   - directory: the queue's directory (created 0700 when missing; its parent must exist).
+    ///   - clock: the time leases expire by (tests pass their own).
     /// - Throws: ``CourierError/Code-swift.struct/fileSystem`` when the directory cannot be
     ///   created or locked, or its journal is not one this version reads.
     public init(directory: URL, clock: @escaping @Sendable () -> Date = { Date() }) throws(CourierError) {
