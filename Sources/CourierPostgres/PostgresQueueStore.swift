@@ -12,10 +12,11 @@ import Foundation
 /// a password may be in it, or in `PGPASSWORD` or a password/service file, which libpq reads
 /// itself. No error or description ever shows it.
 ///
-/// - Leasing is one transaction: the best runnable row (`ORDER BY priority DESC, sequence`) is
-///   taken with `SELECT … FOR UPDATE SKIP LOCKED`, so concurrent workers skip each other's rows
-///   instead of waiting; the host's unexpired leases are counted under a transaction-scoped
-///   advisory lock of that host, so the per-host cap holds across the fleet.
+/// - Leasing is one transaction, one round trip (the `courier_lease` function): the best runnable
+///   row (`ORDER BY priority DESC, sequence`) is taken with `SELECT … FOR UPDATE SKIP LOCKED`, so
+///   concurrent workers skip each other's rows instead of waiting; the host's unexpired leases are
+///   counted under a transaction-scoped advisory lock of that host, so the per-host cap holds
+///   across the fleet.
 /// - Each lease raises the row's `token`. Renew, progress, complete, fail and release change the
 ///   row only `WHERE token = <the lease's> AND worker = … AND lease_expires >= now()`, in the
 ///   statement that makes the change: a worker whose lease was taken over changes nothing and
@@ -144,26 +145,16 @@ public final class PostgresQueueStore: DownloadQueueStore, CustomStringConvertib
 
     // MARK: - Leasing
 
-    /// The row a lease returns: token, expiry (epoch seconds), item JSON, received, resume record (hex).
-    private static let leaseReturning =
-        "RETURNING token, extract(epoch FROM lease_expires)::float8, item, received, encode(resume_record, 'hex')"
-
-    /// Leases the best runnable item whose host has room, or `nil`.
+    /// Leases the best runnable item whose host has room, or `nil`: one call of `courier_lease`
+    /// (PostgresQueueStore+Schema.swift), one round trip.
     public func lease(worker: String, duration: TimeInterval, maximumPerHost: Int) throws(CourierError) -> DownloadQueue.Lease? {
-        // A few rounds: a candidate whose host filled up meanwhile, or whose row was edited into
-        // something unreadable, makes the next round pick another.
+        // A row edited into something unreadable is failed, and the next one leased instead.
         for _ in 0..<8 {
-            let outcome: LeaseRound
-            do throws(PostgresConnection.Failure) {
-                outcome = try transaction { (session: PostgresConnection.Session) throws(PostgresConnection.Failure) -> LeaseRound in
-                    try leaseRound(session, worker: worker, duration: duration, cap: max(1, maximumPerHost))
-                }
-            } catch {
-                throw error.error
-            }
-            switch outcome {
-            case .none: return nil
-            case .hostFull: continue
+            let rows = try execute(
+                "SELECT id, token, expires, item, received, resume_record FROM courier_lease($1, $2::float8, $3::int)",
+                [worker, String(duration), String(max(1, maximumPerHost))])
+            guard let values = rows.first, let id = values[0] else { return nil }
+            switch makeLease(id: id, worker: worker, Array(values.dropFirst())) {
             case .leased(let lease): return lease
             case .unreadable(let lease, let why):
                 try fail(lease, DownloadQueue.Failure(CourierError(code: .storeIncompatible, message: why)))
@@ -172,48 +163,15 @@ public final class PostgresQueueStore: DownloadQueueStore, CustomStringConvertib
         return nil
     }
 
-    enum LeaseRound {
-        case none
-        case hostFull
+    /// A leased row, read.
+    enum LeaseRow {
         case leased(DownloadQueue.Lease)
         /// Leased, but its item JSON does not decode: failed by the caller with `why`.
         case unreadable(DownloadQueue.Lease, why: String)
     }
 
-    private func leaseRound(
-        _ session: PostgresConnection.Session, worker: String, duration: TimeInterval, cap: Int
-    ) throws(PostgresConnection.Failure) -> LeaseRound {
-        let candidates = try session.execute(
-            """
-            SELECT id, host FROM courier_items i
-            WHERE (i.state = 'queued' OR (i.state = 'leased' AND i.lease_expires < now()))
-              AND (SELECT count(*) FROM courier_items l
-                   WHERE l.host = i.host AND l.state = 'leased' AND l.lease_expires >= now()) < $1::int
-            ORDER BY i.priority DESC, i.sequence
-            LIMIT 1
-            FOR UPDATE OF i SKIP LOCKED
-            """, [String(cap)])
-        guard let row = candidates.first, let id = row[0], let host = row[1] else { return .none }
-        // The count above may be stale by the time the row is ours: count again under the host's
-        // lock, which every lease of this host takes, so two workers never both take the last slot.
-        _ = try session.execute("SELECT pg_advisory_xact_lock(\(Self.advisoryClass), hashtext($1))", [host])
-        let held = try session.execute(
-            "SELECT count(*) FROM courier_items WHERE host = $1 AND state = 'leased' AND lease_expires >= now() AND id <> $2",
-            [host, id])
-        guard let count = held.first?.first.flatMap({ $0 }).flatMap(Int.init), count < cap else { return .hostFull }
-        let leased = try session.execute(
-            """
-            UPDATE courier_items
-            SET state = 'leased', worker = $2, token = token + 1,
-                lease_expires = now() + make_interval(secs => $3::float8), updated = now()
-            WHERE id = $1
-            \(Self.leaseReturning)
-            """, [id, worker, String(duration)])
-        guard let values = leased.first else { return .none }
-        return makeLease(id: id, worker: worker, values)
-    }
-
-    private func makeLease(id: String, worker: String, _ values: [String?]) -> LeaseRound {
+    /// `values`: token, expiry (epoch seconds), item JSON, received, resume record (hex).
+    private func makeLease(id: String, worker: String, _ values: [String?]) -> LeaseRow {
         let token = Int64(values[0] ?? "") ?? 0
         let expires = Date(timeIntervalSince1970: Double(values[1] ?? "") ?? 0)
         let received = Int64(values[3] ?? "") ?? 0
