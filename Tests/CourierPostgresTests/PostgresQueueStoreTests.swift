@@ -160,6 +160,33 @@ final class PostgresQueueStoreTests: PostgresTestCase {
         XCTAssertEqual(try store.items().map(\.id), ["x"], "all or none")
     }
 
+    // MARK: - The server restarted
+
+    func testAfterTheServerRestartsAStoreReconnectsAndNothingIsLostOrLeasedTwice() throws {
+        // Given a leased item and a queued one
+        let store = try openStore()
+        try store.add([newItem("leased"), newItem("queued")])
+        let lease = try XCTUnwrap(try store.lease(worker: "A", duration: 60, maximumPerHost: 4))
+        XCTAssertEqual(lease.item.id, "leased")
+        // When the server restarts under the open store
+        try server.restart()
+        // Then at most the first statement fails, with a typed error, and the store carries on
+        var next: DownloadQueue.Lease?
+        do {
+            next = try store.lease(worker: "A", duration: 60, maximumPerHost: 4)
+        } catch {
+            XCTAssertEqual(error.code, .storeUnavailable, "\(error)")
+            next = try store.lease(worker: "A", duration: 60, maximumPerHost: 4)
+        }
+        XCTAssertEqual(next?.item.id, "queued")
+        XCTAssertNil(try store.lease(worker: "A", duration: 60, maximumPerHost: 4), "the leased item is still leased")
+        try store.complete(lease, file: lease.item.destination)
+        try store.complete(try XCTUnwrap(next), file: URL(fileURLWithPath: "/tmp/courier-pg-out/queued"))
+        XCTAssertEqual(
+            try store.items().map(\.state),
+            [.completed(lease.item.destination), .completed(URL(fileURLWithPath: "/tmp/courier-pg-out/queued"))])
+    }
+
     // MARK: - Notifications
 
     func testANotificationWakesAnIdleWaiterAndNothingWakesItOtherwise() async throws {

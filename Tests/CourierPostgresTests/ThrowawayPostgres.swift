@@ -109,20 +109,30 @@ final class ThrowawayPostgres: @unchecked Sendable {
         guard initdb.terminationStatus == 0 else {
             throw Unavailable(description: "initdb failed (\(initdb.terminationStatus)): \(logText())")
         }
+        try startServer()
+    }
+
+    private func startServer() throws {
+        let log = directory.appendingPathComponent("server.log")
+        let serverLog = try FileHandle(forWritingTo: log)
+        _ = serverLog.seekToEndOfFile()
+        let logged = logText().count
         let server = command(
             "postgres",
             [
                 "-D", directory.appendingPathComponent("data").path, "-k", directory.path, "-h", "", "-c", "fsync=off",
                 "-c", "max_connections=60", "-c", "shared_buffers=16MB",
             ])
-        server.standardOutput = initLog
-        server.standardError = initLog
+        server.standardOutput = serverLog
+        server.standardError = serverLog
         try server.run()
         process = server
         let socket = directory.appendingPathComponent(".s.PGSQL.5432").path
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
-            if FileManager.default.fileExists(atPath: socket), logText().contains("ready to accept connections") { return }
+            if FileManager.default.fileExists(atPath: socket), logText().dropFirst(logged).contains("ready to accept connections") {
+                return
+            }
             guard server.isRunning else { break }
             Thread.sleep(forTimeInterval: 0.05)
         }
@@ -135,6 +145,17 @@ final class ThrowawayPostgres: @unchecked Sendable {
 
     /// Fast shutdown (SIGINT: sessions are ended, nothing waits for clients), then the usual stop.
     func stop() {
+        shutDown()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Stops the server and starts it again on the same data: every client's connection is cut.
+    func restart() throws {
+        shutDown()
+        try startServer()
+    }
+
+    private func shutDown() {
         if let process, process.isRunning {
             kill(process.processIdentifier, SIGINT)
             let deadline = Date().addingTimeInterval(15)
@@ -142,6 +163,5 @@ final class ThrowawayPostgres: @unchecked Sendable {
             process.stopAndWait(grace: 5)
         }
         process = nil
-        try? FileManager.default.removeItem(at: directory)
     }
 }
