@@ -1,6 +1,9 @@
 import Courier
 import CourierSupport
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One libpq connection, used by one caller at a time: libpq's connection object is not
 /// thread-safe, so every use runs under the one lock, network round trip included (the lock
@@ -145,16 +148,28 @@ final class PostgresConnection: Sendable {
 
     /// Reads what arrived on the socket and frees every notification it held; returns how many
     /// there were, and whether the connection is still usable.
+    ///
+    /// It reads until the socket has nothing more: a dispatch source may report bytes and the
+    /// peer's close as one event (the server's "terminating connection" message, then the end),
+    /// and one `PQconsumeInput` reads only the bytes, so the end is looked for with a
+    /// `MSG_PEEK` read, which consumes nothing.
     func drainNotifications() -> (count: Int, alive: Bool) {
         handle.withLock { handle in
             guard let connection = handle.connection else { return (0, false) }
-            guard libpq.consumeInput(connection) == 1 else { return (0, false) }
             var count = 0
-            while let notification = libpq.notifies(connection) {
-                libpq.freemem(notification)
-                count += 1
+            while true {
+                guard libpq.consumeInput(connection) == 1 else { return (count, false) }
+                while let notification = libpq.notifies(connection) {
+                    libpq.freemem(notification)
+                    count += 1
+                }
+                guard libpq.status(connection) == LibPQ.connectionOK else { return (count, false) }
+                var byte: UInt8 = 0
+                let peeked = recv(libpq.socket(connection), &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+                if peeked == 0 { return (count, false) }  // the server closed the connection
+                if peeked < 0 { return (count, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) }
+                // More bytes already there: read them too.
             }
-            return (count, libpq.status(connection) == LibPQ.connectionOK)
         }
     }
 

@@ -162,6 +162,24 @@ final class PostgresQueueStoreTests: PostgresTestCase {
 
     // MARK: - The server restarted
 
+    func testAfterTheServerRestartsAWaiterIsWokenAgain() async throws {
+        // Given a store whose LISTEN connection the restart cuts
+        let waiter = try openStore()
+        try server.restart()
+        // (The break itself wakes waiters, or leaves a wake-up for the next one: let those pass.)
+        while await waiter.waitForWork(timeout: 0.5) {}
+        // When another store adds an item after the restart
+        let started = Date()
+        async let woken = waiter.waitForWork(timeout: 30)
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let adder = try openStore()
+        try adder.add([newItem("x")])
+        // Then the waiter wakes (a notification, or the reconnection's wake-up), well before its timeout
+        let wokenValue = await woken
+        XCTAssertTrue(wokenValue)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 20)
+    }
+
     func testAfterTheServerRestartsAStoreReconnectsAndNothingIsLostOrLeasedTwice() throws {
         // Given a leased item and a queued one
         let store = try openStore()
