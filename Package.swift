@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .library(name: "Courier", targets: ["Courier"]),
         .library(name: "CourierTestServer", targets: ["CourierTestServer"]),
+        .library(name: "CourierPostgres", targets: ["CourierPostgres"]),
         .executable(name: "courier", targets: ["courier"]),
         .executable(name: "courier-bench", targets: ["courier-bench"]),
     ],
@@ -25,6 +26,9 @@ let package = Package(
         // (Docs/PlatformFixes.md). Part of the Courier product; no libcurl headers needed.
         .target(name: "CCourierPlatformFixes"),
         .target(name: "CourierTestServer", dependencies: ["CourierSupport"], swiftSettings: swiftSettings),
+        // The download queue's PostgreSQL store (Docs/DownloadQueue.md, "A fleet"): libpq is bound at
+        // run time with dlopen, so building needs no libpq and no package beyond the toolchain.
+        .target(name: "CourierPostgres", dependencies: ["Courier", "CourierSupport"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "courier",
             dependencies: ["Courier", "CourierTestServer", "CourierSupport"],
@@ -66,6 +70,13 @@ let package = Package(
         .testTarget(
             name: "CourierBenchTests",
             dependencies: ["Courier", "CourierSupport", "CourierTestServer", "courier-bench"],
+            swiftSettings: swiftSettings
+        ),
+        // The PostgreSQL store against a throwaway server (initdb in a temporary directory, a Unix
+        // socket only); skipped with a message where PostgreSQL's binaries are absent.
+        .testTarget(
+            name: "CourierPostgresTests",
+            dependencies: ["Courier", "CourierPostgres", "CourierSupport", "CourierTestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -27,6 +27,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             case dnsFailed, connectionRefused, connectionLost, tlsFailed, noResponse, networkUnreachable
             case tlsPinMismatch, tlsCertificateUntrusted, tlsCertificateExpired, tlsHostNameMismatch
             case tlsClientCertificateRequired, tlsPolicyUnenforceable
+            case leaseLost, storeUnavailable, storeIncompatible
         }
         private let kind: Kind
         private init(_ kind: Kind) { self.kind = kind }
@@ -147,6 +148,17 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
         /// network and the stream could not pause (``StreamPolicy/Overflow/fail``, or a byte
         /// resource without a strong validator). The bytes already held were delivered first.
         public static let bufferOverflow = Code(.bufferOverflow)
+        /// A download queue store (``DownloadQueueStore``) refused an operation on a lease that is
+        /// no longer this worker's: it expired, or another worker took the item over (its fencing
+        /// token moved on). The worker must stop the item and publish nothing.
+        public static let leaseLost = Code(.leaseLost)
+        /// A download queue store could not be reached or used: its client library is missing
+        /// (the message names the package to install), the server refused the connection or the
+        /// credentials, or a statement failed. No secret of the connection string is in the message.
+        public static let storeUnavailable = Code(.storeUnavailable)
+        /// A download queue store holds data this version cannot use: a schema of a newer version,
+        /// a damaged schema, or a row edited by hand into something the store never writes.
+        public static let storeIncompatible = Code(.storeIncompatible)
 
         /// The code's name, e.g. `timedOut`.
         public var description: String { kind.rawValue }
@@ -208,7 +220,7 @@ public struct CourierError: Error, Sendable, CustomStringConvertible {
             case .sessionInvalidated, .cancelled, .invalidRequest, .responseTooLarge, .unacceptableStatusCode,
                 .unacceptableContentType, .unacceptableResponse, .emptyResponse, .decodingFailed, .destinationFailed, .fileSystem,
                 .uploadSourceFailed, .integrityFailed, .invalidResumeData, .adaptationFailed, .redirectRefused,
-                .invalidResponse, .bufferOverflow:
+                .invalidResponse, .bufferOverflow, .leaseLost, .storeUnavailable, .storeIncompatible:
                 return false
             }
         }

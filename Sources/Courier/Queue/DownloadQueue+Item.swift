@@ -111,7 +111,8 @@ extension DownloadQueue {
         /// 429, or the download's deadline; `resume(_:)` tries again.
         public let isRetryable: Bool
 
-        init(_ error: CourierError) {
+        /// The failure `error` stands for, as a store records it.
+        public init(_ error: CourierError) {
             code = error.code
             message = error.message
             status = error.response?.statusCode

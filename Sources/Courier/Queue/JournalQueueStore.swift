@@ -1,0 +1,211 @@
+internal import CourierSupport
+import Foundation
+
+/// The ``DownloadQueueStore`` of one process: the download queue's own journal file, in a
+/// directory of the caller's, written with the records ``DownloadQueue`` writes — byte for byte
+/// the same format (Docs/DownloadQueue.md, "The journal format"), so either can open what the
+/// other wrote, one at a time (the directory's `lock`).
+///
+/// One process holds every lease, so leases, tokens and progress live in memory: the journal
+/// records an item as `running` when it is leased, and as `completed`, `failed` or `queued` when
+/// its lease ends, as the queue does. Reopening after a crash finds the items that were leased
+/// `running` and queues them again (their leases died with the process). A lease past its
+/// expiry is taken over by the next ``lease(worker:duration:maximumPerHost:)`` as the store
+/// protocol says, with a greater token.
+public final class JournalQueueStore: DownloadQueueStore {
+    /// One lease as the store holds it.
+    struct Held {
+        var worker: String
+        var token: Int64
+        var expires: Date
+        var received: Int64 = 0
+        var resumeRecord: Data?
+    }
+
+    /// Everything that changes, behind the one lock.
+    struct Inner {
+        var queue = DownloadQueue.QueueState()
+        var leases: [String: Held] = [:]
+        var tokens: [String: Int64] = [:]
+        var closed = false
+    }
+
+    /// The queue's directory.
+    public let directory: URL
+    let journal: Journal
+    let clock: @Sendable () -> Date
+    let inner: Locked<Inner>
+
+    /// Opens (or creates) the journal in `directory`, as ``DownloadQueue/init(directory:manager:configuration:)``
+    /// does, and holds its lock until ``close()``.
+    ///
+    /// - Parameters:
+    ///   - directory: the queue's directory (created 0700 when missing; its parent must exist).
+    ///   - clock: the time leases expire by (tests pass their own).
+    /// - Throws: ``CourierError/Code-swift.struct/fileSystem`` when the directory cannot be
+    ///   created or locked, or its journal is not one this version reads.
+    public init(directory: URL, clock: @escaping @Sendable () -> Date = { Date() }) throws(CourierError) {
+        let (journal, records, _) = try Journal.open(directory: directory)
+        var inner = Inner()
+        var skipped: [String] = []
+        inner.queue.replay(records, skipped: &skipped)
+        self.directory = journal.directory
+        self.journal = journal
+        self.clock = clock
+        self.inner = Locked(inner)
+    }
+
+    deinit {
+        journal.close()
+    }
+
+    /// Releases the directory's lock; later calls throw.
+    public func close() {
+        inner.withLock { $0.closed = true }
+        journal.close()
+    }
+
+    /// Runs `change` under the lock, then appends the records it decided. The append happens under
+    /// the lock too: records must reach the journal in the order they were decided, and one process
+    /// is this store's only user, so there is no contention worth a writer queue.
+    private func change<Value>(_ change: (inout Inner) throws(CourierError) -> Value) throws(CourierError) -> Value {
+        let result = inner.withLock { inner -> Result<Value, CourierError> in
+            guard !inner.closed else {
+                return .failure(CourierError(code: .fileSystem, message: "the queue store in \(directory.path) is closed"))
+            }
+            do throws(CourierError) {
+                let value = try change(&inner)
+                let records = inner.queue.records
+                inner.queue.records = []
+                // Nobody observes this store's changes: what the queue would announce is dropped.
+                inner.queue.actions = []
+                try journal.append(contentsOf: records)
+                return .success(value)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Adds `items` in one journal write (one sync); all or none.
+    @discardableResult
+    public func add(_ items: [DownloadQueue.NewItem]) throws(CourierError) -> [DownloadQueue.Item] {
+        try change { (inner: inout Inner) throws(CourierError) -> [DownloadQueue.Item] in
+            let ids = items.map { $0.id ?? UUID().uuidString.lowercased() }
+            var seen = Set<String>()
+            for (new, id) in zip(items, ids) {
+                if let why = DownloadQueue.problem(with: new, id: id) {
+                    throw CourierError(code: .invalidRequest, message: why, url: new.url)
+                }
+                guard inner.queue.items[id] == nil, seen.insert(id).inserted else {
+                    throw CourierError(code: .invalidRequest, message: "the queue already has an item with id \(id)", url: new.url)
+                }
+            }
+            for (new, id) in zip(items, ids) { _ = inner.queue.insert(new, id: id, completed: false) }
+            return ids.compactMap { inner.queue.items[$0] }
+        }
+    }
+
+    /// Leases the best runnable item: an expired lease's item or the first queued one, whichever
+    /// comes first by priority and order.
+    public func lease(worker: String, duration: TimeInterval, maximumPerHost: Int) throws(CourierError) -> DownloadQueue.Lease? {
+        let now = clock()
+        return try change { (inner: inout Inner) throws(CourierError) -> DownloadQueue.Lease? in
+            let live = inner.leases.filter { $0.value.expires >= now }
+            var perHost: [String: Int] = [:]
+            for id in live.keys { if let item = inner.queue.items[id] { perHost[item.storeHostKey, default: 0] += 1 } }
+            let hasRoom = { (host: String) in perHost[host, default: 0] < max(1, maximumPerHost) }
+            let expired = inner.leases.keys.compactMap { inner.queue.items[$0] }
+                .filter { inner.leases[$0.id]!.expires < now && hasRoom($0.storeHostKey) }
+                .min { JournalQueueStore.runsBefore($0, $1) }
+            var chosen = expired
+            if let next = inner.queue.order.popNext(hasRoom: hasRoom), let item = inner.queue.items[next] {
+                if let expired, JournalQueueStore.runsBefore(expired, item) {
+                    inner.queue.order.insert(item)  // the taken-over item runs first; this one waits
+                } else {
+                    chosen = item
+                }
+            }
+            guard let item = chosen else { return nil }
+            let token = (inner.tokens[item.id] ?? 0) + 1
+            inner.tokens[item.id] = token
+            let previous = inner.leases[item.id]
+            // A taken-over item is already `running` in the journal: only a new lease is recorded as such.
+            if previous == nil { inner.queue.set(item.id, .running(received: 0, total: nil)) }
+            let held = Held(
+                worker: worker, token: token, expires: now.addingTimeInterval(duration), received: previous?.received ?? 0,
+                resumeRecord: previous?.resumeRecord)
+            inner.leases[item.id] = held
+            return DownloadQueue.Lease(
+                item: inner.queue.items[item.id] ?? item, worker: worker, token: token, expires: held.expires,
+                received: held.received, resumeRecord: held.resumeRecord)
+        }
+    }
+
+    /// Higher priority first, then the order of adding.
+    static func runsBefore(_ lhs: DownloadQueue.Item, _ rhs: DownloadQueue.Item) -> Bool {
+        lhs.priority != rhs.priority ? lhs.priority > rhs.priority : lhs.sequence < rhs.sequence
+    }
+
+    /// Throws ``CourierError/Code-swift.struct/leaseLost`` unless `lease` is its item's current, unexpired lease.
+    private static func check(_ lease: DownloadQueue.Lease, in inner: Inner, now: Date) throws(CourierError) {
+        guard let held = inner.leases[lease.item.id], held.token == lease.token, held.worker == lease.worker, held.expires >= now
+        else {
+            throw CourierError(
+                code: .leaseLost,
+                message: "the lease \(lease.token) of item \(lease.item.id) held by \(lease.worker) has expired or was taken over")
+        }
+    }
+
+    /// Extends the lease.
+    public func renew(_ lease: DownloadQueue.Lease, duration: TimeInterval) throws(CourierError) -> DownloadQueue.Lease {
+        let now = clock()
+        return try change { (inner: inout Inner) throws(CourierError) -> DownloadQueue.Lease in
+            try Self.check(lease, in: inner, now: now)
+            inner.leases[lease.item.id]?.expires = now.addingTimeInterval(duration)
+            return lease.renewed(until: now.addingTimeInterval(duration))
+        }
+    }
+
+    /// Keeps the progress in memory: the journal never held counts, and in one process the resume
+    /// record also lives beside the partial file.
+    public func recordProgress(_ lease: DownloadQueue.Lease, received: Int64, resumeRecord: Data?) throws(CourierError) {
+        let now = clock()
+        try change { (inner: inout Inner) throws(CourierError) in
+            try Self.check(lease, in: inner, now: now)
+            inner.leases[lease.item.id]?.received = received
+            inner.leases[lease.item.id]?.resumeRecord = resumeRecord
+        }
+    }
+
+    /// Journals `completed` under the lease's check.
+    public func complete(_ lease: DownloadQueue.Lease, file: URL) throws(CourierError) {
+        try end(lease, as: .completed(file.standardizedFileURL))
+    }
+
+    /// Journals `failed` under the lease's check.
+    public func fail(_ lease: DownloadQueue.Lease, _ failure: DownloadQueue.Failure) throws(CourierError) {
+        try end(lease, as: .failed(failure))
+    }
+
+    /// Journals `queued` under the lease's check; the item goes back in the order.
+    public func release(_ lease: DownloadQueue.Lease) throws(CourierError) {
+        try end(lease, as: .queued)
+    }
+
+    private func end(_ lease: DownloadQueue.Lease, as state: DownloadQueue.State) throws(CourierError) {
+        let now = clock()
+        try change { (inner: inout Inner) throws(CourierError) in
+            try Self.check(lease, in: inner, now: now)
+            inner.leases[lease.item.id] = nil
+            inner.queue.set(lease.item.id, state)
+            if state == .queued, let item = inner.queue.items[lease.item.id] { inner.queue.order.insert(item) }
+        }
+    }
+
+    /// Every item in the order added; leased ones are `running`.
+    public func items() throws(CourierError) -> [DownloadQueue.Item] {
+        inner.withLock { Array($0.queue.items.values) }.sorted { $0.sequence < $1.sequence }
+    }
+}

@@ -1,0 +1,270 @@
+import Courier
+import CourierSupport
+import CourierTestSupport
+import XCTest
+@testable import CourierPostgres
+
+/// The PostgreSQL store against a real server: schema, leases, fencing, caps, priorities,
+/// notifications and bad input.
+final class PostgresQueueStoreTests: PostgresTestCase {
+    // MARK: - Schema
+
+    func testAStoreCreatesItsSchemaInAnEmptyDatabaseAndASecondOneReusesIt() throws {
+        // Given a database without the schema
+        XCTAssertEqual(try query("SELECT to_regclass('courier_items') IS NULL").first?.first, "t")
+        // When two stores open it
+        let first = try openStore()
+        let second = try openStore()
+        // Then the schema is there once, at this version, and both use it
+        XCTAssertEqual(try query("SELECT version FROM courier_schema"), [["1"]])
+        try first.add([newItem("one")])
+        XCTAssertEqual(try second.items().map(\.id), ["one"])
+    }
+
+    func testASchemaOfANewerVersionIsATypedErrorAndIsLeftAlone() throws {
+        _ = try openStore()
+        try query("UPDATE courier_schema SET version = 7")
+        XCTAssertThrowsError(try openStore()) { error in
+            let error = error as? CourierError
+            XCTAssertEqual(error?.code, .storeIncompatible)
+            XCTAssertTrue(error?.message.contains("version 7") == true, "\(String(describing: error))")
+        }
+        XCTAssertEqual(try query("SELECT version FROM courier_schema"), [["7"]], "nothing changed")
+    }
+
+    func testASchemaTableWithoutItsRowIsATypedError() throws {
+        _ = try openStore()
+        try query("DELETE FROM courier_schema")
+        XCTAssertThrowsError(try openStore()) { error in
+            XCTAssertEqual((error as? CourierError)?.code, .storeIncompatible)
+        }
+    }
+
+    // MARK: - Leases
+
+    func testTwoStoresLeasingConcurrentlyNeverGetTheSameItem() throws {
+        // Given 300 items and two stores (two connections, as two workers have)
+        let writer = try openStore()
+        let ids = (0..<300).map { "item-\($0)" }
+        try writer.add(ids.map { newItem($0) })
+        let workers = [try openStore(), try openStore()]
+        let taken = Locked<[String: [String]]>([:])
+        // When each drains the list from its own thread
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            let store = workers[index]
+            while let lease = try? store.lease(worker: "w\(index)", duration: 30, maximumPerHost: 1000) {
+                taken.withLock { $0["w\(index)", default: []].append(lease.item.id) }
+                try? store.complete(lease, file: lease.item.destination)
+            }
+        }
+        // Then every item was leased exactly once, and both took some
+        let all = taken.withLock { $0 }
+        let leased = all.values.flatMap { $0 }
+        XCTAssertEqual(leased.count, 300)
+        XCTAssertEqual(Set(leased), Set(ids))
+        XCTAssertEqual(all.count, 2, "both workers leased")
+        XCTAssertTrue(try writer.items().allSatisfy { if case .completed = $0.state { return true } else { return false } })
+    }
+
+    func testAnExpiredLeaseIsTakenOverAndItsFormerHolderCanChangeNothing() throws {
+        // Given worker A's short lease, and its progress recorded
+        let a = try openStore()
+        let b = try openStore()
+        try a.add([newItem("x")])
+        let first = try XCTUnwrap(try a.lease(worker: "A", duration: 0.3, maximumPerHost: 4))
+        try a.recordProgress(first, received: 4096, resumeRecord: Data("record".utf8))
+        XCTAssertNil(try b.lease(worker: "B", duration: 30, maximumPerHost: 4), "not while A's lease runs")
+        // When it expires, B takes it over with a greater token and A's progress
+        Thread.sleep(forTimeInterval: 0.5)
+        let second = try XCTUnwrap(try b.lease(worker: "B", duration: 30, maximumPerHost: 4))
+        XCTAssertEqual(second.item.id, "x")
+        XCTAssertGreaterThan(second.token, first.token)
+        XCTAssertEqual(second.received, 4096)
+        XCTAssertEqual(second.resumeRecord, Data("record".utf8))
+        // Then A, waking late, can neither complete, fail, renew, report nor release (fencing)
+        for attempt in [
+            { try a.complete(first, file: first.item.destination) },
+            { try a.fail(first, DownloadQueue.Failure(CourierError(code: .network, message: "m"))) },
+            { _ = try a.renew(first, duration: 30) }, { try a.recordProgress(first, received: 1, resumeRecord: nil) },
+            { try a.release(first) },
+        ] as [() throws -> Void] {
+            XCTAssertThrowsError(try attempt()) { XCTAssertEqual(($0 as? CourierError)?.code, .leaseLost) }
+        }
+        // And B completes it
+        try b.complete(second, file: second.item.destination)
+        XCTAssertEqual(try a.items().first?.state, .completed(second.item.destination))
+    }
+
+    func testAStaleTokenCannotCompleteEvenWhenTheLeaseIsUnexpired() throws {
+        // A token from before a takeover, replayed against the current lease's worker and expiry.
+        let store = try openStore()
+        try store.add([newItem("x")])
+        let first = try XCTUnwrap(try store.lease(worker: "A", duration: 0.2, maximumPerHost: 4))
+        Thread.sleep(forTimeInterval: 0.4)
+        let second = try XCTUnwrap(try store.lease(worker: "A", duration: 30, maximumPerHost: 4))
+        XCTAssertEqual(second.token, first.token + 1)
+        XCTAssertThrowsError(try store.complete(first, file: first.item.destination)) {
+            XCTAssertEqual(($0 as? CourierError)?.code, .leaseLost)
+        }
+        try store.complete(second, file: second.item.destination)
+    }
+
+    func testARenewedLeaseIsNotTakenOver() throws {
+        let a = try openStore()
+        let b = try openStore()
+        try a.add([newItem("x")])
+        let lease = try XCTUnwrap(try a.lease(worker: "A", duration: 0.6, maximumPerHost: 4))
+        let renewed = try a.renew(lease, duration: 30)
+        XCTAssertGreaterThan(renewed.expires, lease.expires)
+        Thread.sleep(forTimeInterval: 0.8)
+        XCTAssertNil(try b.lease(worker: "B", duration: 30, maximumPerHost: 4), "the renewed lease still holds the item")
+        try a.complete(renewed, file: lease.item.destination)
+    }
+
+    func testThePerHostCapIsCountedAcrossStores() throws {
+        // Given 5 items on each of two hosts, and a cap of 2 per host
+        let a = try openStore()
+        let b = try openStore()
+        try a.add((0..<5).map { newItem("a\($0)", host: "a.example") } + (0..<5).map { newItem("b\($0)", host: "b.example") })
+        // When two workers lease all they can
+        var leases: [DownloadQueue.Lease] = []
+        while let lease = try a.lease(worker: "A", duration: 30, maximumPerHost: 2) ?? b.lease(worker: "B", duration: 30, maximumPerHost: 2)
+        {
+            leases.append(lease)
+        }
+        // Then two per host in all, whichever worker holds them
+        XCTAssertEqual(leases.count, 4)
+        XCTAssertEqual(Dictionary(grouping: leases, by: { $0.item.url.host! }).mapValues(\.count), ["a.example": 2, "b.example": 2])
+        // And a finished lease frees its host's slot for the other worker
+        let done = try XCTUnwrap(leases.first { $0.item.url.host == "a.example" })
+        try (done.worker == "A" ? a : b).complete(done, file: done.item.destination)
+        XCTAssertEqual(try b.lease(worker: "B", duration: 30, maximumPerHost: 2)?.item.url.host, "a.example")
+    }
+
+    func testHigherPriorityLeasesFirstThenTheOrderOfAdding() throws {
+        let store = try openStore()
+        try store.add([
+            newItem("low1", priority: 0), newItem("high", priority: 5), newItem("low2", priority: 0), newItem("mid", priority: 1),
+        ])
+        var order: [String] = []
+        while let lease = try store.lease(worker: "A", duration: 30, maximumPerHost: 10) { order.append(lease.item.id) }
+        XCTAssertEqual(order, ["high", "mid", "low1", "low2"])
+    }
+
+    func testAnIdAlreadyStoredRefusesTheWholeAdd() throws {
+        let store = try openStore()
+        try store.add([newItem("x")])
+        XCTAssertThrowsError(try store.add([newItem("y"), newItem("x")])) {
+            XCTAssertEqual(($0 as? CourierError)?.code, .invalidRequest)
+        }
+        XCTAssertEqual(try store.items().map(\.id), ["x"], "all or none")
+    }
+
+    // MARK: - The server restarted
+
+    func testAfterTheServerRestartsAWaiterIsWokenAgain() async throws {
+        // Given a store whose LISTEN connection the restart cuts
+        let waiter = try openStore()
+        try server.restart()
+        // (The break itself wakes waiters, or leaves a wake-up for the next one: let those pass.)
+        while await waiter.waitForWork(timeout: 0.5) {}
+        // When another store adds an item after the restart
+        let started = Date()
+        async let woken = waiter.waitForWork(timeout: 30)
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let adder = try openStore()
+        try adder.add([newItem("x")])
+        // Then the waiter wakes (a notification, or the reconnection's wake-up), well before its timeout
+        let wokenValue = await woken
+        XCTAssertTrue(wokenValue)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 20)
+    }
+
+    func testAfterTheServerRestartsAStoreReconnectsAndNothingIsLostOrLeasedTwice() throws {
+        // Given a leased item and a queued one
+        let store = try openStore()
+        try store.add([newItem("leased"), newItem("queued")])
+        let lease = try XCTUnwrap(try store.lease(worker: "A", duration: 60, maximumPerHost: 4))
+        XCTAssertEqual(lease.item.id, "leased")
+        // When the server restarts under the open store
+        try server.restart()
+        // Then at most the first statement fails, with a typed error, and the store carries on
+        var next: DownloadQueue.Lease?
+        do {
+            next = try store.lease(worker: "A", duration: 60, maximumPerHost: 4)
+        } catch {
+            XCTAssertEqual(error.code, .storeUnavailable, "\(error)")
+            next = try store.lease(worker: "A", duration: 60, maximumPerHost: 4)
+        }
+        XCTAssertEqual(next?.item.id, "queued")
+        XCTAssertNil(try store.lease(worker: "A", duration: 60, maximumPerHost: 4), "the leased item is still leased")
+        try store.complete(lease, file: lease.item.destination)
+        try store.complete(try XCTUnwrap(next), file: URL(fileURLWithPath: "/tmp/courier-pg-out/queued"))
+        XCTAssertEqual(
+            try store.items().map(\.state),
+            [.completed(lease.item.destination), .completed(URL(fileURLWithPath: "/tmp/courier-pg-out/queued"))])
+    }
+
+    // MARK: - Notifications
+
+    func testANotificationWakesAnIdleWaiterAndNothingWakesItOtherwise() async throws {
+        let waiter = try openStore()
+        let adder = try openStore()
+        // Nothing added: the wait ends by its timeout
+        let quiet = await waiter.waitForWork(timeout: 0.3)
+        XCTAssertFalse(quiet)
+        // An add by another store wakes it well before its timeout
+        let started = Date()
+        async let woken = waiter.waitForWork(timeout: 20)
+        try await Task.sleep(nanoseconds: 200_000_000)
+        try adder.add([newItem("x")])
+        let wokenValue = await woken
+        XCTAssertTrue(wokenValue)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10)
+        XCTAssertEqual(try waiter.lease(worker: "W", duration: 30, maximumPerHost: 1)?.item.id, "x")
+    }
+
+    // MARK: - Bad input
+
+    func testAWrongPasswordIsATypedErrorThatNeverShowsThePassword() throws {
+        let wrong = "Wr0ng-Secret-\(UUID().uuidString)"
+        for connectionString in [
+            server.connectionString(database: database, password: wrong),
+            "postgresql://courier:\(wrong)@/\(database)?host=\(server.directory.path)",
+        ] {
+            XCTAssertThrowsError(try PostgresQueueStore(connectionString: connectionString)) { error in
+                let error = error as? CourierError
+                XCTAssertEqual(error?.code, .storeUnavailable)
+                XCTAssertTrue(error?.message.contains("password authentication failed") == true, "\(String(describing: error))")
+                XCTAssertFalse("\(String(describing: error))".contains(wrong))
+                XCTAssertFalse((error?.message ?? "").contains(wrong))
+            }
+        }
+    }
+
+    func testAStoreDescribesItselfWithoutItsPassword() throws {
+        let store = try openStore()
+        XCTAssertFalse(store.description.contains(server.password))
+        XCTAssertTrue(store.description.contains("password=***"), store.description)
+    }
+
+    func testALeaseRowEditedByHandIsRefusedOrFailedNeverFetched() throws {
+        let store = try openStore()
+        try store.add([newItem("x"), newItem("y")])
+        let lease = try XCTUnwrap(try store.lease(worker: "A", duration: 30, maximumPerHost: 4))
+        // A leased row without its worker: the table refuses it
+        XCTAssertThrowsError(try query("UPDATE courier_items SET worker = NULL WHERE id = $1", [lease.item.id])) { error in
+            XCTAssertEqual((error as? CourierError)?.code, .storeUnavailable)
+            XCTAssertTrue("\(error)".contains("courier_items_lease"), "\(error)")
+        }
+        // A fencing token turned back: refused too
+        XCTAssertThrowsError(try query("UPDATE courier_items SET token = 0 WHERE id = $1", [lease.item.id])) { error in
+            XCTAssertTrue("\(error)".contains("fencing token"), "\(error)")
+        }
+        // An item that no longer decodes: failed with a reason, never handed to a worker
+        try query("UPDATE courier_items SET item = 'not json' WHERE id = 'y'")
+        XCTAssertNil(try store.lease(worker: "A", duration: 30, maximumPerHost: 4))
+        XCTAssertEqual(try query("SELECT state FROM courier_items WHERE id = 'y'"), [["failed"]])
+        try store.complete(lease, file: lease.item.destination)
+    }
+}

@@ -1,0 +1,111 @@
+import CourierSupport
+import XCTest
+@testable import Courier
+
+/// ``JournalQueueStore``: the store protocol's rules on the queue's own journal, with the clock
+/// passed in (no sleeping), and the journal's bytes as ``DownloadQueue`` writes and reads them.
+final class JournalQueueStoreTests: JournalTestCase {
+    /// The time the store sees; tests move it.
+    let now = Locked(Date(timeIntervalSince1970: 1_000_000))
+
+    func openStore() throws -> JournalQueueStore {
+        let now = self.now
+        return try JournalQueueStore(directory: queue, clock: { now.withLock { $0 } })
+    }
+
+    func advance(_ seconds: TimeInterval) { now.withLock { $0 += seconds } }
+
+    func newItem(_ id: String, host: String = "a.example", priority: Int = 0) -> DownloadQueue.NewItem {
+        DownloadQueue.NewItem(
+            url: URL(string: "https://\(host)/\(id)")!, to: root.appendingPathComponent("out/\(id)"), id: id, priority: priority)
+    }
+
+    func testLeasesFollowPriorityThenTheOrderOfAddingUnderThePerHostCap() throws {
+        let store = try openStore()
+        try store.add([
+            newItem("a-low", priority: 0), newItem("a-high", priority: 9), newItem("a-mid", priority: 1),
+            newItem("b-low", host: "b.example"),
+        ])
+        var order: [String] = []
+        while let lease = try store.lease(worker: "w", duration: 60, maximumPerHost: 2) { order.append(lease.item.id) }
+        XCTAssertEqual(order, ["a-high", "a-mid", "b-low"], "two leases on a.example at most")
+    }
+
+    func testARenewedLeaseHoldsUntilItsNewExpiryThenIsTakenOver() throws {
+        let store = try openStore()
+        try store.add([newItem("x")])
+        let first = try XCTUnwrap(try store.lease(worker: "A", duration: 10, maximumPerHost: 1))
+        XCTAssertNil(try store.lease(worker: "B", duration: 10, maximumPerHost: 1), "held")
+        advance(8)
+        let renewed = try store.renew(first, duration: 10)
+        advance(5)
+        XCTAssertNil(try store.lease(worker: "B", duration: 10, maximumPerHost: 1), "renewed until 18, now 13")
+        advance(6)
+        let taken = try XCTUnwrap(try store.lease(worker: "B", duration: 10, maximumPerHost: 1), "expired at 18, now 19")
+        XCTAssertEqual(taken.token, renewed.token + 1)
+    }
+
+    func testFencingAfterATakeover() throws {
+        let store = try openStore()
+        try store.add([newItem("x")])
+        let first = try XCTUnwrap(try store.lease(worker: "A", duration: 10, maximumPerHost: 1))
+        try store.recordProgress(first, received: 100, resumeRecord: Data([1, 2, 3]))
+        advance(11)
+        let second = try XCTUnwrap(try store.lease(worker: "B", duration: 10, maximumPerHost: 1))
+        XCTAssertEqual(second.item.id, "x")
+        XCTAssertGreaterThan(second.token, first.token)
+        XCTAssertEqual(second.received, 100)
+        XCTAssertEqual(second.resumeRecord, Data([1, 2, 3]))
+        for attempt in [
+            { try store.complete(first, file: first.item.destination) }, { try store.release(first) },
+            { _ = try store.renew(first, duration: 10) },
+        ] as [() throws -> Void] {
+            XCTAssertThrowsError(try attempt()) { XCTAssertEqual(($0 as? CourierError)?.code, .leaseLost) }
+        }
+        try store.complete(second, file: second.item.destination)
+        XCTAssertEqual(try store.items().first?.state, .completed(second.item.destination))
+    }
+
+    func testAReleasedItemIsLeasedAgainAndAnAddIsAllOrNone() throws {
+        let store = try openStore()
+        try store.add([newItem("x")])
+        XCTAssertThrowsError(try store.add([newItem("y"), newItem("x")])) { XCTAssertEqual(($0 as? CourierError)?.code, .invalidRequest) }
+        XCTAssertEqual(try store.items().map(\.id), ["x"])
+        let lease = try XCTUnwrap(try store.lease(worker: "A", duration: 10, maximumPerHost: 1))
+        try store.release(lease)
+        XCTAssertEqual(try store.lease(worker: "B", duration: 10, maximumPerHost: 1)?.item.id, "x")
+    }
+
+    func testTheJournalHoldsTheQueuesOwnRecordsAndTheQueueReadsThem() throws {
+        // Given a store that adds three items, completes one, fails one and leaves one leased
+        let store = try openStore()
+        let added = try store.add([newItem("done"), newItem("bad"), newItem("left")])
+        let done = try XCTUnwrap(try store.lease(worker: "A", duration: 10, maximumPerHost: 3))
+        let bad = try XCTUnwrap(try store.lease(worker: "A", duration: 10, maximumPerHost: 3))
+        _ = try XCTUnwrap(try store.lease(worker: "A", duration: 10, maximumPerHost: 3))
+        try store.complete(done, file: done.item.destination)
+        let failure = DownloadQueue.Failure(CourierError(code: .integrityFailed, message: "wrong SHA-256"))
+        try store.fail(bad, failure)
+        store.close()
+        // Then the journal's bytes are the header and exactly the records the queue writes (compared
+        // decoded: JSONEncoder's key order is not stable between runs, for the queue's writes too)
+        let destination = done.item.destination
+        let records: [DownloadQueue.Record] =
+            added.map { .add($0) } + [
+                .state(id: "done", state: .running(received: 0, total: nil)), .state(id: "bad", state: .running(received: 0, total: nil)),
+                .state(id: "left", state: .running(received: 0, total: nil)), .state(id: "done", state: .completed(destination)),
+                .state(id: "bad", state: .failed(failure)),
+            ]
+        let bytes = try Data(contentsOf: journalFile)
+        XCTAssertEqual(bytes.prefix(Journal.headerSize), Data(Journal.magic + [0, 1] + [UInt8](repeating: 0, count: 10)))
+        let (journal, payloads, report) = try open()
+        journal.close()
+        XCTAssertEqual(report, Journal.Report(records: records.count))
+        XCTAssertEqual(payloads.map { try? JSONDecoder().decode(DownloadQueue.Record.self, from: $0) }, records)
+        XCTAssertEqual(bytes.count, Journal.headerSize + (try Journal.frames(of: records.map { $0.encoded() })).count)
+        // And the queue reopens it: completed and failed as they were, the leased one queued again
+        let reopened = try openStore()
+        XCTAssertEqual(try reopened.items().map(\.state), [.completed(destination), .failed(failure), .queued])
+        XCTAssertEqual(try reopened.lease(worker: "B", duration: 10, maximumPerHost: 3)?.item.id, "left")
+    }
+}
