@@ -90,8 +90,11 @@ extension CurlByteStream {
 
     /// Why this process cannot open a stream (libcurl lacks a function it needs), or `nil`.
     static var unavailableReason: String? {
-        missingFunctions(found: courier_stream_functions()).map { "the system libcurl lacks \($0.joined(separator: ", "))" }
+        missingFunctions(found: functionsFound).map { "the system libcurl lacks \($0.joined(separator: ", "))" }
     }
+
+    /// The COURIER_STREAM_ bits of the functions the loaded libcurl has (looked up once).
+    static var functionsFound: UInt32 { UInt32(courier_stream_functions()) }
 
     /// The libcurl functions a stream needs that `found` (COURIER_STREAM_ bits) lacks, or `nil`. Pure.
     static func missingFunctions(found: UInt32) -> [String]? {
