@@ -303,6 +303,32 @@ final class CurlByteStreamTests: TLSServerTestCase {
         XCTAssertThrowsError(try Array("x".utf8).withUnsafeBytes { try stream.write($0) }) { error in
             XCTAssertEqual((error as? CourierError)?.code, .connectionLost)
         }
+        // And the connection is gone: the server read its end (s_server prints DONE)
+        waitUntil("the server saw the connection end") { server.output.contains("\nDONE\n") }
+    }
+
+    func testAStreamLetGoClosesItsConnection() async throws {
+        // Given a stream nobody closes
+        let server = try startRawServer()
+        var stream: CurlByteStream? = try await CurlByteStream.open(
+            url: wssURL(server.port), tls: TLSEnforcer(TLSPolicies(default: trustingTestCA)), timeout: 10)
+        XCTAssertNotNil(stream)
+        // When the last reference goes
+        stream = nil
+        // Then the connection ended with it
+        waitUntil("the server saw the connection end") { server.output.contains("\nDONE\n") }
+    }
+
+    func testAPolicyThatCannotBeEnforcedFailsBeforeConnecting() async throws {
+        // Given a policy whose CA file cannot be read
+        let server = try startRawServer()
+        let policy = TLSPolicy(trust: .only([.file(pki.path("missing-ca.pem"))]))
+        // When a stream opens with it
+        let error = try await XCTUnwrapAsync(await openingError(wssURL(server.port), policy))
+        // Then it is refused before anything is sent, as a request would be
+        XCTAssertEqual(error.code, .tlsPolicyUnenforceable, error.message)
+        try await Task.sleep(for: .milliseconds(200))
+        XCTAssertFalse(server.output.contains("CIPHER is"), server.output)
     }
 
     func testReadsAndWritesFromTwoThreadsWhileAThirdCloses() async throws {
