@@ -60,6 +60,10 @@ COURIER_HIDDEN const char *courier_multi_bound_token(CURLM *multi);
 /// The token this thread is binding new multi handles to (courier_tls_bind_begin), or NULL;
 /// counts one more handle bound when `claim` is set.
 COURIER_HIDDEN const char *courier_tls_binding(int claim);
+/// Puts the policy registered as `token` on an easy handle of Courier's own (a byte stream's,
+/// ByteStream.c), as courier_tls_before_add does for FoundationNetworking's; an unknown token, or
+/// an option libcurl refuses, gets the refusing policy. -1 when the kit never resolved libcurl.
+COURIER_HIDDEN int courier_tls_apply_token(CURL *easy, const char *token);
 /// Frees what the TLS policy kept for a handle libcurl has cleaned up.
 COURIER_HIDDEN void courier_tls_release(courier_easy_record *record);
 

@@ -205,7 +205,7 @@ static unsigned complete_fixes(unsigned found) {
 
 /// libcurl's own definition: the copy FoundationNetworking was linked against (libcurl.so.4)
 /// when it is loaded, else whatever the process's global scope has.
-static void *libcurl_symbol(const char *name) {
+void *courier_libcurl_symbol(const char *name) {
     void *library = dlopen("libcurl.so.4", RTLD_LAZY | RTLD_NOLOAD);
     if (library != NULL) {
         void *symbol = dlsym(library, name);
@@ -226,12 +226,12 @@ static courier_fixes_status install(const void *anchor, unsigned wrap) {
     if (!object.found) return COURIER_FIXES_NO_FOUNDATION_NETWORKING;
 
     // A function libcurl lacks (curl_url before 7.62) leaves out only the fixes that need it.
-    courier_real.multi_assign = (courier_multi_assign_fn)libcurl_symbol("curl_multi_assign");
-    courier_real.url_cleanup = (courier_url_cleanup_fn)libcurl_symbol("curl_url_cleanup");
-    courier_real.easy_init = (courier_easy_init_fn)libcurl_symbol("curl_easy_init");
+    courier_real.multi_assign = (courier_multi_assign_fn)courier_libcurl_symbol("curl_multi_assign");
+    courier_real.url_cleanup = (courier_url_cleanup_fn)courier_libcurl_symbol("curl_url_cleanup");
+    courier_real.easy_init = (courier_easy_init_fn)courier_libcurl_symbol("curl_easy_init");
     unsigned available = 0;
     for (size_t function = 0; function < FUNCTION_COUNT; function++) {
-        *functions[function].real = libcurl_symbol(functions[function].name);
+        *functions[function].real = courier_libcurl_symbol(functions[function].name);
         if (*functions[function].real != NULL) available |= functions[function].bit;
     }
     if (courier_real.multi_assign == NULL) available &= ~(unsigned)COURIER_WRAP_MULTI_SETOPT;

@@ -29,6 +29,10 @@ typedef struct {
 
 COURIER_HIDDEN extern courier_libcurl courier_real;
 
+/// libcurl's own definition of `name`: the copy FoundationNetworking was linked against
+/// (libcurl.so.4) when it is loaded, else whatever the process's global scope has; NULL if none.
+COURIER_HIDDEN void *courier_libcurl_symbol(const char *name);
+
 /// An option's value as libcurl's setopt functions take it: which C type is decided by the
 /// option's number range (curl.h's CURLOPTTYPE_ bases), the same for easy and multi options.
 typedef struct {

@@ -40,6 +40,19 @@ typedef int64_t curl_off_t;
 /// 7.87.0 and later: how long a multi handle keeps its parsed CA store.
 #define COURIER_CURLOPT_CA_CACHE_TIMEOUT (COURIER_CURLOPTTYPE_LONG + 321)
 
+// A connection handed over as a byte stream (ByteStream.c; curl.h of 7.88.1).
+#define COURIER_CURLOPT_URL (COURIER_CURLOPTTYPE_OBJECTPOINT + 2)
+#define COURIER_CURLOPT_NOPROGRESS (COURIER_CURLOPTTYPE_LONG + 43)
+#define COURIER_CURLOPT_XFERINFODATA (COURIER_CURLOPTTYPE_OBJECTPOINT + 57)
+#define COURIER_CURLOPT_HTTPPROXYTUNNEL (COURIER_CURLOPTTYPE_LONG + 61)
+#define COURIER_CURLOPT_HTTP_VERSION (COURIER_CURLOPTTYPE_LONG + 84)
+#define COURIER_CURLOPT_NOSIGNAL (COURIER_CURLOPTTYPE_LONG + 99)
+#define COURIER_CURLOPT_CONNECT_ONLY (COURIER_CURLOPTTYPE_LONG + 141)
+#define COURIER_CURLOPT_CONNECTTIMEOUT_MS (COURIER_CURLOPTTYPE_LONG + 156)
+#define COURIER_CURLOPT_XFERINFOFUNCTION (COURIER_CURLOPTTYPE_FUNCTIONPOINT + 219)
+/// CURL_HTTP_VERSION_1_1: with it libcurl offers only "http/1.1" in ALPN.
+#define COURIER_CURL_HTTP_VERSION_1_1 2L
+
 #define COURIER_CURLMOPT_SOCKETFUNCTION (COURIER_CURLOPTTYPE_FUNCTIONPOINT + 1)
 #define COURIER_CURLMOPT_SOCKETDATA (COURIER_CURLOPTTYPE_OBJECTPOINT + 2)
 
@@ -50,6 +63,10 @@ typedef int64_t curl_off_t;
 #define COURIER_CURLINFO_CAINFO (COURIER_CURLINFO_STRING + 61)
 #define COURIER_CURLINFO_CAPATH (COURIER_CURLINFO_STRING + 62)
 
+#define COURIER_CURLINFO_SOCKET 0x500000
+/// The connection's socket (7.45.0 and later).
+#define COURIER_CURLINFO_ACTIVESOCKET (COURIER_CURLINFO_SOCKET + 44)
+
 #define COURIER_CURL_POLL_NONE 0
 #define COURIER_CURL_POLL_IN 1
 #define COURIER_CURL_POLL_OUT 2
@@ -57,7 +74,12 @@ typedef int64_t curl_off_t;
 #define COURIER_CURL_POLL_REMOVE 4
 
 #define COURIER_CURLE_OK 0
+#define COURIER_CURLE_FAILED_INIT 2
 #define COURIER_CURLE_GOT_NOTHING 52
+#define COURIER_CURLE_ABORTED_BY_CALLBACK 42
+/// curl_easy_recv/curl_easy_send: the socket would block.
+#define COURIER_CURLE_AGAIN 81
+
 #define COURIER_CURL_ERROR_SIZE 256
 
 /// `struct curl_blob`'s flag: libcurl keeps the pointer and copies nothing (the kit's policies
@@ -104,5 +126,9 @@ typedef void *(*courier_url_fn)(void);
 typedef void (*courier_url_cleanup_fn)(void *url);
 typedef void (*courier_free_fn)(void *pointer);
 typedef CURL *(*courier_easy_init_fn)(void);
+typedef CURLcode (*courier_easy_perform_fn)(CURL *easy);
+typedef CURLcode (*courier_easy_recv_fn)(CURL *easy, void *buffer, size_t length, size_t *received);
+typedef CURLcode (*courier_easy_send_fn)(CURL *easy, const void *buffer, size_t length, size_t *sent);
+typedef int (*courier_xferinfo_callback)(void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow);
 
 #endif

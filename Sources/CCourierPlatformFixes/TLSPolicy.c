@@ -448,6 +448,17 @@ void courier_tls_before_add(CURL *easy, courier_easy_record *record, const char 
     __atomic_fetch_add(&courier_counters.tlsPoliciesApplied, 1, __ATOMIC_RELAXED);
 }
 
+int courier_tls_apply_token(CURL *easy, const char *token) {
+    if (courier_real.easy_setopt == NULL || courier_real.easy_getinfo == NULL || token == NULL) return -1;
+    // A fresh handle: nothing set by FoundationNetworking to restore, libcurl's built-in CAs as the default.
+    courier_tls_state tls;
+    memset(&tls, 0, sizeof(tls));
+    const stored_policy *policy = find_policy(token);
+    if (policy == NULL || apply(easy, &tls, policy) != 0) apply(easy, &tls, &refuseAll);
+    __atomic_fetch_add(&courier_counters.tlsPoliciesApplied, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
 void courier_tls_release(courier_easy_record *record) {
     free_list(record->tls.headers);
     free(record->tls.callerCAInfo);

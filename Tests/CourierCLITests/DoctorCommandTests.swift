@@ -19,6 +19,7 @@ final class DoctorCommandTests: CommandLineTestCase {
         }
         XCTAssertTrue(result.out.contains("  courier "), result.out)
         XCTAssertTrue(result.out.contains("  §7.1 "), result.out)
+        XCTAssertTrue(result.out.contains("  CONNECT_ONLY          yes (Courier's wss://"), result.out)
         XCTAssertTrue(result.out.contains("nothing a download needs is broken"), result.out)
     }
 

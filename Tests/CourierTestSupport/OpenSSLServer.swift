@@ -4,15 +4,17 @@ import Foundation
 ///
 /// In ``Mode/files`` (`-HTTP`) it answers `GET /name` with the file `name` of its own document
 /// directory, which holds a complete HTTP response, and prints `FILE:name` for every request it
-/// reads — so ``requestsServed`` says whether any request reached it. In ``Mode/raw`` it answers
-/// nothing and prints what it receives (``output``), to see the bytes a client sent. The process
+/// reads — so ``requestsServed`` says whether any request reached it. In ``Mode/raw`` it prints what
+/// it receives (``output``), to see the bytes a client sent, and sends what is written to its
+/// standard input (``send(_:)``); closing that input (``closeInput()``) stops it. The process
 /// is stopped by its own PID (``stop()``, and at deinit).
 public final class OpenSSLServer: Sendable {
     /// What the server does with a request.
     public enum Mode: Sendable {
         /// `-HTTP`: files holding whole HTTP responses, by name.
         case files
-        /// No HTTP: what the client sends is printed, nothing is answered.
+        /// No HTTP: what the client sends is printed; the TLS connection carries the standard input
+        /// to the client.
         case raw
     }
 
@@ -21,10 +23,15 @@ public final class OpenSSLServer: Sendable {
     private let process: Process
     private let documents: URL
     private let collected = Box<Data>()
+    private let input = Pipe()
 
     /// Starts a server with certificate `certificate` of `pki` (`good`, `expired`, `wrong`), asking
-    /// for a client certificate signed by the test CA when `requireClientCertificate`.
-    public init(pki: TLSTestPKI, certificate: String = "good", requireClientCertificate: Bool = false, mode: Mode = .files) throws {
+    /// for a client certificate signed by the test CA when `requireClientCertificate`, with
+    /// `extraArguments` for `s_server` (`-alpn h2,http/1.1`…).
+    public init(
+        pki: TLSTestPKI, certificate: String = "good", requireClientCertificate: Bool = false, mode: Mode = .files,
+        extraArguments: [String] = []
+    ) throws {
         guard let openssl = OpenSSL.path else { throw OpenSSL.Failure(description: "openssl is not installed") }
         documents = pki.directory.appendingPathComponent("www-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
@@ -35,12 +42,12 @@ public final class OpenSSLServer: Sendable {
         ]
         if mode == .files { arguments.append("-HTTP") }
         if requireClientCertificate { arguments += ["-Verify", "1", "-CAfile", pki.caFile] }
-        process.arguments = arguments
+        process.arguments = arguments + extraArguments
         process.currentDirectoryURL = documents
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
-        process.standardInput = Pipe()
+        process.standardInput = input
         let collected = collected
         output.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
@@ -82,6 +89,17 @@ public final class OpenSSLServer: Sendable {
     /// How many requests the server read (its `FILE:` lines; ``Mode/files`` only).
     public var requestsServed: Int {
         output.components(separatedBy: "\n").filter { $0.hasPrefix("FILE:") }.count
+    }
+
+    /// Writes `data` to the server's standard input: in ``Mode/raw`` it goes to the client. Blocks
+    /// while the pipe is full.
+    public func send(_ data: Data) {
+        input.fileHandleForWriting.write(data)
+    }
+
+    /// Closes the server's standard input: `s_server` then ends (the client's connection with it).
+    public func closeInput() {
+        try? input.fileHandleForWriting.close()
     }
 
     /// Whether the server process is still running.

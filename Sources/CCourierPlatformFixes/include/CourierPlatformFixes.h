@@ -159,6 +159,77 @@ int courier_tls_bind_end(void);
 /// or 0 when the kit is not active.
 unsigned courier_tls_supported(void);
 
+// MARK: - Byte streams over libcurl's connections (ByteStream.c)
+
+/// The libcurl functions a byte stream needs, as bits of courier_stream_functions().
+enum {
+    COURIER_STREAM_EASY_INIT = 1 << 0,
+    COURIER_STREAM_EASY_SETOPT = 1 << 1,
+    COURIER_STREAM_EASY_GETINFO = 1 << 2,
+    COURIER_STREAM_EASY_PERFORM = 1 << 3,
+    COURIER_STREAM_EASY_RECV = 1 << 4,
+    COURIER_STREAM_EASY_SEND = 1 << 5,
+    COURIER_STREAM_EASY_CLEANUP = 1 << 6,
+    COURIER_STREAM_ALL = (1 << 7) - 1,
+};
+
+/// Which of those functions this process's libcurl has (looked up once, whether or not the kit
+/// is installed). A stream needs all of them.
+unsigned courier_stream_functions(void);
+
+/// The CURLcodes a stream's caller tells apart (libcurl's values).
+enum {
+    COURIER_STREAM_OK = 0,
+    COURIER_STREAM_ABORTED_BY_CALLBACK = 42,
+    COURIER_STREAM_AGAIN = 81,
+};
+
+/// One connection libcurl made and hands over (CURLOPT_CONNECT_ONLY). Opaque.
+typedef struct courier_stream courier_stream;
+
+/// How to connect.
+typedef struct {
+    /// `https://host:port/` or `http://host:port/`: libcurl connects (through a proxy its
+    /// environment names, tunnelled with CONNECT) and, for https, makes the TLS connection.
+    const char *url;
+    /// The connect phase's limit (TCP, proxy, TLS) in milliseconds; 0 for libcurl's default.
+    long connectTimeoutMilliseconds;
+    /// The TLS policy registered as this token (courier_tls_register), or NULL for libcurl's
+    /// defaults (the system's CAs, full verification).
+    const char *tlsToken;
+} courier_stream_options;
+
+/// A new stream with its own easy handle, not connected; NULL when libcurl lacks a function or
+/// memory ran out.
+courier_stream *courier_stream_new(void);
+
+/// Connects: blocks until connected, failed, timed out or cancelled. Returns libcurl's CURLcode
+/// (0 on success); courier_stream_error() has libcurl's text for a failure. Call once.
+int courier_stream_connect(courier_stream *stream, const courier_stream_options *options);
+
+/// Makes a connect under way end soon with CURLE_ABORTED_BY_CALLBACK (42). Any thread, any time
+/// before courier_stream_free.
+void courier_stream_cancel(courier_stream *stream);
+
+/// libcurl's error text for the last failure ("" when none).
+const char *courier_stream_error(const courier_stream *stream);
+
+/// The connected socket (CURLINFO_ACTIVESOCKET), or -1.
+int courier_stream_socket(courier_stream *stream);
+
+/// curl_easy_recv: CURLcode; `*received` 0 with CURLE_OK means the peer closed.
+int courier_stream_recv(courier_stream *stream, void *buffer, size_t length, size_t *received);
+
+/// Sends at most one TLS record's worth of `bytes` (16 KiB) from a buffer of the stream's own, so
+/// that a send the socket blocked can be retried from the same address, as OpenSSL requires
+/// (libcurl does not set SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER). Returns a CURLcode; `*taken` is
+/// how many of `bytes` were sent (0 with CURLE_AGAIN: call again with the same bytes first).
+/// -1 when a retry gives fewer bytes than the blocked send held.
+int courier_stream_send(courier_stream *stream, const void *bytes, size_t length, size_t *taken);
+
+/// Closes the connection and frees the stream (curl_easy_cleanup). Once.
+void courier_stream_free(courier_stream *stream);
+
 /// Installs the kit into the loaded object that contains `anchor` (any address inside
 /// FoundationNetworking's code or data). Idempotent and thread-safe: later calls return the first
 /// result. `wrap` says which functions to take over (the COURIER_WRAP_ bits).

@@ -43,6 +43,15 @@ extension PlatformReport {
         public var features: [String]
         /// The raw feature bits (`CURL_VERSION_*`).
         public var featureBits: UInt32
+        /// The libcurl functions Courier's `wss://` needs (a connection handed over as a byte
+        /// stream, `CURLOPT_CONNECT_ONLY`: `curl_easy_perform`, `curl_easy_recv`,
+        /// `curl_easy_send`…) that this libcurl lacks: empty when it has them all
+        /// (Docs/WebSocket.md, "wss:// on the system libcurl"); `nil` when not looked up (a report
+        /// decoded from an older version).
+        public var missingStreamFunctions: [String]? = nil
+
+        /// Whether Courier's `wss://` can run on this libcurl (``missingStreamFunctions`` is empty).
+        public var supportsConnectOnlyStreams: Bool { missingStreamFunctions?.isEmpty ?? false }
 
         /// HTTP/2 (`CURL_VERSION_HTTP2`). FoundationNetworking still sends HTTP/1.1 unless a
         /// server offers h2 over TLS.
@@ -97,6 +106,7 @@ extension PlatformReport {
             guard let data = function(newestKnownAge) else { return nil }
             var libcurl = read(data)
             libcurl?.path = DynamicLibrary.path(containing: UnsafeRawPointer(symbol))
+            libcurl?.missingStreamFunctions = CurlByteStream.missingFunctions(found: CurlByteStream.functionsFound) ?? []
             return libcurl
             #else
             return nil

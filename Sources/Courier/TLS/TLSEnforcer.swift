@@ -69,10 +69,20 @@ final class TLSEnforcer: Sendable {
         // one policy was found enforceable when the manager was made).
         guard !policies.isEmpty, !(sessionBound && sessionToken != nil), let url = request.url else { return request }
         var request = request
-        guard let policy = policies.policy(for: url) else {
+        guard let token = try token(for: url) else {
             if request.value(forHTTPHeaderField: Self.headerName) != nil { request.setValue(nil, forHTTPHeaderField: Self.headerName) }
             return request
         }
+        request.setValue(token, forHTTPHeaderField: Self.headerName)
+        return request
+    }
+
+    /// The token of the policy `url` gets, `nil` when none applies; throws
+    /// ``CourierError/Code-swift.struct/tlsPolicyUnenforceable`` when the policy cannot be enforced.
+    /// The one rule for a request (``stamped(_:sessionBound:)``) and for a connection Courier
+    /// makes with libcurl itself (`CurlByteStream`, wss://).
+    func token(for url: URL) throws(CourierError) -> String? {
+        guard !policies.isEmpty, let policy = policies.policy(for: url) else { return nil }
         let entry: TLSRegistry.Entry
         let registration = policies.hasHostPolicies ? registrations[policy] : defaultRegistration
         switch registration ?? TLSRegistry.register(policy) {
@@ -86,8 +96,7 @@ final class TLSEnforcer: Sendable {
                     + "[TLS policy: \(policy)]",
                 url: url)
         }
-        request.setValue(entry.token, forHTTPHeaderField: Self.headerName)
-        return request
+        return entry.token
     }
 
     /// Why the kit cannot enforce a policy needing `options` (the kit's COURIER_TLS_OPTION_ bits)

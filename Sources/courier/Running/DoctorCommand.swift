@@ -23,7 +23,7 @@ struct DoctorCommand {
 
         Report what this machine's URLSession is made of: the Swift and Courier versions, the
         libcurl FoundationNetworking loaded (version, TLS library, HTTP/2, HTTP/3, WebSockets,
-        brotli, zstd), the CA file and directory TLS verifies servers with, the proxy variables
+        CONNECT_ONLY streams for Courier's wss://, brotli, zstd), the CA file and directory TLS verifies servers with, the proxy variables
         libcurl honours and, for <url>, the proxy it would use (libcurl's rules: lower-case
         http_proxy only, no_proxy matching), the temporary directory, and which known
         FoundationNetworking traps apply to this toolchain (as measured, Docs/Platform.md), and
@@ -157,6 +157,13 @@ struct DoctorCommand {
         (flag ? "yes" : "no") + (detail.map { " (\($0))" } ?? "")
     }
 
+    /// Whether Courier's wss:// can run on this libcurl (Docs/WebSocket.md, "wss:// on the system libcurl").
+    static func connectOnlyRow(_ curl: PlatformReport.Libcurl) -> String {
+        guard let missing = curl.missingStreamFunctions else { return "not looked up" }
+        if missing.isEmpty { return "yes (Courier's wss:// runs over libcurl's connection: curl_easy_recv, curl_easy_send)" }
+        return "no (lacks \(missing.joined(separator: ", ")): Courier's wss:// cannot work)"
+    }
+
     static func sections(_ report: PlatformReport) -> [Section] {
         var sections: [Section] = [
             (
@@ -185,6 +192,7 @@ struct DoctorCommand {
                                 curl.supportsWebSockets,
                                 curl.supportsWebSockets ? nil : "no ws/wss protocol: URLSessionWebSocketTask cannot work")
                         ),
+                        ("CONNECT_ONLY", connectOnlyRow(curl)),
                         ("gzip/deflate", yes(curl.supportsLibz, curl.libzVersion.map { "zlib \($0)" })),
                         ("brotli", yes(curl.supportsBrotli, curl.brotliVersion)),
                         ("zstd", yes(curl.supportsZstd, curl.zstdVersion)),

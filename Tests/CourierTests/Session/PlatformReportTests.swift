@@ -27,6 +27,11 @@ final class PlatformReportTests: XCTestCase {
         // The struct's age follows the version (CURLVERSION_SEVENTH came with 7.70, ELEVENTH with 7.87).
         if curl.versionNumber >= 0x07_57_00 { XCTAssertGreaterThanOrEqual(curl.age, 10) }
         if curl.versionNumber >= 0x07_46_00 { XCTAssertGreaterThanOrEqual(curl.age, 6) }
+        // Every libcurl from 7.45 (CURLINFO_ACTIVESOCKET) has what Courier's wss:// needs.
+        if curl.versionNumber >= 0x07_2D_00 {
+            XCTAssertEqual(curl.missingStreamFunctions, [])
+            XCTAssertTrue(curl.supportsConnectOnlyStreams)
+        }
     }
 
     /// From age 10 libcurl names its features itself; the bits Courier reads must say the same,
