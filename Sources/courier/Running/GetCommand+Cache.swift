@@ -59,7 +59,7 @@ extension GetCommand {
         let finished = DispatchSemaphore(value: 0)
         let result = Locked<DataResponse<Data>?>(nil)
         // `.dataOrEmpty`: an empty 200 is an empty file, not an error.
-        let task = manager.dataTask(with: request(), serializer: .dataOrEmpty, validation: conditional.validation()) {
+        let task = manager.dataTask(with: request(), serializer: .dataOrEmpty, validation: conditional.request.validation()) {
             result.set($0)
             finished.signal()
         }
@@ -78,7 +78,7 @@ extension GetCommand {
                 ProgressPrinter.writeToStandardError("courier: interrupted; nothing was written\n")
                 return ExitCode.forSignal(signal)
             }
-            if conditional.isNotModified(error) { return notModified(error) }
+            if conditional.request.isNotModified(error) { return notModified(error) }
             if error.code == .responseTooLarge {
                 return fail(
                     GetFailure(

@@ -35,7 +35,7 @@ struct GetCommand {
             return fail(error)
         }
         // A condition is a statement about the copy the user has: a newer copy replaces it.
-        if command.conditional.isConditional { command.options.force = true }
+        if command.conditional.request.isConditional { command.options.force = true }
         return command.runResolved()
     }
 
@@ -100,7 +100,7 @@ struct GetCommand {
                 ProgressPrinter.writeToStandardError(interruptedLine(keeping: error.resumeData) + "\n")
                 return ExitCode.forSignal(signal)
             }
-            if conditional.isNotModified(error) { return notModified(error) }
+            if conditional.request.isNotModified(error) { return notModified(error) }
             if error.code == .destinationFailed, !options.force, let file = target.chosenFile.current,
                 Self.isExistingFile(file)
             {
@@ -128,7 +128,7 @@ struct GetCommand {
         // progress begins only once it is resumed).
         let counted = Locked<DownloadTask?>(nil)
         let task = manager.downloadTask(
-            with: request(), to: target.destination, policy: target.policy, validation: conditional.validation(),
+            with: request(), to: target.destination, policy: target.policy, validation: conditional.request.validation(),
             progress: { progress in
                 let total = progress.totalUnitCount
                 printer.update(
@@ -235,7 +235,7 @@ struct GetCommand {
 
     func request() -> URLRequest {
         var request = URLRequest(url: options.url)
-        for header in options.headers + conditional.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
+        for header in options.headers + conditional.request.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
         return request
     }
 
