@@ -198,6 +198,22 @@ public enum ProgressFormat {
                     $0.properties.generalCategory == .control || $0.properties.generalCategory == .format ? "?" : $0
                 }))
     }
+
+    /// A progress line for a log (stderr not a terminal):
+    /// `12.0 MiB of 64.0 MiB (18%) 85.3 MiB/s, ETA 0:01`, or `12.0 MiB 85.3 MiB/s` without a total.
+    public static func logLine(completed: Int64, total: Int64?, bytesPerSecond: Double?) -> String {
+        var text = ""
+        if let total, let percent = percent(completed, of: total) {
+            text += "\(bytes(completed)) of \(bytes(total)) (\(percent)%)"
+        } else {
+            text += bytes(completed)
+        }
+        if let bytesPerSecond {
+            text += " " + rate(bytesPerSecond)
+            if let left = secondsLeft(completed, of: total, at: bytesPerSecond) { text += ", ETA \(duration(left))" }
+        }
+        return text
+    }
 }
 
 extension String {

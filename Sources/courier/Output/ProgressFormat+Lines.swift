@@ -11,22 +11,6 @@ extension ProgressFormat {
         Backoff.describe(delay)  // the library's wording, so its messages and ours agree
     }
 
-    /// A progress line for a log (stderr not a terminal):
-    /// `courier: 12.0 MiB of 64.0 MiB (18%) 85.3 MiB/s, ETA 0:01`, or `courier: 12.0 MiB 85.3 MiB/s`.
-    static func plainLine(completed: Int64, total: Int64?, bytesPerSecond: Double?) -> String {
-        var text = "courier: "
-        if let total, let percent = percent(completed, of: total) {
-            text += "\(bytes(completed)) of \(bytes(total)) (\(percent)%)"
-        } else {
-            text += bytes(completed)
-        }
-        if let bytesPerSecond {
-            text += " " + rate(bytesPerSecond)
-            if let left = secondsLeft(completed, of: total, at: bytesPerSecond) { text += ", ETA \(duration(left))" }
-        }
-        return text
-    }
-
     /// The line printed once a download is saved:
     /// `courier: saved /tmp/x.bin (64.0 MiB in 1.2 s, 53.3 MiB/s; continued from 12.0 MiB; 1 retry)`,
     /// or with `path` `nil` (`-o -`): `courier: wrote 64.0 MiB to stdout (in 1.2 s, 53.3 MiB/s)`.

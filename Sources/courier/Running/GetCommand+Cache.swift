@@ -25,7 +25,7 @@ extension GetCommand {
     /// Runs a `--cache` fetch to its end and returns the exit code; every message is printed.
     func runCached(directory: String) -> Int32 {
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
-        let printer = ProgressPrinter(style: .quiet, columns: 80, name: initialDisplayName())
+        let printer = ProgressPrinter(style: .quiet, columns: 80, name: initialDisplayName(), write: ProgressPrinter.writeToStandardError)
         let stops = StopSignals()
         let watcher = stops.watch()
         defer { watcher.cancel() }

@@ -424,7 +424,8 @@ extension GetCommand {
     func makeProgressPrinter() -> (ProgressPrinter, SignalWatcher?) {
         let style = ProgressPrinter.style(quiet: options.quiet)
         let printer = ProgressPrinter(
-            style: style, columns: style == .terminal ? TerminalSize.columns() : 80, name: initialDisplayName())
+            style: style, columns: style == .terminal ? TerminalSize.columns() : 80, name: initialDisplayName(),
+            linePrefix: "courier: ", write: ProgressPrinter.writeToStandardError)
         let resizes =
             style == .terminal
             ? SignalWatcher(signals: [SIGWINCH]) { _ in printer.resize(columns: TerminalSize.columns()) } : nil

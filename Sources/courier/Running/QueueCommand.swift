@@ -115,7 +115,9 @@ struct QueueCommand {
 
         let wake = DispatchSemaphore(value: 0)
         let style = ProgressPrinter.style(quiet: shared.quiet)
-        let shown = QueueProgress(style: style, columns: style == .terminal ? TerminalSize.columns() : 80)
+        let shown = QueueProgress(
+            style: style, columns: style == .terminal ? TerminalSize.columns() : 80, linePrefix: "courier: ",
+            describe: QueueCommand.describe, write: ProgressPrinter.writeToStandardError)
         display.set(shown)
         let observer = queue.addObserver { change in
             display.current?.update(change)
