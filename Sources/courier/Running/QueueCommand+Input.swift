@@ -38,7 +38,7 @@ extension QueueCommand {
         guard let path = ProcessInfo.processInfo.environment[inputVariable] else {
             throw GetFailure(ExitCode.failure, "\(inputVariable) is not set: get -i reads its input only under its supervisor")
         }
-        return try InputSpool(source: STDIN_FILENO, name: source(options), path: path)
+        return try InputSpool.opened(source: STDIN_FILENO, name: source(options), path: path)
     }
 
     /// The input's first downloads (or its end), before the queue is opened; waits for them as
@@ -110,7 +110,7 @@ extension QueueCommand {
         var batch = Batch(entries: [], inputEnded: false)
         do {
             while batch.entries.count < count {
-                switch try reader.next(waitingUpTo: batch.entries.isEmpty ? Self.inputWaitMilliseconds : 0) {
+                switch try reader.nextLine(waitingUpTo: batch.entries.isEmpty ? Self.inputWaitMilliseconds : 0) {
                 case .line(let line):
                     if let entry = try list.take(line) { batch.entries.append(entry) }
                 case .nothingYet:

@@ -231,7 +231,7 @@ struct QueueCommand {
         var paths = ""
         var count = 0
         var reader = InputSpool.Reader(spool, fills: false)
-        while case .line(let line) = try reader.next(waitingUpTo: 0) {
+        while case .line(let line) = try reader.nextLine(waitingUpTo: 0) {
             guard let entry = try GetCommand.InputList.parse(line, directory: list.directory, source: list.source) else { continue }
             count += 1
             switch queue.item(entry.id)?.state {
