@@ -46,7 +46,7 @@ extension GetCommand {
             return fail(GetFailure(ExitCode.fileSystem, "cannot use the cache directory \(directory): \(error)"))
         }
 
-        let verbose = options.verbose ? VerboseMonitor(printer: printer) : nil
+        let verbose = options.verbose ? VerboseMonitor(printer: printer, redaction: OutputRedaction.current) : nil
         var configuration = Self.managerConfiguration(options, verbose: verbose, say: { printer.message($0) })
         configuration.responseCache = cache
         configuration.maximumResponseSize = Self.cacheMaximumBytes

@@ -58,7 +58,7 @@ extension GetCommand {
         }
 
         let retries = Locked(0)
-        let verbose = options.verbose ? VerboseMonitor(printer: printer) : nil
+        let verbose = options.verbose ? VerboseMonitor(printer: printer, redaction: OutputRedaction.current) : nil
         let manager = streamingManager(printer: printer, retries: retries, verbose: verbose)
         defer { manager.invalidate(cancelingTasks: true) }
         let ended = Locked<StreamEnd?>(nil)

@@ -115,7 +115,7 @@ struct GetCommand {
     private func download(to target: Target, printer: ProgressPrinter, stops: StopSignals) -> DownloadResponse {
         // Completions on the manager's own queue: this process has no main run loop, so the main
         // thread just waits on a semaphore.
-        let verbose = options.verbose ? VerboseMonitor(printer: printer) : nil
+        let verbose = options.verbose ? VerboseMonitor(printer: printer, redaction: OutputRedaction.current) : nil
         var configuration = Self.managerConfiguration(
             options, verbose: verbose, say: { printer.message($0) }, retryLine: Self.downloadRetryLine)
         configuration.maximumRunningTasksPerHost = Self.runningTasksPerHost(
