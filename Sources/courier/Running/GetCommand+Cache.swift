@@ -145,20 +145,15 @@ extension GetCommand {
         return file
     }
 
-    /// Writes `body` beside `file` and gives it `file`'s name in one step: `rename(2)` when
-    /// `replacing`, else `link(2)`, which never replaces a file made meanwhile.
+    /// Saves `body` at `file` as a download is published (the library's `DownloadDestination.save`:
+    /// a private staging file beside it, then `rename(2)` when `replacing`, else `link(2)`, which
+    /// never replaces a file made meanwhile).
     static func publish(_ body: Data, to file: URL, replacing: Bool) throws(GetFailure) {
-        let staged = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).courier-cache-\(getpid())")
         do {
-            try body.write(to: staged)
+            try DownloadDestination.save(body, to: file, options: replacing ? [.removePreviousFile] : [])
         } catch {
-            throw GetFailure(ExitCode.fileSystem, "cannot write \(staged.path): \(error.localizedDescription)")
-        }
-        defer { unlink(staged.path) }
-        let published = replacing ? rename(staged.path, file.path) : link(staged.path, file.path)
-        guard published == 0 else {
-            if errno == EEXIST { throw GetFailure(ExitCode.fileSystem, existsMessage(file)) }
-            throw GetFailure(ExitCode.fileSystem, "cannot save \(file.path): \(String(cString: strerror(errno)))")
+            if !replacing, isExistingFile(file) { throw GetFailure(ExitCode.fileSystem, existsMessage(file)) }
+            throw GetFailure(ExitCode.fileSystem, "cannot save \(file.path): \(error.message)")
         }
     }
 }
