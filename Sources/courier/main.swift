@@ -1,4 +1,5 @@
 import Foundation
+import Courier
 
 // `courier`: a thin command-line front end over Courier and CourierTestServer.
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -83,14 +83,4 @@ final class DoctorCommandTests: CommandLineTestCase {
         XCTAssertTrue(help.out.hasPrefix("usage: courier doctor"), help.out)
         XCTAssertTrue(try run(["docter"]).err.contains("did you mean 'doctor'?"))
     }
-
-    func testLongValuesWrapUnderTheValueColumn() {
-        XCTAssertEqual(DoctorCommand.wrap("aa bb cc dd", width: 5), ["aa bb", "cc dd"])
-        XCTAssertEqual(DoctorCommand.wrap("averyverylongword x", width: 5), ["averyverylongword", "x"])
-        let report = SessionManager.platformReport()
-        for line in DoctorCommand.render(report, columns: 60).split(separator: "\n") where !line.contains("/") {
-            // Paths and single long words may not fit; everything else does.
-            if line.split(separator: " ").allSatisfy({ $0.count < 30 }) { XCTAssertLessThanOrEqual(line.count, 60, String(line)) }
-        }
-    }
 }

@@ -1,5 +1,6 @@
 import XCTest
 import CourierTestServer
+import Courier
 @testable import courier
 #if canImport(Glibc)
 import Glibc

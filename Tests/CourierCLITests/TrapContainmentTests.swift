@@ -349,21 +349,6 @@ final class TrapContainmentTests: CommandLineTestCase {
 
     // MARK: - Pure parts
 
-    func testOnlySignalsNotFromTheTerminalAreForwarded() {
-        XCTAssertFalse(GetSupervisor.forwards(signalCode: Int32(SI_KERNEL)), "Ctrl-C: the child has its own copy")
-        XCTAssertTrue(GetSupervisor.forwards(signalCode: Int32(SI_USER)), "kill <pid>")
-        XCTAssertTrue(GetSupervisor.forwards(signalCode: Int32(SI_QUEUE)), "sigqueue")
-        XCTAssertTrue(GetSupervisor.forwards(signalCode: Int32(SI_TKILL)), "tgkill")
-    }
-
-    func testWaitStatusesDecode() {
-        XCTAssertEqual(GetSupervisor.Ending(waitStatus: 0), .exited(0))
-        XCTAssertEqual(GetSupervisor.Ending(waitStatus: 3 << 8), .exited(3))
-        XCTAssertEqual(GetSupervisor.Ending(waitStatus: SIGILL), .signaled(SIGILL))
-        XCTAssertEqual(GetSupervisor.Ending(waitStatus: SIGSEGV | 0x80), .signaled(SIGSEGV), "with a core dump")
-        XCTAssertNil(GetSupervisor.Ending(waitStatus: (SIGSTOP << 8) | 0x7F), "stopped, not ended")
-    }
-
     func testMessagesNameTheSignal() {
         XCTAssertEqual(GetSupervisor.describe(signal: SIGILL), "signal 4, SIGILL")
         XCTAssertEqual(GetSupervisor.describe(signal: 64), "signal 64")

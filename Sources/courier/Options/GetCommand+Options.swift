@@ -198,9 +198,8 @@ extension GetCommand {
 
         /// An absolute http or https URL with a host; a mistake points at `help`.
         static func url(_ text: String, help: String = "courier get --help") throws(UsageError) -> URL {
-            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-                let host = url.host, !host.isEmpty
-            else {
+            // The rule of a list's lines (`-i`), so a URL is taken alike on the command line and in a list.
+            guard let url = DownloadList.url(text) else {
                 throw UsageError(message: "'\(text)' is not an http:// or https:// URL", help: help)
             }
             return url

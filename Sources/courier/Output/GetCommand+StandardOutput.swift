@@ -1,4 +1,5 @@
 import Foundation
+import Courier
 #if canImport(Glibc)
 import Glibc
 #endif

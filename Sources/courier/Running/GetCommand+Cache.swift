@@ -25,7 +25,7 @@ extension GetCommand {
     /// Runs a `--cache` fetch to its end and returns the exit code; every message is printed.
     func runCached(directory: String) -> Int32 {
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
-        let printer = ProgressPrinter(style: .quiet, columns: 80, name: initialDisplayName())
+        let printer = ProgressPrinter(style: .quiet, columns: 80, name: initialDisplayName(), write: ProgressPrinter.writeToStandardError)
         let stops = StopSignals()
         let watcher = stops.watch()
         defer { watcher.cancel() }
@@ -46,7 +46,7 @@ extension GetCommand {
             return fail(GetFailure(ExitCode.fileSystem, "cannot use the cache directory \(directory): \(error)"))
         }
 
-        let verbose = options.verbose ? VerboseMonitor(printer: printer) : nil
+        let verbose = options.verbose ? VerboseMonitor(printer: printer, redaction: OutputRedaction.current) : nil
         var configuration = Self.managerConfiguration(options, verbose: verbose, say: { printer.message($0) })
         configuration.responseCache = cache
         configuration.maximumResponseSize = Self.cacheMaximumBytes
@@ -59,7 +59,7 @@ extension GetCommand {
         let finished = DispatchSemaphore(value: 0)
         let result = Locked<DataResponse<Data>?>(nil)
         // `.dataOrEmpty`: an empty 200 is an empty file, not an error.
-        let task = manager.dataTask(with: request(), serializer: .dataOrEmpty, validation: conditional.validation()) {
+        let task = manager.dataTask(with: request(), serializer: .dataOrEmpty, validation: conditional.request.validation()) {
             result.set($0)
             finished.signal()
         }
@@ -78,7 +78,7 @@ extension GetCommand {
                 ProgressPrinter.writeToStandardError("courier: interrupted; nothing was written\n")
                 return ExitCode.forSignal(signal)
             }
-            if conditional.isNotModified(error) { return notModified(error) }
+            if conditional.request.isNotModified(error) { return notModified(error) }
             if error.code == .responseTooLarge {
                 return fail(
                     GetFailure(
@@ -145,20 +145,15 @@ extension GetCommand {
         return file
     }
 
-    /// Writes `body` beside `file` and gives it `file`'s name in one step: `rename(2)` when
-    /// `replacing`, else `link(2)`, which never replaces a file made meanwhile.
+    /// Saves `body` at `file` as a download is published (the library's `DownloadDestination.save`:
+    /// a private staging file beside it, then `rename(2)` when `replacing`, else `link(2)`, which
+    /// never replaces a file made meanwhile).
     static func publish(_ body: Data, to file: URL, replacing: Bool) throws(GetFailure) {
-        let staged = file.deletingLastPathComponent().appendingPathComponent(".\(file.lastPathComponent).courier-cache-\(getpid())")
         do {
-            try body.write(to: staged)
+            try DownloadDestination.save(body, to: file, options: replacing ? [.removePreviousFile] : [])
         } catch {
-            throw GetFailure(ExitCode.fileSystem, "cannot write \(staged.path): \(error.localizedDescription)")
-        }
-        defer { unlink(staged.path) }
-        let published = replacing ? rename(staged.path, file.path) : link(staged.path, file.path)
-        guard published == 0 else {
-            if errno == EEXIST { throw GetFailure(ExitCode.fileSystem, existsMessage(file)) }
-            throw GetFailure(ExitCode.fileSystem, "cannot save \(file.path): \(String(cString: strerror(errno)))")
+            if !replacing, isExistingFile(file) { throw GetFailure(ExitCode.fileSystem, existsMessage(file)) }
+            throw GetFailure(ExitCode.fileSystem, "cannot save \(file.path): \(error.message)")
         }
     }
 }

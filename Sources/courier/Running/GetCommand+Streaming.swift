@@ -58,7 +58,7 @@ extension GetCommand {
         }
 
         let retries = Locked(0)
-        let verbose = options.verbose ? VerboseMonitor(printer: printer) : nil
+        let verbose = options.verbose ? VerboseMonitor(printer: printer, redaction: OutputRedaction.current) : nil
         let manager = streamingManager(printer: printer, retries: retries, verbose: verbose)
         defer { manager.invalidate(cancelingTasks: true) }
         let ended = Locked<StreamEnd?>(nil)
@@ -107,7 +107,7 @@ extension GetCommand {
     /// One line for a stream that ended early, and its exit code.
     private func reportStreamFailure(_ failure: any Error, end: StreamEnd, stops: StopSignals) -> Int32 {
         guard let error = failure as? CourierError else { return fail(failure, suffix: Self.incompleteSuffix(written: end.written)) }
-        if end.written == 0 && conditional.isNotModified(error) { return notModified(error) }
+        if end.written == 0 && conditional.request.isNotModified(error) { return notModified(error) }
         if error.isCancellation, let signal = stops.signal {
             ProgressPrinter.writeToStandardError(Self.interruptedStreamLine(written: end.written) + "\n")
             return ExitCode.forSignal(signal)
@@ -158,7 +158,7 @@ extension GetCommand {
 
     private func streamingRequest() -> URLRequest {
         var request = URLRequest(url: options.url)
-        for header in options.headers + conditional.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
+        for header in options.headers + conditional.request.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
         // The representation's own bytes, as for files: a length to check, offsets that mean
         // something for Range, and a checksum over what the server has.
         if request.value(forHTTPHeaderField: "Accept-Encoding") == nil {
@@ -178,7 +178,7 @@ extension GetCommand {
             // the transfer and continues it with Range once the writes have caught up (a body
             // without a validator cannot pause and fails instead).
             let (bytes, response) = try await manager.bytes(
-                for: request, policy: streamPolicy(), validation: conditional.validation())
+                for: request, policy: streamPolicy(), validation: conditional.request.validation())
             end.response = response
             try sink.begin(response)
             end.unverified = !sink.isVerified

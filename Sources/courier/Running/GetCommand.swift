@@ -35,7 +35,7 @@ struct GetCommand {
             return fail(error)
         }
         // A condition is a statement about the copy the user has: a newer copy replaces it.
-        if command.conditional.isConditional { command.options.force = true }
+        if command.conditional.request.isConditional { command.options.force = true }
         return command.runResolved()
     }
 
@@ -100,7 +100,7 @@ struct GetCommand {
                 ProgressPrinter.writeToStandardError(interruptedLine(keeping: error.resumeData) + "\n")
                 return ExitCode.forSignal(signal)
             }
-            if conditional.isNotModified(error) { return notModified(error) }
+            if conditional.request.isNotModified(error) { return notModified(error) }
             if error.code == .destinationFailed, !options.force, let file = target.chosenFile.current,
                 Self.isExistingFile(file)
             {
@@ -115,7 +115,7 @@ struct GetCommand {
     private func download(to target: Target, printer: ProgressPrinter, stops: StopSignals) -> DownloadResponse {
         // Completions on the manager's own queue: this process has no main run loop, so the main
         // thread just waits on a semaphore.
-        let verbose = options.verbose ? VerboseMonitor(printer: printer) : nil
+        let verbose = options.verbose ? VerboseMonitor(printer: printer, redaction: OutputRedaction.current) : nil
         var configuration = Self.managerConfiguration(
             options, verbose: verbose, say: { printer.message($0) }, retryLine: Self.downloadRetryLine)
         configuration.maximumRunningTasksPerHost = Self.runningTasksPerHost(
@@ -128,7 +128,7 @@ struct GetCommand {
         // progress begins only once it is resumed).
         let counted = Locked<DownloadTask?>(nil)
         let task = manager.downloadTask(
-            with: request(), to: target.destination, policy: target.policy, validation: conditional.validation(),
+            with: request(), to: target.destination, policy: target.policy, validation: conditional.request.validation(),
             progress: { progress in
                 let total = progress.totalUnitCount
                 printer.update(
@@ -235,7 +235,7 @@ struct GetCommand {
 
     func request() -> URLRequest {
         var request = URLRequest(url: options.url)
-        for header in options.headers + conditional.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
+        for header in options.headers + conditional.request.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
         return request
     }
 
@@ -424,7 +424,8 @@ extension GetCommand {
     func makeProgressPrinter() -> (ProgressPrinter, SignalWatcher?) {
         let style = ProgressPrinter.style(quiet: options.quiet)
         let printer = ProgressPrinter(
-            style: style, columns: style == .terminal ? TerminalSize.columns() : 80, name: initialDisplayName())
+            style: style, columns: style == .terminal ? TerminalSize.columns() : 80, name: initialDisplayName(),
+            linePrefix: "courier: ", write: ProgressPrinter.writeToStandardError)
         let resizes =
             style == .terminal
             ? SignalWatcher(signals: [SIGWINCH]) { _ in printer.resize(columns: TerminalSize.columns()) } : nil

@@ -20,7 +20,7 @@ extension QueueCommand {
 
     /// Lines read together: their downloads, and whether the input ended after them.
     struct Batch {
-        var entries: [GetCommand.InputList.Entry]
+        var entries: [DownloadList.Entry]
         var inputEnded: Bool
     }
 
@@ -38,13 +38,13 @@ extension QueueCommand {
         guard let path = ProcessInfo.processInfo.environment[inputVariable] else {
             throw GetFailure(ExitCode.failure, "\(inputVariable) is not set: get -i reads its input only under its supervisor")
         }
-        return try InputSpool(source: STDIN_FILENO, name: source(options), path: path)
+        return try InputSpool.opened(source: STDIN_FILENO, name: source(options), path: path)
     }
 
     /// The input's first downloads (or its end), before the queue is opened; waits for them as
     /// long as it takes, or until a stop signal.
     func firstBatch(
-        _ reader: inout InputSpool.Reader, _ list: inout GetCommand.InputList, stops: StopSignals
+        _ reader: inout InputSpool.Reader, _ list: inout DownloadList, stops: StopSignals
     ) -> Result<Batch, EndingError> {
         while true {
             if let signal = stops.signal { return .failure(EndingError(.signal(signal))) }
@@ -67,7 +67,7 @@ extension QueueCommand {
     /// is read; a mistake is found when its line is read, and what earlier lines started is
     /// left to the caller to stop.
     func feed(
-        _ queue: DownloadQueue, _ reader: inout InputSpool.Reader, _ list: inout GetCommand.InputList, first: Batch,
+        _ queue: DownloadQueue, _ reader: inout InputSpool.Reader, _ list: inout DownloadList, first: Batch,
         shown: QueueProgress, stops: StopSignals, wake: DispatchSemaphore
     ) -> Ending {
         let limit = Self.maximumUnfinished(parallel: options.parallel)
@@ -105,14 +105,14 @@ extension QueueCommand {
     /// The next lines' downloads, up to `count`: those the input has now, waiting
     /// ``inputWaitMilliseconds`` at most for the first.
     private func readBatch(
-        _ reader: inout InputSpool.Reader, _ list: inout GetCommand.InputList, upTo count: Int
+        _ reader: inout InputSpool.Reader, _ list: inout DownloadList, upTo count: Int
     ) -> Result<Batch, EndingError> {
         var batch = Batch(entries: [], inputEnded: false)
         do {
             while batch.entries.count < count {
-                switch try reader.next(waitingUpTo: batch.entries.isEmpty ? Self.inputWaitMilliseconds : 0) {
+                switch try reader.nextLine(waitingUpTo: batch.entries.isEmpty ? Self.inputWaitMilliseconds : 0) {
                 case .line(let line):
-                    if let entry = try list.take(line) { batch.entries.append(entry) }
+                    if let entry = try list.take(line, from: Self.source(options)) { batch.entries.append(entry) }
                 case .nothingYet:
                     return .success(batch)
                 case .ended:

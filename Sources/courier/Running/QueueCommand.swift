@@ -19,7 +19,7 @@ import CourierSupport
 /// of its items are unfinished, so a producer that never stops makes the command neither grow
 /// nor wait for an end of input that never comes.
 ///
-/// Each line's item has a stable id (``GetCommand/InputList/Entry/id``): a rerun finds the items
+/// Each line's item has a stable id (``DownloadList/Entry/id``): a rerun finds the items
 /// already journaled and adds only new lines. Items in the journal whose line is not in the
 /// input are paused once the input has ended, never deleted (their bytes stay; putting the line
 /// back continues them). Failed, paused and cancelled items of the input are queued again.
@@ -55,7 +55,7 @@ struct QueueCommand {
 
         // The first lines are read before anything is created: a mistake in them leaves nothing behind.
         var reader = InputSpool.Reader(spool, fills: true)
-        var list = GetCommand.InputList(directory: options.outputDirectory(in: cwd), source: Self.source(options))
+        var list = DownloadList(directory: options.outputDirectory(in: cwd))
         let first: Batch
         switch firstBatch(&reader, &list, stops: stops) {
         case .success(let batch): first = batch
@@ -115,7 +115,9 @@ struct QueueCommand {
 
         let wake = DispatchSemaphore(value: 0)
         let style = ProgressPrinter.style(quiet: shared.quiet)
-        let shown = QueueProgress(style: style, columns: style == .terminal ? TerminalSize.columns() : 80)
+        let shown = QueueProgress(
+            style: style, columns: style == .terminal ? TerminalSize.columns() : 80, linePrefix: "courier: ",
+            describe: QueueCommand.describe, write: ProgressPrinter.writeToStandardError)
         display.set(shown)
         let observer = queue.addObserver { change in
             display.current?.update(change)
@@ -136,7 +138,7 @@ struct QueueCommand {
     /// running download keeps its bytes and record, and the journal still lists it as running,
     /// so the next run continues it.
     private func end(
-        _ ending: Ending, queue: DownloadQueue?, shown: QueueProgress?, spool: InputSpool, list: GetCommand.InputList
+        _ ending: Ending, queue: DownloadQueue?, shown: QueueProgress?, spool: InputSpool, list: DownloadList
     ) -> Int32 {
         if let queue { Self.stop(queue) }
         shown?.finish()
@@ -168,7 +170,7 @@ struct QueueCommand {
     /// replaced. Each line is shown, and each not yet done put in `waitedFor`, before the queue
     /// changes, so the display sees every change. Returns a problem that stops the command.
     func reconcile(
-        _ queue: DownloadQueue, _ batch: [GetCommand.InputList.Entry], shown: QueueProgress, waitedFor: inout Set<String>
+        _ queue: DownloadQueue, _ batch: [DownloadList.Entry], shown: QueueProgress, waitedFor: inout Set<String>
     ) -> GetFailure? {
         for entry in batch {
             if case .completed = queue.item(entry.id)?.state {
@@ -201,10 +203,9 @@ struct QueueCommand {
 
     /// Once the input has ended: pauses the items in the journal that no line of it lists (an
     /// earlier run's), keeping their bytes.
-    func pauseUnlisted(_ queue: DownloadQueue, _ list: GetCommand.InputList) -> GetFailure? {
-        let ledger = list.ledger
+    func pauseUnlisted(_ queue: DownloadQueue, _ list: DownloadList) -> GetFailure? {
         do {
-            try queue.reconcile([], unlisted: .pauseUnless(listedEarlier: { ledger.lists($0) }))
+            try queue.reconcile([], unlisted: .pauseUnless(listedEarlier: { list.lists($0) }))
         } catch {
             return GetFailure(ExitCode.forError(error), "cannot update the download queue: \(error.message)")
         }
@@ -224,13 +225,13 @@ struct QueueCommand {
     /// Prints the saved paths (stdout) and the failures (stderr); returns the exit code. The
     /// input is read again from the spool, so the paths come in its order without the lines
     /// having been kept; only the failures are held until they are printed.
-    private func summarize(_ queue: DownloadQueue, _ spool: InputSpool, _ list: GetCommand.InputList) throws -> Int32 {
-        var failures: [(GetCommand.InputList.Entry, DownloadQueue.Failure?)] = []
+    private func summarize(_ queue: DownloadQueue, _ spool: InputSpool, _ list: DownloadList) throws -> Int32 {
+        var failures: [(DownloadList.Entry, DownloadQueue.Failure?)] = []
         var paths = ""
         var count = 0
         var reader = InputSpool.Reader(spool, fills: false)
-        while case .line(let line) = try reader.next(waitingUpTo: 0) {
-            guard let entry = try GetCommand.InputList.parse(line, directory: list.directory, source: list.source) else { continue }
+        while case .line(let line) = try reader.nextLine(waitingUpTo: 0) {
+            guard let entry = try DownloadList.parse(line, directory: list.directory, source: Self.source(options)) else { continue }
             count += 1
             switch queue.item(entry.id)?.state {
             case .completed(let file): paths += file.path + "\n"

@@ -1,4 +1,5 @@
 import Foundation
+import Courier
 import CourierTestServer
 
 /// `courier serve`: runs the test server until SIGINT or SIGTERM.

@@ -1,4 +1,5 @@
 import Foundation
+import Courier
 import CourierSupport
 
 /// Turns SIGINT/SIGTERM into calls on a dispatch queue instead of killing the process, so a

@@ -22,9 +22,6 @@ struct GetSupervisor {
     /// restarted child gets what is left of `--max-time`, not all of it again.
     static let deadlineVariable = "COURIER_GET_DEADLINE"
 
-    /// The signals a trap or a crash ends a process with.
-    static let trapSignals: Set<Int32> = [SIGILL, SIGTRAP, SIGABRT, SIGSEGV, SIGBUS, SIGFPE]
-
     /// The command line after the program name, starting with `get`; passed to the child as is.
     let arguments: [String]
     /// `arguments` parsed, for `--retries` and `--quiet` (with `-i`, the options the items share).
@@ -56,10 +53,9 @@ struct GetSupervisor {
             ProgressPrinter.writeToStandardError("courier: \(childVariable) must hold the supervising process's id, not '\(value)'\n")
             exit(ExitCode.failure)
         }
-        // Only the child can ask for its death signal (no spawn API sets it), so it is asked for
-        // here, before anything else runs. It fires when the thread that spawned us ends: the
-        // supervisor spawns from its main thread, which lives until the process exits.
-        guard setParentDeathSignal(SIGKILL) else {
+        // Asked for here, before anything else runs. It fires when the thread that spawned us
+        // ends: the supervisor spawns from its main thread, which lives until the process exits.
+        guard ProcessSupervisor.dieWithParent() else {
             ProgressPrinter.writeToStandardError("courier: cannot tie the download to its supervising process (prctl failed)\n")
             exit(ExitCode.failure)
         }
@@ -79,47 +75,15 @@ struct GetSupervisor {
         guard let text = ProcessInfo.processInfo.environment[deadlineVariable], let deadline = UInt64(text) else {
             return given
         }
-        let now = monotonicNanoseconds()
+        let now = ProcessSupervisor.monotonicNanoseconds()
         let left = deadline > now ? Double(deadline - now) / 1e9 : 0
         return max(min(given ?? left, left), 0.001)
     }
 
-    static func monotonicNanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-    }
-
-    /// `prctl(PR_SET_PDEATHSIG, signal)`. Glibc's `prctl` is variadic, which Swift does not import,
-    /// so it is called through a pointer with the fixed five-argument form its implementation
-    /// reads (integer arguments are passed the same way either way on Linux's ABIs).
-    private static func setParentDeathSignal(_ signal: Int32) -> Bool {
-        typealias Prctl = @convention(c) (Int32, UInt, UInt, UInt, UInt) -> Int32
-        guard let symbol = dlsym(nil, "prctl") else { return false }
-        let prctl = unsafeBitCast(symbol, to: Prctl.self)
-        let setParentDeathSignal: Int32 = 1  // PR_SET_PDEATHSIG, <linux/prctl.h>
-        return prctl(setParentDeathSignal, UInt(signal), 0, 0, 0) == 0
-    }
-
     // MARK: - Supervisor side
 
-    /// How a child ended.
-    enum Ending: Equatable {
-        case exited(Int32)
-        case signaled(Int32)
-
-        /// Decodes a `waitpid` status (the `WIFEXITED`/`WTERMSIG` macros are not imported).
-        init?(waitStatus status: Int32) {
-            let low = status & 0x7F
-            if low == 0 {
-                self = .exited((status >> 8) & 0xFF)
-            } else if low != 0x7F {
-                self = .signaled(low)
-            } else {
-                return nil  // stopped, not ended
-            }
-        }
-    }
+    /// How a child ended (the library's).
+    typealias Ending = ProcessSupervisor.Ending
 
     /// Runs the download in children until one ends it; returns the exit code. With `-o -` the
     /// children share one private staging directory (so a restart continues its bytes), removed
@@ -175,30 +139,31 @@ struct GetSupervisor {
     }
 
     private func supervise(staging: URL?, input: Input? = nil) -> Int32 {
-        var watched = sigset_t()
-        sigemptyset(&watched)
-        for signal in [SIGINT, SIGTERM, SIGCHLD] { sigaddset(&watched, signal) }
-        var original = sigset_t()
-        // From here on these signals wait to be taken by `sigwaitinfo`. This process has one
-        // thread (nothing here starts another), so none can be delivered behind our back.
-        pthread_sigmask(SIG_BLOCK, &watched, &original)
+        // From here on SIGINT, SIGTERM and SIGCHLD wait to be taken. This process has one thread
+        // (nothing here starts another), so none can be delivered behind our back.
+        var children = ProcessSupervisor()
 
         // `--max-time` covers the whole command, restarts included (with -i, each item instead).
-        let deadline = queue != nil ? nil : options.maxTime.map { Self.monotonicNanoseconds() + UInt64(($0 * 1e9).rounded(.up)) }
+        let deadline =
+            queue != nil ? nil : options.maxTime.map { ProcessSupervisor.monotonicNanoseconds() + UInt64(($0 * 1e9).rounded(.up)) }
         var stop: Int32?
         var crashes = 0
         while true {
             // A signal between two children: there is no child to stop, so stop here.
-            stop = stop ?? takeSignals(&watched, child: nil, timeout: 0)
+            stop = stop ?? children.takeSignals(child: nil, timeout: 0)
             if let stop { return stoppedBetweenAttempts(stop, staging: staging) }
             let child: pid_t
             do {
-                child = try spawn(restoringMask: original, deadline: deadline, staging: staging, input: input)
+                child = try children.spawn(
+                    arguments: arguments, environment: childEnvironment(deadline: deadline, staging: staging, input: input),
+                    input: input?.descriptor)
             } catch {
-                ProgressPrinter.writeToStandardError("courier: cannot start the download process: \(error)\n")
+                ProgressPrinter.writeToStandardError("courier: cannot start the download process: \(error.message)\n")
                 return ExitCode.failure
             }
-            let (ending, signal, overdue) = wait(for: child, watching: &watched, deadline: deadline)
+            // A child that outlives `--max-time` by ``overdueGraceSeconds`` (stuck, or stopped) is killed.
+            let hardLimit = deadline.map { $0 + UInt64(Self.overdueGraceSeconds) * 1_000_000_000 }
+            let (ending, signal, overdue) = children.wait(for: child, killingAt: hardLimit)
             stop = stop ?? signal
             if overdue {
                 let kept = options.writesToStandardOutput ? "; anything written to stdout is incomplete" : keptSuffix(staging: staging)
@@ -208,7 +173,7 @@ struct GetSupervisor {
             switch ending {
             case .exited(let status):
                 return status
-            case .signaled(let number) where Self.trapSignals.contains(number):
+            case .signaled(let number) where ProcessSupervisor.trapSignals.contains(number):
                 if let stop {
                     // Crashed while stopping: nothing more to do than to stop.
                     message("courier: the download process crashed (\(Self.describe(signal: number))) while stopping")
@@ -224,7 +189,7 @@ struct GetSupervisor {
                     message(Self.givingUpLine(signal: number, attempts: crashes) + keptSuffix(staging: staging))
                     return ExitCode.network
                 }
-                if let deadline, Self.monotonicNanoseconds() >= deadline {
+                if let deadline, ProcessSupervisor.monotonicNanoseconds() >= deadline {
                     message(Self.givingUpLine(signal: number, attempts: crashes, outOfTime: true) + keptSuffix(staging: staging))
                     return ExitCode.network
                 }
@@ -247,70 +212,9 @@ struct GetSupervisor {
     /// then and it writes its record) before it is killed.
     static let overdueGraceSeconds = 5
 
-    /// Waits until `child` ends, forwarding SIGINT and SIGTERM to it. Returns how it ended, the
-    /// first stop signal that came meanwhile, and whether it was killed for outliving `deadline`
-    /// (plus ``overdueGraceSeconds``): `--max-time` is a bound even on a child that is stuck.
-    private func wait(for child: pid_t, watching watched: inout sigset_t, deadline: UInt64?) -> (Ending, Int32?, Bool) {
-        let hardLimit = deadline.map { $0 + UInt64(Self.overdueGraceSeconds) * 1_000_000_000 }
-        var stop: Int32?
-        while true {
-            var timeout: Int?
-            if let hardLimit {
-                let now = Self.monotonicNanoseconds()
-                timeout = now >= hardLimit ? 0 : Int((hardLimit - now) / 1_000_000_000) + 1
-            }
-            if let signal = takeSignals(&watched, child: child, timeout: timeout) { stop = stop ?? signal }
-            var status: Int32 = 0
-            let reaped = waitpid(child, &status, WNOHANG)
-            if reaped == child, let ending = Ending(waitStatus: status) { return (ending, stop, false) }
-            if reaped == -1 && errno != EINTR { return (.exited(ExitCode.failure), stop, false) }  // cannot happen: it is our child
-            if let hardLimit, Self.monotonicNanoseconds() >= hardLimit {
-                kill(child, SIGKILL)
-                while waitpid(child, &status, 0) == -1 && errno == EINTR {}
-                return (.signaled(SIGKILL), stop, true)
-            }
-        }
-    }
-
-    /// Takes the pending watched signals, waiting up to `timeout` seconds (`nil`: until one comes)
-    /// for the first. Forwards SIGINT and SIGTERM to `child` unless the terminal sent them (then
-    /// the child has its own copy). Returns the first stop signal taken.
-    private func takeSignals(_ watched: inout sigset_t, child: pid_t?, timeout: Int?) -> Int32? {
-        var stop: Int32?
-        var wait = timeout
-        while true {
-            var info = siginfo_t()
-            let signal: Int32
-            if let seconds = wait {
-                var limit = timespec(tv_sec: seconds, tv_nsec: 0)
-                signal = sigtimedwait(&watched, &info, &limit)
-            } else {
-                signal = sigwaitinfo(&watched, &info)
-            }
-            if signal == -1 {
-                if errno == EINTR { continue }
-                return stop  // EAGAIN: nothing (more) pending
-            }
-            wait = 0  // after the first, only take what is already pending
-            guard signal == SIGINT || signal == SIGTERM else { continue }  // SIGCHLD: the caller reaps
-            stop = stop ?? signal
-            if let child, Self.forwards(signalCode: info.si_code) { kill(child, signal) }
-        }
-    }
-
-    /// Whether a SIGINT or SIGTERM with this `si_code` is passed on to the child. `SI_KERNEL`
-    /// means the terminal sent it (Ctrl-C), to its whole foreground process group: the child,
-    /// which shares ours, has its own copy, and a second one would make it stop without
-    /// finishing its record. Anything else (`kill <pid>`, a service manager) was sent to us alone.
-    static func forwards(signalCode: Int32) -> Bool {
-        signalCode != SI_KERNEL
-    }
-
-    /// Starts `/proc/self/exe` with our arguments and ``childVariable`` set, on this (main)
-    /// thread, with the signal mask this process started with.
-    private func spawn(
-        restoringMask original: sigset_t, deadline: UInt64?, staging: URL?, input: Input?
-    ) throws(SpawnError) -> pid_t {
+    /// The children's environment: ours, with ``childVariable`` set and where the deadline, the
+    /// `-o -` staging directory and `-i`'s spool are.
+    private func childEnvironment(deadline: UInt64?, staging: URL?, input: Input?) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment[Self.childVariable] = String(getpid())
         environment[Self.deadlineVariable] = deadline.map(String.init)
@@ -319,35 +223,7 @@ struct GetSupervisor {
         // A crash is an expected, reported event here: one line instead of the runtime's
         // full-page backtrace. A person who wants the backtrace sets SWIFT_BACKTRACE.
         if environment["SWIFT_BACKTRACE"] == nil { environment["SWIFT_BACKTRACE"] = "enable=no" }
-        let argv = [CommandLine.arguments.first ?? "courier"] + arguments
-        let envp = environment.map { "\($0.key)=\($0.value)" }
-
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var mask = original
-        posix_spawnattr_setsigmask(&attributes, &mask)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-
-        let cArgv = argv.map { strdup($0) } + [nil]
-        let cEnvp = envp.map { strdup($0) } + [nil]
-        defer { (cArgv + cEnvp).forEach { free($0) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        if let input, input.descriptor != STDIN_FILENO {
-            // `dup2` clears the close-on-exec flag the input was opened with, on the copy only.
-            posix_spawn_file_actions_adddup2(&actions, input.descriptor, STDIN_FILENO)
-        }
-        var child: pid_t = 0
-        let result = posix_spawn(&child, "/proc/self/exe", &actions, &attributes, cArgv, cEnvp)
-        guard result == 0 else { throw SpawnError(code: result) }
-        return child
-    }
-
-    struct SpawnError: Error, CustomStringConvertible {
-        let code: Int32
-        var description: String { String(cString: strerror(code)) }
+        return environment
     }
 
     /// Stopped by `signal` while no child ran.
@@ -424,13 +300,6 @@ struct GetSupervisor {
             + "the server's response sets off a known trap in FoundationNetworking"
     }
 
-    /// `signal 4, SIGILL`.
-    static func describe(signal: Int32) -> String {
-        let names: [Int32: String] = [
-            SIGILL: "SIGILL", SIGTRAP: "SIGTRAP", SIGABRT: "SIGABRT", SIGSEGV: "SIGSEGV", SIGBUS: "SIGBUS",
-            SIGFPE: "SIGFPE", SIGKILL: "SIGKILL", SIGINT: "SIGINT", SIGTERM: "SIGTERM", SIGHUP: "SIGHUP",
-            SIGQUIT: "SIGQUIT", SIGPIPE: "SIGPIPE",
-        ]
-        return names[signal].map { "signal \(signal), \($0)" } ?? "signal \(signal)"
-    }
+    /// `signal 4, SIGILL` (the library's words).
+    static func describe(signal: Int32) -> String { ProcessSupervisor.describe(signal: signal) }
 }

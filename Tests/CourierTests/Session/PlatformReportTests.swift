@@ -9,6 +9,19 @@ import FoundationNetworking
 final class PlatformReportTests: XCTestCase {
     private typealias Proxy = PlatformReport.ProxyEnvironment
 
+    // MARK: - Text
+
+    /// The text form (`courier doctor`'s): long values wrap under the value column.
+    func testLongValuesWrapUnderTheValueColumn() {
+        XCTAssertEqual(PlatformReport.wrap("aa bb cc dd", width: 5), ["aa bb", "cc dd"])
+        XCTAssertEqual(PlatformReport.wrap("averyverylongword x", width: 5), ["averyverylongword", "x"])
+        let report = SessionManager.platformReport()
+        for line in report.text(columns: 60).split(separator: "\n") where !line.contains("/") {
+            // Paths and single long words may not fit; everything else does.
+            if line.split(separator: " ").allSatisfy({ $0.count < 30 }) { XCTAssertLessThanOrEqual(line.count, 60, String(line)) }
+        }
+    }
+
     // MARK: - libcurl
 
     /// FoundationNetworking's libcurl is found in the process, and its self-description is

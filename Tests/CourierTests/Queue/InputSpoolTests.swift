@@ -1,5 +1,5 @@
 import XCTest
-@testable import courier
+import Courier
 
 /// ``InputSpool`` on real descriptors (a pipe, a regular file, a socket), without a process: the
 /// bytes it moves are in its file, a new spool on the same file goes on from there (as a child
@@ -123,8 +123,8 @@ final class InputSpoolTests: XCTestCase {
         let descriptor = open(directory.path, O_RDONLY)
         opened.append(descriptor)
         XCTAssertThrowsError(try InputSpool(source: descriptor, name: "d", path: spoolPath)) { error in
-            XCTAssertEqual((error as? GetFailure)?.status, ExitCode.fileSystem)
-            XCTAssertTrue((error as? GetFailure)?.message.contains("cannot read the input file d: it is a directory") == true, "\(error)")
+            XCTAssertEqual((error as? CourierError)?.code, .fileSystem)
+            XCTAssertTrue((error as? CourierError)?.message.contains("cannot read the input file d: it is a directory") == true, "\(error)")
         }
     }
 }

@@ -1,9 +1,8 @@
 import XCTest
 @testable import Courier
-@testable import courier
 import CourierSupport
 
-/// `courier get -i`'s display as the input is read: items are made known line by line, the total
+/// `QueueProgress` (`courier get -i`'s display) as the input is read: items are made known line by line, the total
 /// says `+` until the input ends, and a finished item is forgotten (an input without end must
 /// not grow the display).
 final class QueueProgressTests: XCTestCase {

@@ -1,9 +1,8 @@
 import XCTest
 @testable import Courier
-@testable import courier
 
-/// The rules for `courier get -i`'s input without a process or a socket: how bytes become lines
-/// (``InputLineBuffer``) and how a second line saving to the same file is caught (``InputLedger``).
+/// How ``InputLineBuffer`` cuts an input's bytes into lines (`courier get -i`'s), without a process
+/// or a socket.
 final class InputLineBufferTests: XCTestCase {
     /// Every line `chunks` make, fed one chunk at a time, then (`atEnd`) the end of input.
     private func lines(_ chunks: [String], atEnd: Bool = true) throws -> [String] {
@@ -83,26 +82,4 @@ final class InputLineBufferTests: XCTestCase {
     }
 
     // MARK: - The ledger
-
-    private func item(_ id: String, _ path: String) -> DownloadQueue.Item {
-        DownloadQueue.Item(
-            id: id, url: URL(string: "http://h/x")!, headers: [:], destination: URL(fileURLWithPath: path),
-            expectedLength: nil, sha256: nil, priority: 0, metadata: nil, state: .queued, sequence: 1)
-    }
-
-    func testTheLedgerNamesTheEarlierLineThatSavesToTheSameFile() {
-        var ledger = InputLedger()
-        XCTAssertNil(ledger.record(line: 1, destination: URL(fileURLWithPath: "/d/a"), id: "get-1"))
-        XCTAssertNil(ledger.record(line: 2, destination: URL(fileURLWithPath: "/d/b"), id: "get-2"))
-        XCTAssertEqual(ledger.record(line: 7, destination: URL(fileURLWithPath: "/d/a"), id: "get-3"), 1)
-        XCTAssertEqual(ledger.count, 2)
-    }
-
-    func testTheLedgerListsAnItemOnlyWhenItsLineHasTheSameFileAndId() {
-        var ledger = InputLedger()
-        _ = ledger.record(line: 1, destination: URL(fileURLWithPath: "/d/a"), id: "get-1")
-        XCTAssertTrue(ledger.lists(item("get-1", "/d/a")))
-        XCTAssertFalse(ledger.lists(item("get-9", "/d/a")), "another URL to the same file: an earlier run's item")
-        XCTAssertFalse(ledger.lists(item("get-1", "/d/z")))
-    }
 }

@@ -1,14 +1,14 @@
 import Foundation
-import Courier
-import CourierSupport
 
-/// The text of progress and summary lines. Pure (no clock, no I/O), so every case can be pinned
-/// down by unit tests.
-enum ProgressFormat {
+/// The text of a download's progress as people read it on a terminal or in a log: byte counts,
+/// rates, times left, a wget-style line fitted to a terminal's width. Pure (no clock, no I/O): the
+/// numbers come in as arguments, from a task's progress or ``DownloadQueue/Change``s, and a
+/// ``RateMeter`` gives the rate. `courier get` draws its progress with it.
+public enum ProgressFormat {
     private static let units = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
 
     /// A byte count in binary units with one decimal: `0 B`, `1023 B`, `1.0 KiB`, `12.3 MiB`.
-    static func bytes(_ count: Int64) -> String {
+    public static func bytes(_ count: Int64) -> String {
         guard count >= 1024 else { return "\(max(count, 0)) B" }
         var value = Double(count) / 1024
         var index = 0
@@ -21,13 +21,13 @@ enum ProgressFormat {
     }
 
     /// A transfer rate: `512 B/s`, `85.3 MiB/s`.
-    static func rate(_ bytesPerSecond: Double) -> String {
+    public static func rate(_ bytesPerSecond: Double) -> String {
         guard bytesPerSecond.isFinite, bytesPerSecond > 0 else { return "0 B/s" }
         return bytes(Int64(min(bytesPerSecond, 9e18).rounded())) + "/s"
     }
 
     /// A time left: `0:05`, `12:34`, `1:02:03`; `--:--` when unknown or beyond 99 hours.
-    static func duration(_ seconds: Double) -> String {
+    public static func duration(_ seconds: Double) -> String {
         guard seconds.isFinite, seconds >= 0, seconds < 100 * 3600 else { return "--:--" }
         let total = Int(seconds.rounded(.up))
         let hours = total / 3600
@@ -37,15 +37,9 @@ enum ProgressFormat {
         return hours > 0 ? "\(hours):\(two(minutes)):\(two(rest))" : "\(minutes):\(two(rest))"
     }
 
-    /// A delay for messages: `0.3 s`, `12 s`, `999999 s (11.6 days)` — with a larger unit
-    /// when it helps.
-    static func delay(_ delay: Duration) -> String {
-        Backoff.describe(delay)  // the library's wording, so its messages and ours agree
-    }
-
     /// Whole percent done, rounded down so that 100% means every byte is there; `nil` when
     /// the total is unknown.
-    static func percent(_ completed: Int64, of total: Int64?) -> Int? {
+    public static func percent(_ completed: Int64, of total: Int64?) -> Int? {
         guard let total, total >= 0 else { return nil }
         guard total > 0 else { return 100 }
         if completed >= total { return 100 }
@@ -53,14 +47,14 @@ enum ProgressFormat {
     }
 
     /// Seconds until `total` at `bytesPerSecond`, when both are known.
-    static func secondsLeft(_ completed: Int64, of total: Int64?, at bytesPerSecond: Double?) -> Double? {
+    public static func secondsLeft(_ completed: Int64, of total: Int64?, at bytesPerSecond: Double?) -> Double? {
         guard let total, let bytesPerSecond, bytesPerSecond > 0 else { return nil }
         return Double(max(total - completed, 0)) / bytesPerSecond
     }
 
     /// A time left on the terminal line, as wget shows it: `3s`, `1m 5s`, `2h 3m`, `4d 5h`; `nil`
     /// when unknown or beyond 99 days.
-    static func eta(_ seconds: Double) -> String? {
+    public static func eta(_ seconds: Double) -> String? {
         guard seconds.isFinite, seconds >= 0, seconds < 100 * 86_400 else { return nil }
         let total = Int(seconds.rounded(.up))
         switch total {
@@ -74,7 +68,7 @@ enum ProgressFormat {
     /// The columns a terminal gives `text`: 2 for a character that is or may be wide (Hangul,
     /// CJK, fullwidth forms, emoji and symbols), 1 otherwise. Where in doubt it counts 2, so a
     /// line it measures never wraps.
-    static func columns(of text: some StringProtocol) -> Int {
+    public static func columns(of text: some StringProtocol) -> Int {
         text.reduce(0) { sum, character in
             sum + (character.unicodeScalars.contains(where: isWide) ? 2 : 1)
         }
@@ -95,7 +89,7 @@ enum ProgressFormat {
 
     /// `text` cut to at most `width` columns with `…` in the middle, keeping its start and its end
     /// (where a file's extension is).
-    static func truncate(_ text: String, toColumns width: Int) -> String {
+    public static func truncate(_ text: String, toColumns width: Int) -> String {
         guard columns(of: text) > width else { return text }
         guard width > 1 else { return width == 1 ? "…" : "" }
         let tailWidth = (width - 1) / 2
@@ -113,7 +107,7 @@ enum ProgressFormat {
     }
 
     /// A progress bar `[=====>    ]` with `inner` columns between the brackets.
-    static func bar(_ completed: Int64, of total: Int64, inner: Int) -> String {
+    public static func bar(_ completed: Int64, of total: Int64, inner: Int) -> String {
         let fraction = total > 0 ? min(1, max(0, Double(completed) / Double(total))) : 1
         let filled = Int((fraction * Double(inner)).rounded(.down))
         let body: String
@@ -130,7 +124,7 @@ enum ProgressFormat {
     /// The connection count on the terminal line, while a split download uses more than one:
     /// `4 conn` (`nil` for one). Plain words, not aria2's `CN:4`, so that curl and wget users
     /// read it too.
-    static func connectionsText(_ connections: Int) -> String? {
+    public static func connectionsText(_ connections: Int) -> String? {
         connections > 1 ? "\(connections) conn" : nil
     }
 
@@ -141,7 +135,7 @@ enum ProgressFormat {
     /// there), so it never wraps. When narrow it sheds, in order: the bar, the name, the
     /// connection count, the ETA, the rate. Without a known total there is no percentage or bar; rate and
     /// ETA appear once a rate has been measured.
-    static func terminalLine(
+    public static func terminalLine(
         name: String?, completed: Int64, total: Int64?, bytesPerSecond: Double?, connections: Int = 1, columns width: Int
     ) -> String {
         let limit = max(width - 1, 1)
@@ -197,7 +191,7 @@ enum ProgressFormat {
 
     /// A name as it may be shown on a terminal: control characters (an `-o` name may hold any)
     /// become `?`.
-    static func displayable(_ name: String) -> String {
+    public static func displayable(_ name: String) -> String {
         String(
             String.UnicodeScalarView(
                 name.unicodeScalars.map {
@@ -206,9 +200,9 @@ enum ProgressFormat {
     }
 
     /// A progress line for a log (stderr not a terminal):
-    /// `courier: 12.0 MiB of 64.0 MiB (18%) 85.3 MiB/s, ETA 0:01`, or `courier: 12.0 MiB 85.3 MiB/s`.
-    static func plainLine(completed: Int64, total: Int64?, bytesPerSecond: Double?) -> String {
-        var text = "courier: "
+    /// `12.0 MiB of 64.0 MiB (18%) 85.3 MiB/s, ETA 0:01`, or `12.0 MiB 85.3 MiB/s` without a total.
+    public static func logLine(completed: Int64, total: Int64?, bytesPerSecond: Double?) -> String {
+        var text = ""
         if let total, let percent = percent(completed, of: total) {
             text += "\(bytes(completed)) of \(bytes(total)) (\(percent)%)"
         } else {
@@ -220,57 +214,11 @@ enum ProgressFormat {
         }
         return text
     }
-
-    /// The line printed once a download is saved:
-    /// `courier: saved /tmp/x.bin (64.0 MiB in 1.2 s, 53.3 MiB/s; continued from 12.0 MiB; 1 retry)`,
-    /// or with `path` `nil` (`-o -`): `courier: wrote 64.0 MiB to stdout (in 1.2 s, 53.3 MiB/s)`.
-    /// The rate counts the bytes this run received, not those already on disk.
-    static func summary(
-        path: String?, size: Int64, seconds: Double, bytesReceived: Int64, resumedBytes: Int64, retries: Int
-    ) -> String {
-        var details = "in \(String(format: "%.1f", max(seconds, 0))) s"
-        if seconds > 0, bytesReceived > 0 { details += ", \(rate(Double(bytesReceived) / seconds))" }
-        if resumedBytes > 0 { details += "; continued from \(bytes(resumedBytes))" }
-        if retries > 0 { details += "; \(retries) \(retries == 1 ? "retry" : "retries")" }
-        guard let path else { return "courier: wrote \(bytes(size)) to stdout (\(details))" }
-        return "courier: saved \(path) (\(bytes(size)) \(details))"
-    }
 }
 
 extension String {
     /// The string followed by spaces up to `length` characters.
     fileprivate func paddedRight(_ length: Int) -> String {
         count >= length ? self : self + String(repeating: " ", count: length - count)
-    }
-}
-
-/// The transfer rate over the last few seconds, from (time, bytes done) samples.
-struct RateMeter {
-    /// How far back the rate looks, in seconds.
-    let window: Double
-    /// The shortest span worth computing a rate over; shorter spans give wild numbers.
-    let minimumSpan: Double
-    private var samples: [(time: Double, bytes: Int64)] = []
-
-    init(window: Double = 5, minimumSpan: Double = 0.25) {
-        self.window = window
-        self.minimumSpan = minimumSpan
-    }
-
-    /// Records that `bytes` were done at `time` (seconds on a monotonic clock).
-    mutating func add(bytes: Int64, at time: Double) {
-        // Fewer bytes than before means the download started over: the old samples mean nothing.
-        if let last = samples.last, bytes < last.bytes || time < last.time { samples.removeAll() }
-        samples.append((time, bytes))
-        // Keep one sample at or before the window's start, so the span covers the whole window.
-        while samples.count > 2, samples[1].time <= time - window { samples.removeFirst() }
-    }
-
-    /// Bytes per second over the window, or `nil` until the samples span `minimumSpan`.
-    var bytesPerSecond: Double? {
-        guard let first = samples.first, let last = samples.last, last.time - first.time >= minimumSpan else {
-            return nil
-        }
-        return Double(last.bytes - first.bytes) / (last.time - first.time)
     }
 }

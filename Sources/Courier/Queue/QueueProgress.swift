@@ -1,22 +1,25 @@
 import Foundation
-import Courier
-import CourierSupport
+internal import CourierSupport
 
-/// What `courier get -i` shows on stderr while its queue runs.
+/// What `courier get -i` shows on stderr while its ``DownloadQueue`` runs: a display of a queue's
+/// downloads for any program that runs one from a list.
 ///
-/// On a terminal: one line per running download (ProgressFormat's wget-style line) and a total
+/// On a terminal: one line per running download (``ProgressFormat``'s wget-style line) and a total
 /// line below them, redrawn in place at most every ``ProgressPrinter/terminalInterval`` and
 /// fitted to the terminal's width; finished downloads are printed above the block as they end.
 /// In a pipe or file: one plain line when a download starts and one when it ends. Quiet: nothing.
-/// The input's items are made known as their lines are read (``add(_:name:)``); the total counts
-/// the lines read so far, with a `+` until the input ends.
-/// Thread-safe: changes come from the queue's callback queue, messages from monitors and the main
-/// thread, resizes from a signal watcher.
-final class QueueProgress: Sendable {
+/// The list's items are made known as their lines are read (``add(_:name:)``); the total counts
+/// the lines read so far, with a `+` until the input ends. Feed it the queue's changes
+/// (``update(_:)``). Thread-safe: changes may come from the queue's callback queue, messages and
+/// resizes from any thread.
+public final class QueueProgress: Sendable {
     /// At most this many download lines on a terminal; the rest are counted on one line.
-    static let maximumRows = 12
+    public static let maximumRows = 12
 
-    let style: ProgressPrinter.Style
+    /// How progress is shown.
+    public let style: ProgressPrinter.Style
+    private let linePrefix: String
+    private let describe: @Sendable (DownloadQueue.Failure) -> String
     private let now: @Sendable () -> Double
     private let write: @Sendable (String) -> Void
     private let state: Locked<State>
@@ -52,13 +55,19 @@ final class QueueProgress: Sendable {
         var finished = false
     }
 
-    /// A display for the downloads of an input, made known as its lines are read.
-    init(
-        style: ProgressPrinter.Style, columns: Int,
+    /// A display for the downloads of a list, made known as its lines are read, on a terminal
+    /// `columns` wide. Lines of their own start with `linePrefix` (`courier` gives its name); a
+    /// failure is put in words by `describe`. `now` gives seconds on a monotonic clock, `write`
+    /// takes each piece of text as it is to be written.
+    public init(
+        style: ProgressPrinter.Style, columns: Int, linePrefix: String = "",
+        describe: @escaping @Sendable (DownloadQueue.Failure) -> String = { $0.message },
         now: @escaping @Sendable () -> Double = ProgressPrinter.monotonicSeconds,
-        write: @escaping @Sendable (String) -> Void = ProgressPrinter.writeToStandardError
+        write: @escaping @Sendable (String) -> Void = ProgressPrinter.standardError
     ) {
         self.style = style
+        self.linePrefix = linePrefix
+        self.describe = describe
         self.now = now
         self.write = write
         self.state = Locked(State(columns: columns))
@@ -66,7 +75,7 @@ final class QueueProgress: Sendable {
 
     /// A download of the input, shown as `name` until it finishes. Called before the queue is
     /// asked to run it, so its first change finds it.
-    func add(_ id: String, name: String) {
+    public func add(_ id: String, name: String) {
         state.withLock { state in
             state.count += 1
             // Dropped when it finishes (``update(_:)``), which a quiet display never looks at.
@@ -76,7 +85,7 @@ final class QueueProgress: Sendable {
 
     /// A download of the input that is already done (finished by an earlier run, or its file
     /// already there and right).
-    func addDone() {
+    public func addDone() {
         state.withLock { state in
             state.count += 1
             state.completed += 1
@@ -84,12 +93,12 @@ final class QueueProgress: Sendable {
     }
 
     /// The input has ended: the total is final.
-    func inputEnded() {
+    public func inputEnded() {
         state.withLock { $0.inputEnded = true }
     }
 
     /// Takes one change of the queue.
-    func update(_ change: DownloadQueue.Change) {
+    public func update(_ change: DownloadQueue.Change) {
         guard style != .quiet else { return }
         let time = now()
         state.withLock { state in
@@ -105,7 +114,7 @@ final class QueueProgress: Sendable {
                     var row = Row(completed: received, total: total)
                     row.meter.add(bytes: received, at: time)
                     state.running.append((change.id, row))
-                    if style == .plain { write("courier: started \(ProgressFormat.displayable(name))\n") }
+                    if style == .plain { write("\(linePrefix)started \(ProgressFormat.displayable(name))\n") }
                 }
                 state.received[change.id] = received
                 state.totalMeter.add(bytes: state.receivedInAll, at: time)
@@ -116,10 +125,10 @@ final class QueueProgress: Sendable {
             case .completed(let file):
                 state.completed += 1
                 let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
-                show("courier: saved \(ProgressFormat.displayable(file.path)) (\(ProgressFormat.bytes(size)))", &state, at: time)
+                show("\(linePrefix)saved \(ProgressFormat.displayable(file.path)) (\(ProgressFormat.bytes(size)))", &state, at: time)
             case .failed(let failure):
                 state.failed += 1
-                show("courier: failed: \(ProgressFormat.displayable(name)): \(QueueCommand.describe(failure))", &state, at: time)
+                show("\(linePrefix)failed: \(ProgressFormat.displayable(name)): \(describe(failure))", &state, at: time)
             case .queued, .paused, .cancelled:
                 break
             }
@@ -133,7 +142,7 @@ final class QueueProgress: Sendable {
     }
 
     /// Prints `line` on a line of its own, above the block on a terminal.
-    func message(_ line: String) {
+    public func message(_ line: String) {
         let time = now()
         state.withLock { state in
             guard style == .terminal, !state.finished else { return write(line + "\n") }
@@ -143,7 +152,7 @@ final class QueueProgress: Sendable {
     }
 
     /// The terminal is now `columns` wide: redrawn at once.
-    func resize(columns: Int) {
+    public func resize(columns: Int) {
         let time = now()
         state.withLock { state in
             guard state.columns != columns else { return }
@@ -153,7 +162,7 @@ final class QueueProgress: Sendable {
     }
 
     /// Ends the display: on a terminal the block is replaced by the final total line.
-    func finish() {
+    public func finish() {
         state.withLock { state in
             guard !state.finished else { return }
             state.finished = true

@@ -1,28 +1,32 @@
-/// Cuts `courier get -i`'s input into lines as its bytes arrive, holding at most one line and
+/// Cuts an ``InputSpool``'s input (`courier get -i`'s) into lines as its bytes arrive, holding at most one line and
 /// one chunk: the one place that decides what a line is and how long it may be.
 ///
 /// A line ends at `\n`; a `\r` just before it is dropped (files written on Windows). The last
 /// line may lack its `\n`. A line longer than ``maximumLineBytes`` is refused as soon as that
 /// many bytes have come without a newline, so a producer that never sends one cannot make the
 /// command hold more.
-struct InputLineBuffer {
+public struct InputLineBuffer: Sendable {
     /// The longest line accepted, in bytes, its `\n` (and a `\r` before it) not counted: 64 KiB.
     /// Far above any URL a server takes (most refuse a request line over 8 KiB) with its
     /// `sha256=` and `out=`; a longer line is a mistake, not a download.
-    static let maximumLineBytes = 64 * 1024
+    public static let maximumLineBytes = 64 * 1024
 
     /// A line over ``maximumLineBytes``.
-    struct LineTooLong: Error, Equatable {
+    public struct LineTooLong: Error, Equatable {
         /// Its number (1-based).
-        let line: Int
+        public let line: Int
     }
 
     /// One line, without its end.
-    struct Line: Equatable {
+    public struct Line: Equatable, Sendable {
         /// 1-based.
-        let number: Int
-        let bytes: ArraySlice<UInt8>
+        public let number: Int
+        /// The line's bytes, without its end.
+        public let bytes: ArraySlice<UInt8>
     }
+
+    /// An empty buffer.
+    public init() {}
 
     /// Bytes from `start` on are not yet returned as lines.
     private var pending: [UInt8] = []
@@ -30,13 +34,13 @@ struct InputLineBuffer {
     /// Where the search for the next `\n` resumes (bytes before it have none).
     private var scanned = 0
     /// Lines returned so far.
-    private(set) var count = 0
+    public private(set) var count = 0
 
     /// Bytes held that are not yet part of a returned line.
-    var heldBytes: Int { pending.count - start }
+    public var heldBytes: Int { pending.count - start }
 
     /// Adds the next bytes of the input.
-    mutating func append(_ bytes: some Collection<UInt8>) {
+    public mutating func append(_ bytes: some Collection<UInt8>) {
         // Drop what was returned before growing, so the buffer stays about one line and one chunk.
         if start > 0, start >= pending.count / 2 {
             pending.removeFirst(start)
@@ -48,7 +52,7 @@ struct InputLineBuffer {
 
     /// The next whole line, or `nil` when more bytes are needed. With `atEnd` (the input has no
     /// more bytes), what is left is the last line, and `nil` means there is none.
-    mutating func next(atEnd: Bool = false) throws(LineTooLong) -> Line? {
+    public mutating func next(atEnd: Bool = false) throws(LineTooLong) -> Line? {
         let end: Int
         let resume: Int
         if let newline = pending[scanned...].firstIndex(of: UInt8(ascii: "\n")) {

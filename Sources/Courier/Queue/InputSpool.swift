@@ -3,14 +3,15 @@ import Foundation
 import Glibc
 #endif
 
-/// The input of `courier get -i` as read so far, kept in a private file that every child of one
-/// command shares (``QueueCommand/inputVariable``).
+/// A list of downloads read from a descriptor (a pipe, a file, a terminal) as it comes, kept in a
+/// private spool file so that it survives a crash: the input of `courier get -i`, which every
+/// child of one command shares.
 ///
-/// Why a file: after a trap the supervisor starts a new child (GetSupervisor.swift), and that
-/// child must see every line the last one read — bytes read from a pipe are gone from it. So
-/// bytes go from the input into this file, and lines are read from the file: a new child reads
-/// it from its start, then goes on with the input. It also lets the command list its outputs in
-/// the input's order at the end without keeping the lines in memory.
+/// Why a file: a process that crashed (a FoundationNetworking trap, a `kill -9`) loses what it
+/// had read from a pipe, and the process that replaces it must see every line the last one read.
+/// So bytes go from the input into this file, and lines are read from the file (``Reader``): a new
+/// process reads it from its start, then goes on with the input. It also lets a program list its
+/// outputs in the input's order at the end without keeping the lines in memory.
 ///
 /// How bytes move depends on what the input is:
 /// - a pipe (`… | courier get -i -`): `splice(2)` moves them from the pipe into the file in one
@@ -23,10 +24,11 @@ import Glibc
 /// Bytes move only when the reader asks, one chunk at a time: a producer writing faster than the
 /// downloads finish waits on a full pipe. That is how back-pressure reaches it.
 ///
-/// Used by one thread (the command's main thread).
-final class InputSpool {
+/// Used by one thread. Failures are ``CourierError/Code-swift.struct/fileSystem`` errors naming
+/// the input or the spool and the system's reason.
+public final class InputSpool {
     /// What ``fill(waitingUpTo:)`` did.
-    enum Fill: Equatable {
+    public enum Fill: Equatable, Sendable {
         /// Bytes were added to the file.
         case moved
         /// The input has nothing yet (a pipe whose writer is still there).
@@ -36,24 +38,24 @@ final class InputSpool {
     }
 
     /// The most bytes moved by one ``fill(waitingUpTo:)``: a pipe's default capacity.
-    static let chunkBytes = 64 * 1024
+    public static let chunkBytes = 64 * 1024
 
     private enum Kind { case pipe, regular(base: Int64), other }
 
     /// The input's name in messages (`stdin` or its path).
-    let name: String
+    public let name: String
     /// The file's path.
-    let path: String
+    public let path: String
     private let source: Int32
     private let file: Int32
     private var kind: Kind
     /// The file's length: every byte moved so far, by this child or an earlier one.
-    private(set) var size: Int64
+    public private(set) var size: Int64
     /// The input had no more bytes.
-    private(set) var ended = false
+    public private(set) var ended = false
 
     /// Opens (or creates, mode 0600) the file at `path` for the input on `source`.
-    init(source: Int32, name: String, path: String) throws(GetFailure) {
+    public init(source: Int32, name: String, path: String) throws(CourierError) {
         self.source = source
         self.name = name
         self.path = path
@@ -62,7 +64,7 @@ final class InputSpool {
         switch info.st_mode & S_IFMT {
         case S_IFIFO: kind = .pipe
         case S_IFREG: kind = .regular(base: Int64(max(lseek(source, 0, SEEK_CUR), 0)))
-        case S_IFDIR: throw GetFailure(ExitCode.fileSystem, "cannot read the input file \(name): it is a directory")
+        case S_IFDIR: throw CourierError(code: .fileSystem, message: "cannot read the input file \(name): it is a directory")
         default: kind = .other
         }
         file = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
@@ -78,7 +80,7 @@ final class InputSpool {
 
     /// Moves up to ``chunkBytes`` from the input to the end of the file, waiting up to
     /// `milliseconds` for the input to have some (a regular file never waits).
-    func fill(waitingUpTo milliseconds: Int32) throws(GetFailure) -> Fill {
+    public func fill(waitingUpTo milliseconds: Int32) throws(CourierError) -> Fill {
         guard !ended else { return .ended }
         let moved: Int
         switch kind {
@@ -108,7 +110,7 @@ final class InputSpool {
     }
 
     /// Up to `count` bytes of the file from `offset` (fewer at its end).
-    func bytes(at offset: Int64, count: Int) throws(GetFailure) -> [UInt8] {
+    public func bytes(at offset: Int64, count: Int) throws(CourierError) -> [UInt8] {
         let wanted = Int(max(min(Int64(count), size - offset), 0))
         var bytes = [UInt8](repeating: 0, count: wanted)
         var done = 0
@@ -123,7 +125,7 @@ final class InputSpool {
 
     /// `splice(2)` from the pipe to the file's end: the bytes moved, `-1` when the pipe had none
     /// after all, `nil` when the file system (or the C library) cannot splice.
-    private func splice() throws(GetFailure) -> Int? {
+    private func splice() throws(CourierError) -> Int? {
         var offset = Int64(size)
         while true {
             guard let call = Self.spliceCall else { return nil }
@@ -144,7 +146,7 @@ final class InputSpool {
 
     /// Reads with `read` into a chunk and writes what came to the file's end: the bytes moved,
     /// `-1` for none yet (a non-blocking input), `0` at the input's end.
-    private func copy(_ read: (UnsafeMutableRawBufferPointer) -> Int) throws(GetFailure) -> Int {
+    private func copy(_ read: (UnsafeMutableRawBufferPointer) -> Int) throws(CourierError) -> Int {
         var chunk = [UInt8](repeating: 0, count: Self.chunkBytes)
         var got: Int
         repeat { got = chunk.withUnsafeMutableBytes(read) } while got < 0 && errno == EINTR
@@ -163,18 +165,18 @@ final class InputSpool {
         return got
     }
 
-    private static func readFailure(_ name: String) -> GetFailure {
-        GetFailure(ExitCode.fileSystem, "cannot read the input file \(name): \(String(cString: strerror(errno)))")
+    private static func readFailure(_ name: String) -> CourierError {
+        CourierError(code: .fileSystem, message: "cannot read the input file \(name): \(String(cString: strerror(errno)))")
     }
 
-    private static func keepFailure(_ path: String) -> GetFailure {
-        GetFailure(ExitCode.fileSystem, "cannot keep a copy of the input in \(path): \(String(cString: strerror(errno)))")
+    private static func keepFailure(_ path: String) -> CourierError {
+        CourierError(code: .fileSystem, message: "cannot keep a copy of the input in \(path): \(String(cString: strerror(errno)))")
     }
 
     // MARK: - splice(2)
 
     /// Glibc's `splice` needs `_GNU_SOURCE`, which Swift's Glibc module is not built with, so it
-    /// is called through its symbol (as GetSupervisor.swift calls `prctl`).
+    /// is called through its symbol.
     private typealias SpliceFunction =
         @convention(c) (
             Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32
