@@ -179,9 +179,11 @@ public final class ProgressPrinter: Sendable {
         Double(DispatchTime.now().uptimeNanoseconds) / 1e9
     }
 
-    /// Writes `text` to stderr as it is: the printers' default `write`. A program that prints
-    /// URLs masks them in its own `write` (`courier` passes each line through its `Redaction`).
+    /// Writes `text` to stderr with the URLs in it masked by ``Redaction/default`` (a message can
+    /// carry a URL with a token in its query or user info): the printers' default `write`. A
+    /// program with names of its own to mask passes its own `write` (`courier` passes each line
+    /// through the `Redaction` its options chose).
     @Sendable public static func standardError(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        FileHandle.standardError.write(Data(Redaction.default.redactingURLs(in: text).utf8))
     }
 }

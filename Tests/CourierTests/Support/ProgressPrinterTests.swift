@@ -14,6 +14,27 @@ final class ProgressPrinterTests: XCTestCase {
         XCTAssertEqual(TerminalSize.columns(terminal: nil, environment: [:]), 80)
     }
 
+    func testTheDefaultWriterMasksTheSecretsOfURLsInWhatItWrites() throws {
+        // Given stderr pointed at a file
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("stderr-\(UUID().uuidString)")
+        XCTAssertTrue(FileManager.default.createFile(atPath: file.path, contents: nil))
+        defer { try? FileManager.default.removeItem(at: file) }
+        let handle = try FileHandle(forWritingTo: file)
+        let saved = dup(2)
+        dup2(handle.fileDescriptor, 2)
+        // When the printers' default writer writes a line naming a URL with a password and a token
+        ProgressPrinter.standardError("retrying https://user:hunter2@example.com/f.bin?token=s3cret&part=1\n")
+        dup2(saved, 2)
+        close(saved)
+        try handle.close()
+        // Then neither secret reaches stderr, and the rest of the line does
+        let text = try String(contentsOf: file, encoding: .utf8)
+        XCTAssertFalse(text.contains("hunter2"), text)
+        XCTAssertFalse(text.contains("s3cret"), text)
+        XCTAssertTrue(text.contains("example.com/f.bin"), text)
+        XCTAssertTrue(text.contains("part=1"), text)
+    }
+
     func testLogLine() {
         let mib: Int64 = 1024 * 1024
         XCTAssertEqual(
