@@ -1,0 +1,15 @@
+/// What a read from a byte stream gave.
+enum ByteStreamRead: Sendable, Equatable { case bytes(Int), wouldBlock, closed }
+
+/// A connected, non-blocking, two-way byte stream a WebSocket runs over: plain TCP (`TCPByteStream`) or libcurl's
+/// TLS connection (`CurlByteStream`). Readiness: wait on `descriptor` (read/write), then call `read`/`write` until
+/// `.wouldBlock`/0 — a TLS stream may hold decrypted bytes the descriptor does not show, so after readiness the
+/// caller always reads until `.wouldBlock`.
+protocol WebSocketByteStream: AnyObject, Sendable {
+    var descriptor: Int32 { get }
+    /// Bytes taken from `bytes` (0 when the stream would block).
+    func write(_ bytes: UnsafeRawBufferPointer) throws(CourierError) -> Int
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(CourierError) -> ByteStreamRead
+    /// Closes the connection; idempotent.
+    func close()
+}
