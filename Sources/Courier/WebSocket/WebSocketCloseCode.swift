@@ -3,7 +3,7 @@
 ///
 /// The names follow `URLSessionWebSocketTask.CloseCode`'s, so the public task can map between
 /// the two without a table of its own. ``WebSocketTask/webSocketCloseCode`` reports codes the
-/// enum has no case for (3000–4999) intact, and ``WebSocketTask/cancel(with:reason:)-(WebSocketCloseCode,_)``
+/// enum has no case for (3000–4999) intact, and ``WebSocketTask/cancel(withCloseCode:reason:)``
 /// sends them.
 public struct WebSocketCloseCode: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The code as sent on the wire.

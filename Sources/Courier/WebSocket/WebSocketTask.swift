@@ -169,12 +169,13 @@ public final class WebSocketTask: SessionTask {
     /// connection is open, it fails the task with ``CourierError/Code-swift.struct/cancelled``.
     /// A code that may not be sent (`invalid`, 1005, 1006, 1015) sends a Close frame with no code.
     public func cancel(with closeCode: URLSessionWebSocketTask.CloseCode, reason: Data?) {
-        cancel(with: WebSocketCloseCode(rawValue: UInt16(clamping: closeCode.rawValue)), reason: reason)
+        cancel(withCloseCode: WebSocketCloseCode(rawValue: UInt16(clamping: closeCode.rawValue)), reason: reason)
     }
 
-    /// ``cancel(with:reason:)-(URLSessionWebSocketTask.CloseCode,_)`` with any code, such as an
-    /// application's 4000.
-    public func cancel(with closeCode: WebSocketCloseCode, reason: Data?) {
+    /// ``cancel(with:reason:)`` with any code, such as an application's 4000 (a name of its own:
+    /// an overload of `cancel(with:reason:)` would make `.normalClosure` ambiguous in code
+    /// written for `URLSessionWebSocketTask`).
+    public func cancel(withCloseCode closeCode: WebSocketCloseCode, reason: Data?) {
         driver.cancel(code: closeCode.isValidOnTheWire ? closeCode : nil, reason: reason, failure: nil)
     }
 
