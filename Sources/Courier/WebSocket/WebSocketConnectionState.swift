@@ -60,6 +60,9 @@ struct WebSocketConnectionState {
     /// Bytes to write, in order (the handshake's head first, then frames); `outgoingOffset` of the
     /// first are written.
     var outgoing: [Data] = []
+    /// Whether the first of ``outgoing`` is the handshake's head: until its answer arrives,
+    /// nothing after it is written (§4.1: the client waits for the response before sending).
+    var headQueued = false
     var outgoingOffset = 0
     var outgoingBytes = 0
     var senders: [Sender] = []
@@ -112,6 +115,7 @@ struct WebSocketConnectionState {
         let head = Data(handshake.head.utf8)
         outgoing.insert(head, at: 0)
         outgoingBytes += head.count
+        headQueued = true
         phase = .connecting
         return true
     }
@@ -141,6 +145,7 @@ struct WebSocketConnectionState {
                 subprotocol = negotiated.subprotocol
                 phase = .open
                 effects.opened = true
+                effects.flush = !outgoing.isEmpty  // Frames sent before the answer go out now.
                 if let response { effects.events.append(.response(response)) }
                 if !remainder.isEmpty {
                     remainder.withUnsafeBytes { readFrames($0, into: &effects) }
@@ -327,7 +332,8 @@ struct WebSocketConnectionState {
 
     /// The next bytes to write and the offset in them already written.
     var nextOutgoing: (Data, Int)? {
-        outgoing.first.map { ($0, outgoingOffset) }
+        guard isConnected, phase != .handshaking || headQueued else { return nil }
+        return outgoing.first.map { ($0, outgoingOffset) }
     }
 
     /// `count` bytes of ``nextOutgoing`` were written.
@@ -340,6 +346,7 @@ struct WebSocketConnectionState {
         if outgoingOffset >= first.count {
             outgoing.removeFirst()
             outgoingOffset = 0
+            headQueued = false
         }
         if outgoingBytes <= options.sendBufferLimit, !senders.isEmpty {
             effects.senders += senders.map { ($0, .success(())) }

@@ -117,7 +117,9 @@ final class WebSocketDriver: Sendable {
         guard resumed else { return }
         started()
         let openTimeout = timeout ?? .seconds(max(0.001, sentRequest.timeoutInterval))
-        queue.asyncAfter(deadline: .now() + openTimeout.dispatchInterval) { [self] in
+        // Weak: a finished task must not stay in memory until its timer's deadline.
+        queue.asyncAfter(deadline: .now() + openTimeout.dispatchInterval) { [weak self] in
+            guard let self else { return }
             perform(state.withLock { $0.openTimerFired(after: openTimeout) })
         }
         let configuration = configuration
@@ -183,7 +185,8 @@ final class WebSocketDriver: Sendable {
         }
         if effects.armCloseTimer {
             let timeout = state.withLock { $0.options.closeTimeout }
-            queue.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [self] in
+            queue.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
+                guard let self else { return }
                 perform(state.withLock { $0.closeTimerFired() })
             }
         }
@@ -221,7 +224,7 @@ final class WebSocketDriver: Sendable {
     func flushWrites() {
         guard let stream = io.stream else { return }
         while true {
-            guard let (chunk, offset) = state.withLock({ $0.isConnected ? $0.nextOutgoing : nil }) else {
+            guard let (chunk, offset) = state.withLock({ $0.nextOutgoing }) else {
                 io.setWriteArmed(false)
                 return
             }
