@@ -30,12 +30,21 @@ final class TCPByteStream: WebSocketByteStream {
     /// the dispatch pool, which is only as wide as the CPUs.
     static func open(host: String, port: Int, timeout: Duration) async throws(CourierError) -> TCPByteStream {
         let deadline = ContinuousClock.now + timeout
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<TCPByteStream, CourierError>, Never>) in
+        // The result crosses threads through a lock, not through the continuation: the lock
+        // orders everything the connecting thread did (the stream's creation) before the reader,
+        // in a way ThreadSanitizer sees (the Swift runtime's executor is not instrumented).
+        let handoff = Locked<Result<TCPByteStream, CourierError>?>(nil)
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let thread = Thread {
-                continuation.resume(returning: connect(host: host, port: port, deadline: deadline))
+                let result = connect(host: host, port: port, deadline: deadline)
+                handoff.set(result)
+                continuation.resume()
             }
             thread.name = "courier websocket connect"
             thread.start()
+        }
+        guard let result = handoff.withLock({ $0 }) else {
+            throw CourierError(code: .network, message: "connecting to \(host):\(port) ended without a result")
         }
         return try result.get()
     }
