@@ -37,9 +37,14 @@ final class WebSocketManagerTests: WebSocketTaskTestCase {
 
         await manager.cancelAllTasks()
 
-        XCTAssertEqual(completions(of: first).first?.error?.code, .cancelled)
-        XCTAssertEqual(completions(of: second).first?.error?.code, .cancelled)
+        // Both ended when it returned; their completion events may still be on the monitors' queue
         XCTAssertTrue(manager.allTasks.isEmpty)
+        XCTAssertEqual(first.state, .completed)
+        XCTAssertEqual(second.state, .completed)
+        let firstCompletion = await waitForCompletion(of: first)
+        let secondCompletion = await waitForCompletion(of: second)
+        XCTAssertEqual(firstCompletion?.error?.code, .cancelled)
+        XCTAssertEqual(secondCompletion?.error?.code, .cancelled)
     }
 
     func testTheMonitorSeesCreationResumptionTheResponseAndOneCompletion() async throws {

@@ -38,6 +38,20 @@ final class WebSocketServiceTests: WebSocketTaskTestCase {
         XCTAssertEqual((answered as? CourierError)?.code, .connectionLost)
     }
 
+    func testAPingFloodIsAnsweredPingForPingAndMessagesStillArrive() async throws {
+        let server = try WebSocketTestServer(script: .init(steps: [.floodPings(count: 5000), .send(.text("after")), .awaitClose()]))
+        let task = manager.webSocketTask(with: server.url("/"))
+        task.resume()
+
+        let message = try await task.receive()
+
+        XCTAssertEqual(text(message), "after")
+        task.cancel(with: .normalClosure, reason: nil)
+        let completion = await waitForCompletion(of: task)
+        XCTAssertNil(completion?.error)
+        XCTAssertEqual(server.receivedFrames.filter { $0.frame.opcode == 10 }.count, 5000)
+    }
+
     func testADeadPeerIsFoundWithinTwiceThePingInterval() async throws {
         // Given a server that reads everything and never answers
         let server = try WebSocketTestServer(script: .init(steps: [.send(.text("ready"))], ending: .hang))
