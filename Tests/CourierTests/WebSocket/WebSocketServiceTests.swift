@@ -141,6 +141,27 @@ final class WebSocketServiceTests: WebSocketTaskTestCase {
         XCTAssertNil(completion?.error)
     }
 
+    func testSuspendStopsReadingUntilResume() async throws {
+        let server = try WebSocketTestServer(
+            script: .init(steps: [.send(.text("first")), .pause(milliseconds: 200), .send(.text("second")), .awaitClose()]))
+        let task = manager.webSocketTask(with: server.url("/"))
+        task.resume()
+        _ = try await task.receive()
+
+        task.suspend()
+        try await Task.sleep(for: .milliseconds(400))
+
+        XCTAssertEqual(task.state, .suspended)
+        XCTAssertEqual(task.driver.state.withLock { $0.inboxBytes }, 0)  // "second" waits in the socket
+        task.resume()
+        let second = try await task.receive()
+        XCTAssertEqual(text(second), "second")
+        task.cancel(with: .normalClosure, reason: nil)
+        await waitForCompletion(of: task)
+        let names = events.withLock { $0[task.taskIdentifier] ?? [] }.map(\.name)
+        XCTAssertEqual(names.filter { $0 == "suspended" }.count, 1)
+    }
+
     func testSendSuspendsWhileTheServerDoesNotRead() async throws {
         // Given a server that reads nothing for a while
         let server = try WebSocketTestServer(script: .init(steps: [.pause(milliseconds: 5000)], ending: .hang))
