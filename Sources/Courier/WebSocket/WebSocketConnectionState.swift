@@ -87,6 +87,13 @@ struct WebSocketConnectionState {
     var closeCode: WebSocketCloseCode?
     var closeReason: Data?
     var ending: Ending?
+    /// A rule the server broke right after messages the consumer has not taken yet: the failure
+    /// waits until it asks for the next message (or ``WebSocketOptions/closeTimeout`` passes), so
+    /// that its answers to those messages go out before the Close frame.
+    var pendingFailure: WebSocketProtocolError?
+    /// A message went to the consumer and it has not asked for another since: it may still be
+    /// answering it.
+    var consumerHoldsMessage = false
     var bytesSent: Int64 = 0
     var bytesReceived: Int64 = 0
 
@@ -164,10 +171,15 @@ struct WebSocketConnectionState {
     private mutating func readFrames(_ bytes: UnsafeRawBufferPointer, into effects: inout WebSocketEffects) {
         // Optional chaining mutates the reader in place (a copy would copy its buffers).
         guard let result = reader?.read(bytes) else { return }
+        var delivered = false
         for output in result.outputs {
             switch output {
-            case .text(let text): deliver(.string(text), size: text.utf8.count, into: &effects)
-            case .binary(let data): deliver(.data(data), size: data.count, into: &effects)
+            case .text(let text):
+                deliver(.string(text), size: text.utf8.count, into: &effects)
+                delivered = true
+            case .binary(let data):
+                deliver(.data(data), size: data.count, into: &effects)
+                delivered = true
             case .ping(let payload):
                 // §5.5.2: answered at once, unless our Close frame is out (nothing may follow it).
                 if !sentClose { enqueue(WebSocketFrame(opcode: .pong, payload: payload), into: &effects) }
@@ -199,12 +211,32 @@ struct WebSocketConnectionState {
                 beginClosing(into: &effects)
             }
         }
-        if let failure = result.failure, ending == nil {
-            // §7.1.7: fail the connection with the rule's code, then wait for the server to close.
-            if !sentClose { sendClose(failure.closeCode, reason: failure.message, into: &effects) }
-            end(.failed(failure.courierError(url: url)), into: &effects)
-            beginClosing(into: &effects)
+        if let failure = result.failure, ending == nil, pendingFailure == nil {
+            if delivered || inboxStart < inbox.count || consumerHoldsMessage {
+                // The consumer has messages to answer first (Autobahn's 3.x, 4.x, 5.15: a good
+                // message, then a bad frame, and the good one's echo expected).
+                pendingFailure = failure
+                effects.armFailureTimer = true
+            } else {
+                apply(failure, into: &effects)
+            }
         }
+    }
+
+    /// §7.1.7: fails the connection with the rule's code, then waits for the server to close.
+    private mutating func apply(_ failure: WebSocketProtocolError, into effects: inout WebSocketEffects) {
+        pendingFailure = nil
+        guard ending == nil else { return }
+        if !sentClose { sendClose(failure.closeCode, reason: failure.message, into: &effects) }
+        end(.failed(failure.courierError(url: url)), into: &effects)
+        beginClosing(into: &effects)
+    }
+
+    /// The consumer did not come back for the next message in time: the pending failure applies.
+    mutating func failureTimerFired() -> WebSocketEffects {
+        var effects = WebSocketEffects()
+        if let pendingFailure { apply(pendingFailure, into: &effects) }
+        return effects
     }
 
     /// A message for the consumer: to a waiting `receive()`, or into the inbox.
@@ -212,6 +244,7 @@ struct WebSocketConnectionState {
         guard ending == nil else { return }  // Nothing is delivered after the end was decided.
         if !receivers.isEmpty {
             effects.receivers.append((receivers.removeFirst(), .success(message)))
+            consumerHoldsMessage = true
             return
         }
         inbox.append(message)
@@ -242,7 +275,7 @@ struct WebSocketConnectionState {
             closeCode = .abnormalClosure
             end(
                 .failed(
-                    error
+                    pendingFailure.map { $0.courierError(url: url) } ?? error
                         ?? CourierError(
                             code: .connectionLost, message: "the server closed the connection without a WebSocket Close frame",
                             url: url)), into: &effects)
@@ -259,7 +292,11 @@ struct WebSocketConnectionState {
     /// `receive()`: a message held, the end, or a wait.
     mutating func receive(_ receiver: Receiver) -> WebSocketEffects {
         var effects = WebSocketEffects()
+        // Back for more after taking every message held: the failure that waited applies now.
+        consumerHoldsMessage = false
+        if inboxStart == inbox.count, let pendingFailure { apply(pendingFailure, into: &effects) }
         if inboxStart < inbox.count {
+            consumerHoldsMessage = true
             let wasPaused = readingPaused
             let message = inbox[inboxStart]
             inboxStart += 1
@@ -507,6 +544,8 @@ struct WebSocketEffects {
     /// The handshake succeeded: stop the open timer, start pings.
     var opened = false
     var armCloseTimer = false
+    /// A failure waits for the consumer (``WebSocketConnectionState/pendingFailure``): bound the wait.
+    var armFailureTimer = false
     /// Close the socket and stop every timer.
     var teardown = false
     /// The task completed, with this error (`.some(nil)`: cleanly).

@@ -190,6 +190,13 @@ final class WebSocketDriver: Sendable {
                 perform(state.withLock { $0.closeTimerFired() })
             }
         }
+        if effects.armFailureTimer {
+            let timeout = state.withLock { $0.options.closeTimeout }
+            queue.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
+                guard let self else { return }
+                perform(state.withLock { $0.failureTimerFired() })
+            }
+        }
         if effects.teardown { queue.async { self.io.teardown() } }
         if let completion = effects.completion { complete(with: completion) }
     }

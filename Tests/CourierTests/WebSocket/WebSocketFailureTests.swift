@@ -68,7 +68,7 @@ final class WebSocketFailureTests: WebSocketTaskTestCase {
         file: StaticString = #filePath, line: UInt = #line
     ) async throws {
         let (error, server, _) = try await failure(
-            .init(steps: [.send(.text("before")), .send(frame), .awaitClose()]), maximumMessageSize: maximumMessageSize, file: file,
+            .init(steps: [.send(frame), .awaitClose()]), maximumMessageSize: maximumMessageSize, file: file,
             line: line)
         XCTAssertEqual(error?.code, expected, file: file, line: line)
         let closes = server.receivedFrames.filter { $0.frame.opcode == 8 }
@@ -105,17 +105,39 @@ final class WebSocketFailureTests: WebSocketTaskTestCase {
         XCTAssertEqual(server.receivedFrames.last?.frame.closeCode, 1002)
     }
 
-    func testAMessageBeforeABadFrameIsStillDelivered() async throws {
-        let server = try WebSocketTestServer(
-            script: .init(steps: [.send(.text("good")), .send(WebSocketServerFrame(opcode: 3)), .awaitClose()]))
+    func testAMessageBeforeABadFrameIsAnsweredBeforeTheClose() async throws {
+        // Given a good message and a bad frame in one write
+        let good = WebSocketServerFrame.text("good").encoded
+        let bad = WebSocketServerFrame(opcode: 3).encoded
+        let server = try WebSocketTestServer(script: .init(steps: [.sendRaw(good + bad), .awaitClose()]))
         let task = manager.webSocketTask(with: server.url("/"))
         task.resume()
-        await waitForCompletion(of: task)
 
+        // When the consumer answers the good message, then asks for the next
         let first = try await task.receive()
+        try await task.send(.string("echo"))
         let error = await thrown { try await task.receive() }
 
+        // Then its answer went out before the Close frame (1002)
         XCTAssertEqual(text(first), "good")
         XCTAssertEqual(error?.code, .invalidResponse)
+        await waitForCompletion(of: task)
+        XCTAssertEqual(server.receivedFrames.map(\.frame.opcode), [1, 8])
+        XCTAssertEqual(server.receivedFrames.last?.frame.closeCode, 1002)
+    }
+
+    func testAFailureWaitingForAConsumerThatNeverComesBackAppliesAfterTheCloseTimeout() async throws {
+        let server = try WebSocketTestServer(
+            script: .init(steps: [.send(.text("held")), .send(WebSocketServerFrame(opcode: 3)), .awaitClose()]))
+        let task = manager.webSocketTask(with: server.url("/"))
+        task.options.closeTimeout = .milliseconds(200)
+        task.resume()
+
+        let completion = await waitForCompletion(of: task)
+
+        XCTAssertEqual(completion?.error?.code, .invalidResponse)
+        XCTAssertEqual(server.receivedFrames.last?.frame.closeCode, 1002)
+        let held = try await task.receive()
+        XCTAssertEqual(text(held), "held")
     }
 }
