@@ -47,7 +47,17 @@ struct WebSocketConnectionState {
         }
     }
 
+    /// The task's own record beside the connection: the handle (kept alive from `resume()` to
+    /// completion) and its timeline.
+    struct TaskRecord {
+        weak var handle: WebSocketTask?
+        var retained: WebSocketTask?
+        var metrics = TaskMetrics(createdAt: Date())
+        var completed = false
+    }
+
     let url: URL
+    var task = TaskRecord()
     var phase = Phase.initialized
     var options: WebSocketOptions
     var maximumMessageSize = 1 << 20

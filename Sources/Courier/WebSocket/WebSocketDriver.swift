@@ -32,16 +32,6 @@ final class WebSocketDriver: Sendable {
     private let delivery: Delivery
     private let configuration: SessionManager.Configuration
     private let created = ContinuousClock.now
-    private let bookkeeping: Locked<Bookkeeping>
-
-    /// The task's own record, apart from the connection's state: the handle kept alive while the
-    /// task runs and its timeline.
-    struct Bookkeeping {
-        weak var handle: WebSocketTask?
-        var retained: WebSocketTask?
-        var metrics: TaskMetrics
-        var completed = false
-    }
 
     init(
         request: URLRequest, sentRequest: URLRequest, protocols: [String], taskIdentifier: Int, core: SessionCore,
@@ -60,16 +50,15 @@ final class WebSocketDriver: Sendable {
         self.queue = DispatchQueue(label: "\(configuration.label).websocket-\(taskIdentifier)", target: .global())
         self.state = Locked(WebSocketConnectionState(url: url, options: configuration.webSocket))
         self.io = WebSocketIO()
-        self.bookkeeping = Locked(Bookkeeping(metrics: TaskMetrics(createdAt: Date())))
     }
 
     /// Attaches the public handle (weakly, until `resume()` keeps it alive).
     func attach(_ handle: WebSocketTask) {
-        bookkeeping.withLock { $0.handle = handle }
+        state.withLock { $0.task.handle = handle }
     }
 
-    var handle: WebSocketTask? { bookkeeping.withLock { $0.retained ?? $0.handle } }
-    var metrics: TaskMetrics { bookkeeping.withLock { $0.metrics } }
+    var handle: WebSocketTask? { state.withLock { $0.task.retained ?? $0.task.handle } }
+    var metrics: TaskMetrics { state.withLock { $0.task.metrics } }
 
     /// A masking key from the system's random source, fresh for each frame (§5.3).
     static func freshMaskingKey() -> WebSocketMaskingKey {
@@ -144,10 +133,10 @@ final class WebSocketDriver: Sendable {
 
     /// Registers the running task: live, kept alive, reported as resumed.
     private func started() {
-        let handle = bookkeeping.withLock { book -> WebSocketTask? in
-            book.retained = book.handle
-            book.metrics.resumedAt = ContinuousClock.now - created
-            return book.handle
+        let handle = state.withLock { state -> WebSocketTask? in
+            state.task.retained = state.task.handle
+            state.task.metrics.resumedAt = ContinuousClock.now - created
+            return state.task.handle
         }
         core.live.add(self)
         events.emit(.resumed, for: handle)
@@ -209,12 +198,12 @@ final class WebSocketDriver: Sendable {
 
     /// Once: the timeline closes, the task leaves the live set, monitors hear of it.
     private func complete(with error: CourierError?) {
-        let (handle, metrics) = bookkeeping.withLock { book -> (WebSocketTask?, TaskMetrics?) in
-            guard !book.completed else { return (nil, nil) }
-            book.completed = true
-            book.metrics.completedAt = ContinuousClock.now - created
-            defer { book.retained = nil }
-            return (book.retained ?? book.handle, book.metrics)
+        let (handle, metrics) = state.withLock { state -> (WebSocketTask?, TaskMetrics?) in
+            guard !state.task.completed else { return (nil, nil) }
+            state.task.completed = true
+            state.task.metrics.completedAt = ContinuousClock.now - created
+            defer { state.task.retained = nil }
+            return (state.task.retained ?? state.task.handle, state.task.metrics)
         }
         guard let metrics else { return }
         core.live.remove(self, resumeData: nil)
