@@ -75,6 +75,8 @@ final class Connection {
                 return .abort
             case .closeImmediately:
                 return .close
+            case .webSocketEcho(let key):
+                return echoWebSocket(key: key)
             }
         }
     }
@@ -84,6 +86,16 @@ final class Connection {
         var response = HTTPResponse.text("\(HTTPStatus.reason(error.status)): \(error.reason)", status: error.status)
         response.delivery.closeConnection = true
         return writer.write(response, isHead: false, closeRequested: true)
+    }
+
+    /// Answers the handshake with 101 and echoes until the client's Close frame (`/ws/echo`).
+    private func echoWebSocket(key: String) -> HTTPResponseWriter.Outcome {
+        guard socket.sendAll(WebSocketPeer.switchingProtocols(key: key)) else { return .abort }
+        var peer = WebSocketPeer(socket: socket, reader: reader, stopSignal: core.stopSignal) { _ in }
+        peer.echo()
+        reader = peer.reader
+        // §7.1.1: the server closes TCP first, once the closing handshake is done.
+        return .close
     }
 
     /// Discards input until the client closes or the server stops (`/never-answer`).

@@ -8,6 +8,8 @@ enum RouteAction {
     case neverAnswer
     /// Close the connection without answering (`/close-immediately`, or an interrupted `/delay`).
     case closeImmediately
+    /// Switch to WebSocket and echo (`/ws/echo`) with this `Sec-WebSocket-Key`.
+    case webSocketEcho(key: String)
 }
 
 /// A request the route refuses, answered as `text/plain` with `status` (400 unless stated).
@@ -75,6 +77,7 @@ struct Router {
         case ("sink", 1): return .respond(sink(request))
         case ("never-answer", 1): return .neverAnswer
         case ("close-immediately", 1): return .closeImmediately
+        case ("ws", 2) where parts[1] == "echo": return try webSocketEcho(request)
         default: return .respond(.text("Not Found: \(request.path)", status: 404))
         }
     }

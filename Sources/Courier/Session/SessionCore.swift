@@ -144,9 +144,8 @@ final class SessionCore: Sendable {
             // `cancelingTasks`, only the paused (nothing can resume them); those between attempts
             // find the session invalidated when they start their next one. A running attempt ends
             // through URLSession, as it always did (a download keeps its record, as after a crash).
-            for transfer in live.snapshot where transfer.isOutOfURLSessionsReach(pausedOnly: !cancelingTasks) {
-                transfer.stop(with: .sessionInvalidated(url: transfer.originalRequest.url), keepingBytes: false)
-            }
+            // WebSockets have no URLSession task at all: with `cancelingTasks` they close.
+            for task in live.snapshot { task.sessionWasInvalidated(cancelingTasks: cancelingTasks) }
         }
     }
 }

@@ -15,7 +15,7 @@ extension SessionManager {
     /// A snapshot: tasks start and end meanwhile. Each handle answers its own state, requests,
     /// response and progress, and can be cancelled.
     public var allTasks: [any SessionTask] {
-        core.live.snapshot.compactMap(\.handle).sorted { $0.taskIdentifier < $1.taskIdentifier }
+        core.live.snapshot.compactMap(\.liveHandle).sorted { $0.taskIdentifier < $1.taskIdentifier }
     }
 
     /// Cancels every live task (see ``allTasks``); each completes once, as by its own `cancel()`,
@@ -36,18 +36,14 @@ extension SessionManager {
         let group = DispatchGroup()
         let collected = Locked<[Int: ResumeData]>([:])
         for task in tasks {
-            guard let handle = task.handle else { continue }
+            guard let handle = task.liveHandle else { continue }
             let identifier = handle.taskIdentifier
             group.enter()
             core.live.whenEnded(task) { resumeData in
                 if let resumeData { collected.withLock { $0[identifier] = resumeData } }
                 group.leave()
             }
-            if producingResumeData, task.isDownload {
-                task.cancelProducingResumeData(handle: handle) { _ in }
-            } else {
-                task.cancel(handle: handle)
-            }
+            task.cancelForAll(producingResumeData: producingResumeData)
         }
         guard let completion else { return }
         let delivery = settings(for: queue).delivery
@@ -68,9 +64,26 @@ extension SessionManager {
     }
 }
 
-extension TransferTask {
+extension TransferTask: LiveTask {
     /// The public handle while the task runs (held strongly from `resume()` to completion).
     var handle: (any SessionTask)? { state.withLock { $0.retainedHandle ?? $0.handle } }
+
+    var liveHandle: (any SessionTask)? { handle }
+
+    func cancelForAll(producingResumeData: Bool) {
+        guard let handle else { return }
+        if producingResumeData, isDownload {
+            cancelProducingResumeData(handle: handle) { _ in }
+        } else {
+            cancel(handle: handle)
+        }
+    }
+
+    func sessionWasInvalidated(cancelingTasks: Bool) {
+        // A running attempt ends through URLSession; only a task out of its reach is ended here.
+        guard isOutOfURLSessionsReach(pausedOnly: !cancelingTasks) else { return }
+        stop(with: .sessionInvalidated(url: originalRequest.url), keepingBytes: false)
+    }
 
     /// Whether the body goes to a file.
     var isDownload: Bool { state.withLock { $0.file != nil } }

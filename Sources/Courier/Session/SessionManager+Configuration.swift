@@ -102,6 +102,9 @@ extension SessionManager {
         /// What tasks store in ``responseCache`` unless they say otherwise
         /// (``CourierTask/cacheResponse(using:)``); `nil` for the rules of RFC 9111 (``ResponseCacher/cache``).
         public var responseCacher: ResponseCacher?
+        /// Pings, buffers and timeouts of ``SessionManager/webSocketTask(with:)-(URL)`` tasks
+        /// (Docs/WebSocket.md); each task may change its own ``WebSocketTask/options`` before `resume()`.
+        public var webSocket = WebSocketOptions()
 
         /// The defaults.
         public init() {}

@@ -1,5 +1,6 @@
 import XCTest
 @testable import Courier
+import CourierSupport
 
 final class SHA1Tests: XCTestCase {
     private func hex(_ bytes: [UInt8]) -> String { SHA256.hexString(SHA1.hash(bytes)) }

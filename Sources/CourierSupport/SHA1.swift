@@ -5,9 +5,9 @@
 /// the client's key, where that does not matter. Never use it to protect data: ``SHA256`` is the
 /// project's hash for that. The toolchain has no SHA-1 Courier may use on Linux (CryptoKit is
 /// Darwin only and the project takes no packages), hence this small one.
-enum SHA1 {
+package enum SHA1 {
     /// The 20-byte digest of `message`.
-    static func hash(_ message: some Collection<UInt8>) -> [UInt8] {
+    package static func hash(_ message: some Collection<UInt8>) -> [UInt8] {
         var h: (UInt32, UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0)
 
         // Padding (RFC 3174 §4): a 1 bit, zeros up to 56 bytes into a block, then the length

@@ -1,0 +1,356 @@
+import Foundation
+internal import CourierSupport
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The engine behind a ``WebSocketTask``: opens the byte stream, writes the handshake and the
+/// frames, reads with `DispatchSource`s (no timer that wakes up to look: an idle connection costs
+/// no CPU), answers pings and the closing handshake, and completes the task once.
+///
+/// One lock around one ``WebSocketConnectionState``: every event decides under it and returns
+/// ``WebSocketEffects``, which the driver performs after unlocking — continuations are resumed
+/// and user handlers called outside the lock. The socket, its sources and timers belong to
+/// ``queue`` (``WebSocketIO``).
+final class WebSocketDriver: Sendable {
+    typealias Message = URLSessionWebSocketTask.Message
+
+    let url: URL
+    /// The request as given, and as sent (the manager's default headers merged in).
+    let originalRequest: URLRequest
+    let sentRequest: URLRequest
+    let taskIdentifier: Int
+    let protocols: [String]
+    /// The serial queue every socket call, source and timer runs on.
+    let queue: DispatchQueue
+    let state: Locked<WebSocketConnectionState>
+    /// What only ``queue`` touches.
+    let io: WebSocketIO
+    private let core: SessionCore
+    private let events: EventDispatcher
+    private let delivery: Delivery
+    private let configuration: SessionManager.Configuration
+    private let created = ContinuousClock.now
+
+    init(
+        request: URLRequest, sentRequest: URLRequest, protocols: [String], taskIdentifier: Int, core: SessionCore,
+        events: EventDispatcher, delivery: Delivery, configuration: SessionManager.Configuration
+    ) {
+        let url = request.url ?? URL(string: "ws://invalid")!
+        self.url = url
+        self.originalRequest = request
+        self.sentRequest = sentRequest
+        self.protocols = protocols
+        self.taskIdentifier = taskIdentifier
+        self.core = core
+        self.events = events
+        self.delivery = delivery
+        self.configuration = configuration
+        self.queue = DispatchQueue(label: "\(configuration.label).websocket-\(taskIdentifier)", target: .global())
+        self.state = Locked(WebSocketConnectionState(url: url, options: configuration.webSocket))
+        self.io = WebSocketIO()
+    }
+
+    /// Attaches the public handle (weakly, until `resume()` keeps it alive).
+    func attach(_ handle: WebSocketTask) {
+        state.withLock { $0.task.handle = handle }
+    }
+
+    var handle: WebSocketTask? { state.withLock { $0.task.retained ?? $0.task.handle } }
+    var metrics: TaskMetrics { state.withLock { $0.task.metrics } }
+
+    /// A masking key from the system's random source, fresh for each frame (§5.3).
+    static func freshMaskingKey() -> WebSocketMaskingKey {
+        var generator = SystemRandomNumberGenerator()
+        let value: UInt32 = generator.next()
+        return WebSocketMaskingKey(
+            UInt8(truncatingIfNeeded: value >> 24), UInt8(truncatingIfNeeded: value >> 16),
+            UInt8(truncatingIfNeeded: value >> 8), UInt8(truncatingIfNeeded: value))
+    }
+
+    // MARK: Starting
+
+    /// `resume()`: builds the handshake, then connects. Does nothing after the first time.
+    func resume() {
+        let headers = (sentRequest.allHTTPHeaderFields ?? [:]).sorted { $0.key.lowercased() < $1.key.lowercased() }
+            .map { (name: $0.key, value: $0.value) }
+        var nonce = [UInt8](repeating: 0, count: 16)
+        var generator = SystemRandomNumberGenerator()
+        for index in nonce.indices { nonce[index] = generator.next() }
+        let handshake: WebSocketHandshake
+        do {
+            handshake = try WebSocketHandshake(url: url, nonce: nonce, protocols: protocols, headers: headers)
+        } catch {
+            let effects = state.withLock { state -> WebSocketEffects in
+                guard state.phase == .initialized else { return WebSocketEffects() }
+                _ = state.resume(handshake: placeholderHandshake)
+                return state.cancel(code: nil, reason: "", failure: error)
+            }
+            started()
+            perform(effects)
+            return
+        }
+        guard !core.isInvalidated else {
+            let effects = state.withLock { state -> WebSocketEffects in
+                guard state.resume(handshake: handshake) else { return WebSocketEffects() }
+                return state.cancel(code: nil, reason: "", failure: .sessionInvalidated(url: url))
+            }
+            started()
+            perform(effects)
+            return
+        }
+        let (resumed, timeout) = state.withLock { state in
+            (state.resume(handshake: handshake), state.options.openTimeout)
+        }
+        guard resumed else { return }
+        started()
+        let openTimeout = timeout ?? .seconds(max(0.001, sentRequest.timeoutInterval))
+        // Weak: a finished task must not stay in memory until its timer's deadline.
+        queue.asyncAfter(deadline: .now() + openTimeout.dispatchInterval) { [weak self] in
+            guard let self else { return }
+            perform(state.withLock { $0.openTimerFired(after: openTimeout) })
+        }
+        let configuration = configuration
+        let target = url
+        Task.detached { [self] in
+            do throws(CourierError) {
+                let stream = try await openByteStream(for: target, configuration: configuration, timeout: openTimeout)
+                queue.async { self.connected(stream) }
+            } catch {
+                var error = error
+                if error.url == nil { error.url = target }
+                perform(state.withLock { $0.connectionEnded(error) })
+            }
+        }
+    }
+
+    /// A handshake for a URL that could not make one, so the state can fail the same way.
+    private var placeholderHandshake: WebSocketHandshake {
+        // A fixed, valid URL and nonce: this handshake is never sent.
+        try! WebSocketHandshake(url: URL(string: "ws://localhost/")!, nonce: [UInt8](repeating: 0, count: 16))
+    }
+
+    /// Registers the running task: live, kept alive, reported as resumed.
+    private func started() {
+        let handle = state.withLock { state -> WebSocketTask? in
+            state.task.retained = state.task.handle
+            state.task.metrics.resumedAt = ContinuousClock.now - created
+            return state.task.handle
+        }
+        core.live.add(self)
+        events.emit(.resumed, for: handle)
+    }
+
+    /// On ``queue``: the socket is connected.
+    private func connected(_ stream: any WebSocketByteStream) {
+        guard state.withLock({ $0.connected() }) else {
+            stream.close()
+            return
+        }
+        io.start(stream: stream, queue: queue, driver: self)
+        flushWrites()
+    }
+
+    // MARK: Effects
+
+    /// Acts on what an event decided, outside the lock.
+    func perform(_ effects: WebSocketEffects) {
+        for (receiver, result) in effects.receivers { receiver.resume(returning: result) }
+        for (sender, result) in effects.senders { sender.resume(returning: result) }
+        if !effects.pongs.isEmpty {
+            let pongs = effects.pongs.map { PongCall(handler: $0.0, error: $0.1.map { $0 as? CourierError }) }
+            delivery.run {
+                for pong in pongs { pong.handler(pong.error ?? nil) }
+            }
+        }
+        let handle = self.handle
+        for event in effects.events { events.emit(event, for: handle) }
+        if effects.flush { queue.async { self.flushWrites() } }
+        if effects.resumeReading { queue.async { self.io.resumeReading(driver: self) } }
+        if effects.opened {
+            let interval = state.withLock { $0.options.pingInterval }
+            if let interval { queue.async { self.io.startKeepalive(every: interval, queue: self.queue, driver: self) } }
+        }
+        if effects.armCloseTimer {
+            let timeout = state.withLock { $0.options.closeTimeout }
+            queue.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
+                guard let self else { return }
+                perform(state.withLock { $0.closeTimerFired() })
+            }
+        }
+        if effects.armFailureTimer {
+            let timeout = state.withLock { $0.options.closeTimeout }
+            queue.asyncAfter(deadline: .now() + timeout.dispatchInterval) { [weak self] in
+                guard let self else { return }
+                perform(state.withLock { $0.failureTimerFired() })
+            }
+        }
+        if effects.teardown { queue.async { self.io.teardown() } }
+        if let completion = effects.completion { complete(with: completion) }
+    }
+
+    /// A pong handler and what it is called with.
+    private struct PongCall: Sendable {
+        let handler: WebSocketConnectionState.PongHandler
+        let error: CourierError??
+    }
+
+    /// Once: the timeline closes, the task leaves the live set, monitors hear of it.
+    private func complete(with error: CourierError?) {
+        let (handle, metrics) = state.withLock { state -> (WebSocketTask?, TaskMetrics?) in
+            guard !state.task.completed else { return (nil, nil) }
+            state.task.completed = true
+            state.task.metrics.completedAt = ContinuousClock.now - created
+            defer { state.task.retained = nil }
+            return (state.task.retained ?? state.task.handle, state.task.metrics)
+        }
+        guard let metrics else { return }
+        core.live.remove(self, resumeData: nil)
+        let response = state.withLock { $0.response }
+        events.emit(
+            .completed(
+                TaskCompletionEvent(response: response, data: nil, value: nil, fileURL: nil, error: error, metrics: metrics)),
+            for: handle)
+    }
+
+    // MARK: Socket events (on `queue`)
+
+    /// Writes what waits until the socket would block; then waits for it to be writable.
+    func flushWrites() {
+        guard let stream = io.stream else { return }
+        while true {
+            guard let (chunk, offset) = state.withLock({ $0.nextOutgoing }) else {
+                io.setWriteArmed(false)
+                return
+            }
+            let written = chunk.withUnsafeBytes { buffer -> Result<Int, CourierError> in
+                do throws(CourierError) {
+                    return .success(try stream.write(UnsafeRawBufferPointer(rebasing: buffer[offset...])))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            switch written {
+            case .failure(let error):
+                perform(state.withLock { $0.connectionEnded(error) })
+                return
+            case .success(0):
+                io.setWriteArmed(true)
+                return
+            case .success(let count):
+                perform(state.withLock { $0.wrote(count) })
+            }
+        }
+    }
+
+    /// Reads until the socket would block, the consumer is behind, or 16 reads were made (then
+    /// again later, so that a flood cannot keep the queue from writing).
+    func readAvailable() {
+        guard let stream = io.stream else { return }
+        for _ in 0..<16 {
+            if state.withLock({ $0.readingPaused }) {
+                io.setReadPaused(true)
+                return
+            }
+            let outcome: ByteStreamRead
+            do throws(CourierError) {
+                outcome = try stream.read(into: io.buffer)
+            } catch {
+                perform(state.withLock { $0.connectionEnded(error) })
+                return
+            }
+            switch outcome {
+            case .wouldBlock:
+                return
+            case .closed:
+                io.setReadPaused(true)
+                perform(state.withLock { $0.connectionEnded(nil) })
+                return
+            case .bytes(let count):
+                let bytes = UnsafeRawBufferPointer(rebasing: io.buffer[0..<count])
+                perform(state.withLock { $0.received(bytes) })
+            }
+        }
+        // A TLS stream may hold decrypted bytes its descriptor does not show: look again soon.
+        queue.async { self.readAvailable() }
+    }
+
+    // MARK: Consumer calls
+
+    func send(_ message: Message) async throws(CourierError) {
+        let frame: WebSocketFrame
+        switch message {
+        case .string(let text): frame = WebSocketFrame(opcode: .text, payload: Data(text.utf8))
+        case .data(let data): frame = WebSocketFrame(opcode: .binary, payload: data)
+        @unknown default: throw CourierError(code: .invalidRequest, message: "an unknown kind of WebSocket message", url: url)
+        }
+        let bytes = try frame.encoded(maskingKey: Self.freshMaskingKey())
+        let result = await withCheckedContinuation { (sender: WebSocketConnectionState.Sender) in
+            perform(state.withLock { $0.send(bytes, sender: sender) })
+        }
+        try result.get()
+    }
+
+    /// The next message, or `nil` once the WebSocket closed cleanly.
+    func receiveOrEnd() async throws(CourierError) -> Message? {
+        let result = await withCheckedContinuation { (receiver: WebSocketConnectionState.Receiver) in
+            perform(state.withLock { $0.receive(receiver) })
+        }
+        return try result.get()
+    }
+
+    func receive() async throws(CourierError) -> Message {
+        if let message = try await receiveOrEnd() { return message }
+        throw state.withLock { $0.ending?.error }
+            ?? CourierError(code: .connectionLost, message: "the WebSocket is closed", url: url)
+    }
+
+    func ping(_ handler: @escaping WebSocketConnectionState.PongHandler) {
+        perform(state.withLock { $0.ping(handler) })
+    }
+
+    func cancel(code: WebSocketCloseCode?, reason: Data?, failure: CourierError?) {
+        let text = reason.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        perform(state.withLock { $0.cancel(code: code, reason: text, failure: failure) })
+    }
+
+    func setSuspended(_ suspended: Bool) {
+        let (changed, resumeReading) = state.withLock { state -> (Bool, Bool) in
+            guard state.phase != .closed, state.phase != .initialized, state.userSuspended != suspended else { return (false, false) }
+            state.userSuspended = suspended
+            return (true, !state.readingPaused)
+        }
+        guard changed else { return }
+        if resumeReading { queue.async { self.io.resumeReading(driver: self) } }
+        events.emit(suspended ? .suspended : .resumed, for: handle)
+    }
+
+    /// A keep-alive tick, on ``queue``.
+    func keepaliveTick() {
+        perform(state.withLock { $0.keepaliveTick() })
+    }
+}
+
+extension Duration {
+    /// The duration as a dispatch interval (nanoseconds, saturating).
+    var dispatchInterval: DispatchTimeInterval {
+        let (seconds, attoseconds) = components
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !nanoseconds.overflow else { return .never }
+        return .nanoseconds(Int(clamping: nanoseconds.partialValue + attoseconds / 1_000_000_000))
+    }
+}
+
+extension WebSocketDriver: LiveTask {
+    func cancelForAll(producingResumeData: Bool) {
+        cancel(code: .goingAway, reason: nil, failure: .cancelled(url: url))
+    }
+
+    func sessionWasInvalidated(cancelingTasks: Bool) {
+        guard cancelingTasks else { return }
+        cancel(code: .goingAway, reason: nil, failure: .sessionInvalidated(url: url))
+    }
+
+    var liveHandle: (any SessionTask)? { handle }
+}
