@@ -1,10 +1,10 @@
 import Foundation
 
-/// Opens the byte stream a WebSocket to `url` runs over: plain TCP for `ws` (and `http`), within
-/// `timeout`. `wss` (and `https`) throws ``CourierError/Code-swift.struct/invalidRequest`` until the
-/// TLS stream over libcurl is wired in.
+/// Opens the byte stream a WebSocket to `url` runs over, within `timeout`: plain TCP for `ws` (and
+/// `http`), libcurl's `CONNECT_ONLY` connection for `wss` (and `https`), with the TLS policy
+/// `tls` gives the URL's host (Docs/WebSocket.md, "wss:// on the system libcurl").
 func openByteStream(
-    for url: URL, configuration: SessionManager.Configuration, timeout: Duration
+    for url: URL, configuration: SessionManager.Configuration, tls: TLSEnforcer?, timeout: Duration
 ) async throws(CourierError) -> any WebSocketByteStream {
     let handshakeURL = url
     guard let components = URLComponents(url: handshakeURL, resolvingAgainstBaseURL: true), var host = components.host,
@@ -17,9 +17,7 @@ func openByteStream(
     case "ws", "http":
         return try await TCPByteStream.open(host: host, port: components.port ?? 80, timeout: timeout)
     case "wss", "https":
-        // MERGE POINT (issue 34, wss): `CurlByteStream.open(url:configuration:timeout:)` goes here.
-        throw CourierError(
-            code: .invalidRequest, message: "wss:// WebSockets are not supported yet (the TLS stream is being built)", url: url)
+        return try await CurlByteStream.open(url: url, tls: tls, timeout: timeout.seconds)
     default:
         throw CourierError(
             code: .invalidRequest, message: "cannot open a WebSocket: the scheme is not ws or wss", url: url)

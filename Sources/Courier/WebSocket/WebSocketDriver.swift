@@ -115,7 +115,8 @@ final class WebSocketDriver: Sendable {
         let target = url
         Task.detached { [self] in
             do throws(CourierError) {
-                let stream = try await openByteStream(for: target, configuration: configuration, timeout: openTimeout)
+                let stream = try await openByteStream(
+                    for: target, configuration: configuration, tls: core.tls.enforcer, timeout: openTimeout)
                 queue.async { self.connected(stream) }
             } catch {
                 var error = error
