@@ -55,11 +55,17 @@ final class WebSocketFailureTests: WebSocketTaskTestCase {
         XCTAssertEqual(completion?.error?.code, .connectionRefused)
     }
 
-    func testWssIsNotSupportedYet() async throws {
-        let task = manager.webSocketTask(with: URL(string: "wss://127.0.0.1:9/")!)
+    func testWssGoesThroughLibcurlAndAClosedPortIsATypedRefusal() async throws {
+        // A wss:// URL is opened by libcurl's CONNECT_ONLY stream: a port nobody listens on is the
+        // same typed refusal as for ws://.
+        let server = try WebSocketTestServer(script: .echo)
+        var components = URLComponents(url: server.url("/"), resolvingAgainstBaseURL: false)!
+        components.scheme = "wss"
+        server.stop()
+        let task = manager.webSocketTask(with: components.url!)
         task.resume()
         let completion = await waitForCompletion(of: task)
-        XCTAssertEqual(completion?.error?.code, .invalidRequest)
+        XCTAssertEqual(completion?.error?.code, .connectionRefused)
     }
 
     /// The server sends `frame`; the client must close with `code` and fail with `error`.
