@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "CourierPostgres", dependencies: ["Courier", "CourierSupport"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "courier",
-            dependencies: ["Courier", "CourierTestServer", "CourierSupport"],
+            dependencies: ["Courier", "CourierPostgres", "CourierTestServer", "CourierSupport"],
             swiftSettings: swiftSettings
         ),
         // Benchmarks Courier against a raw delegate-based URLSession; meant to be built in release.

@@ -273,6 +273,14 @@ public final class PostgresQueueStore: DownloadQueueStore, CustomStringConvertib
         }
     }
 
+    /// How many items are in each state, and which worker holds the leased ones: one row per
+    /// state and worker (`worker` `nil` for rows no worker holds), by state then worker.
+    public func status() throws(CourierError) -> [(state: String, worker: String?, count: Int)] {
+        let rows = try execute(
+            "SELECT state, CASE WHEN state = 'leased' THEN worker END AS w, count(*) FROM courier_items GROUP BY 1, 2 ORDER BY 1, 2")
+        return rows.map { row in (state: row[0] ?? "", worker: row[1], count: Int(row[2] ?? "") ?? 0) }
+    }
+
     static func state(_ name: String?, received: Int64, failure: String?, file: String?, item: DownloadQueue.Item) -> DownloadQueue.State {
         switch name {
         case "leased": return .running(received: received, total: item.expectedLength)
