@@ -29,7 +29,7 @@ do {
     default:
         throw UsageError(
             message:
-                "usage: courier-test-hooks journal-append … | cache-store DIR COUNT | network-monitor [HOST…] | network-fetch WAIT PATH | network-events WAIT | network-queue DIR BYTES [slow] | fleet-worker CONNECTION DIR NAME LEASE"
+                "usage: courier-test-hooks journal-append … | cache-store DIR COUNT | network-monitor [HOST…] | network-fetch WAIT PATH | network-events WAIT | network-queue DIR BYTES [slow] | fleet-worker CONNECTION DIR NAME LEASE [PER-HOST]"
         )
     }
 } catch let error as UsageError {
