@@ -35,7 +35,7 @@ public final class DownloadQueueWorker: Sendable {
     /// How the worker runs.
     public struct Configuration: Sendable {
         /// The worker's name in the store (who holds a lease). Default: the host name and process id.
-        public var name = "\(ProcessInfo.processInfo.hostName):\(getpid())"
+        public var name = DownloadQueueWorker.defaultName()
         /// The most downloads running at once in this worker (at least 1). Default 4.
         public var maximumRunning = 4
         /// The most leases at once on one host and port, over every worker of the store (at least 1). Default 2.
@@ -50,6 +50,17 @@ public final class DownloadQueueWorker: Sendable {
 
         /// The defaults.
         public init() {}
+    }
+
+    /// `host:pid`, from `gethostname(2)`: `ProcessInfo.hostName` on Linux may ask the resolver,
+    /// which can take seconds on a machine without DNS.
+    static func defaultName() -> String {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let named = buffer.withUnsafeMutableBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { gethostname($0.baseAddress!, $0.count - 1) == 0 }
+        }
+        let host = named ? String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self) : "worker"
+        return "\(host):\(getpid())"
     }
 
     /// One leased item being fetched.

@@ -8,6 +8,12 @@ final class DownloadQueueWorkerRuleTests: XCTestCase {
         XCTAssertEqual(DownloadQueueWorker.heartbeatInterval(leaseDuration: 0.06), 0.05)
     }
 
+    func testAWorkerIsNamedAfterItsHostAndProcess() {
+        let name = DownloadQueueWorker.defaultName()
+        XCTAssertTrue(name.hasSuffix(":\(getpid())"), name)
+        XCTAssertGreaterThan(name.count, ":\(getpid())".count, name)
+    }
+
     func testALeaseStartsFromWhatIsAtTheDestination() {
         typealias Start = DownloadQueueWorker.LeaseStart
         let rows: [(ExistingFile: DownloadQueue.ExistingFile.Verdict?, marked: Bool, Start)] = [
