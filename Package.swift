@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "CourierPostgres", dependencies: ["Courier", "CourierSupport"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "courier",
-            dependencies: ["Courier", "CourierTestServer", "CourierSupport"],
+            dependencies: ["Courier", "CourierPostgres", "CourierTestServer", "CourierSupport"],
             swiftSettings: swiftSettings
         ),
         // Benchmarks Courier against a raw delegate-based URLSession; meant to be built in release.
@@ -42,11 +42,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // Test-only commands the tests run as child processes (the journal's append loop; the network
-        // monitor, waiting requests and the queue inside a network namespace the test made).
+        // monitor, waiting requests and the queue inside a network namespace the test made; a fleet worker).
         // Not a product: the shipped `courier` has no hidden test command (Docs/PublicAPI.md).
         .executableTarget(
             name: "courier-test-hooks",
-            dependencies: ["Courier", "CourierTestServer", "CourierSupport"],
+            dependencies: ["Courier", "CourierPostgres", "CourierTestServer", "CourierSupport"],
             swiftSettings: swiftSettings
         ),
         // Small helpers the test targets share (a thread-safe box and counter, a seeded generator).
@@ -73,10 +73,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The PostgreSQL store against a throwaway server (initdb in a temporary directory, a Unix
-        // socket only); skipped with a message where PostgreSQL's binaries are absent.
+        // socket only); skipped with a message where PostgreSQL's binaries are absent. Fleet
+        // workers run as `courier-test-hooks fleet-worker` child processes.
         .testTarget(
             name: "CourierPostgresTests",
-            dependencies: ["Courier", "CourierPostgres", "CourierSupport", "CourierTestSupport"],
+            dependencies: ["Courier", "CourierPostgres", "CourierSupport", "CourierTestServer", "CourierTestSupport", "courier-test-hooks"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

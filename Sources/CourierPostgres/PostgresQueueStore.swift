@@ -237,6 +237,18 @@ public final class PostgresQueueStore: DownloadQueueStore, CustomStringConvertib
         try fencedUpdate(lease, set: "state = 'completed', file = $4, lease_expires = NULL", [file.standardizedFileURL.path], notify: true)
     }
 
+    /// Sets the row's `file` under the fence while it stays `leased`: a leased row with a `file` is
+    /// one whose file was being published (schema version 1 already has the column).
+    public func beginPublishing(_ lease: DownloadQueue.Lease, file: URL) throws(CourierError) {
+        try fencedUpdate(lease, set: "file = $4", [file.standardizedFileURL.path], notify: false)
+    }
+
+    /// The `file` of the item's row while it is leased: what an earlier lease began publishing.
+    public func publishingFile(of lease: DownloadQueue.Lease) throws(CourierError) -> URL? {
+        let rows = try execute("SELECT file FROM courier_items WHERE id = $1 AND state = 'leased'", [lease.item.id])
+        return (rows.first?.first ?? nil).map { URL(fileURLWithPath: $0) }
+    }
+
     /// Marks the item failed with `failure`.
     public func fail(_ lease: DownloadQueue.Lease, _ failure: DownloadQueue.Failure) throws(CourierError) {
         let json = String(decoding: (try? JSONEncoder().encode(failure)) ?? Data(), as: UTF8.self)
@@ -245,7 +257,7 @@ public final class PostgresQueueStore: DownloadQueueStore, CustomStringConvertib
 
     /// Gives the item back, queued, keeping its recorded progress.
     public func release(_ lease: DownloadQueue.Lease) throws(CourierError) {
-        try fencedUpdate(lease, set: "state = 'queued', worker = NULL, lease_expires = NULL", notify: true)
+        try fencedUpdate(lease, set: "state = 'queued', worker = NULL, lease_expires = NULL, file = NULL", notify: true)
     }
 
     // MARK: - Reading
@@ -259,6 +271,14 @@ public final class PostgresQueueStore: DownloadQueueStore, CustomStringConvertib
             }
             return item.with(state: Self.state(row[1], received: Int64(row[2] ?? "") ?? 0, failure: row[3], file: row[4], item: item))
         }
+    }
+
+    /// How many items are in each state, and which worker holds the leased ones: one row per
+    /// state and worker (`worker` `nil` for rows no worker holds), by state then worker.
+    public func status() throws(CourierError) -> [(state: String, worker: String?, count: Int)] {
+        let rows = try execute(
+            "SELECT state, CASE WHEN state = 'leased' THEN worker END AS w, count(*) FROM courier_items GROUP BY 1, 2 ORDER BY 1, 2")
+        return rows.map { row in (state: row[0] ?? "", worker: row[1], count: Int(row[2] ?? "") ?? 0) }
     }
 
     static func state(_ name: String?, received: Int64, failure: String?, file: String?, item: DownloadQueue.Item) -> DownloadQueue.State {

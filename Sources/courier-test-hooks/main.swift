@@ -24,10 +24,12 @@ do {
         exit(try NetworkCommands.events(wait: Double(arguments[1])))
     case "network-queue" where arguments.count == 3 || arguments.count == 4:
         exit(try NetworkCommands.queue(directory: arguments[1], bytes: Int(arguments[2]) ?? 1024, slow: arguments.count == 4))
+    case "fleet-worker":
+        exit(try FleetWorkerCommand.run(Array(arguments.dropFirst())))
     default:
         throw UsageError(
             message:
-                "usage: courier-test-hooks journal-append … | cache-store DIR COUNT | network-monitor [HOST…] | network-fetch WAIT PATH | network-events WAIT | network-queue DIR BYTES [slow]"
+                "usage: courier-test-hooks journal-append … | cache-store DIR COUNT | network-monitor [HOST…] | network-fetch WAIT PATH | network-events WAIT | network-queue DIR BYTES [slow] | fleet-worker CONNECTION DIR NAME LEASE [PER-HOST]"
         )
     }
 } catch let error as UsageError {

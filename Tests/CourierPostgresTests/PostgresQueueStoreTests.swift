@@ -95,6 +95,29 @@ final class PostgresQueueStoreTests: PostgresTestCase {
         XCTAssertEqual(try a.items().first?.state, .completed(second.item.destination))
     }
 
+    func testThePublishingMarkIsFencedAndReadByTheNextLease() throws {
+        // Given A's lease, marked as publishing its file, then expired (A died between the link and the completion)
+        let a = try openStore()
+        let b = try openStore()
+        try a.add([newItem("x"), newItem("y")])
+        let first = try XCTUnwrap(try a.lease(worker: "A", duration: 0.3, maximumPerHost: 4))
+        XCTAssertNil(try a.publishingFile(of: first), "no mark before one is set")
+        try a.beginPublishing(first, file: first.item.destination)
+        Thread.sleep(forTimeInterval: 0.5)
+        // When B takes the item over
+        let second = try XCTUnwrap(try b.lease(worker: "B", duration: 30, maximumPerHost: 4))
+        XCTAssertEqual(second.item.id, "x")
+        // Then B reads A's mark, A can no longer mark anything, and a release clears the mark
+        XCTAssertEqual(try b.publishingFile(of: second), first.item.destination)
+        XCTAssertThrowsError(try a.beginPublishing(first, file: first.item.destination)) {
+            XCTAssertEqual(($0 as? CourierError)?.code, .leaseLost)
+        }
+        try b.release(second)
+        let third = try XCTUnwrap(try b.lease(worker: "B", duration: 30, maximumPerHost: 4))
+        XCTAssertEqual(third.item.id, "x")
+        XCTAssertNil(try b.publishingFile(of: third))
+    }
+
     func testAStaleTokenCannotCompleteEvenWhenTheLeaseIsUnexpired() throws {
         // A token from before a takeover, replayed against the current lease's worker and expiry.
         let store = try openStore()

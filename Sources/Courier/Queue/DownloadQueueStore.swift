@@ -17,12 +17,16 @@ import Foundation
 ///   host over `maximumPerHost` unexpired leases, counted over every worker of the store. Each
 ///   lease of an item carries a **fencing token** greater than every earlier lease's of that item.
 /// - **Renew** (``renew(_:duration:)``), **progress** (``recordProgress(_:received:resumeRecord:)``),
-///   **complete** (``complete(_:file:)``), **fail** (``fail(_:_:)``) and **release**
+///   **publishing** (``beginPublishing(_:file:)``), **complete** (``complete(_:file:)``), **fail** (``fail(_:_:)``) and **release**
 ///   (``release(_:)``) act only while the lease is the item's current one and has not expired:
 ///   the check and the change are one atomic step. Otherwise they throw
 ///   ``CourierError/Code-swift.struct/leaseLost`` and change nothing. So a worker whose lease was
 ///   taken over — paused past its expiry, cut off from the store — can never mark the item
 ///   complete: it must not publish its file before ``complete(_:file:)`` has returned.
+/// - **Publishing** is fenced twice: ``beginPublishing(_:file:)`` under the lease, then the
+///   file linked into place (never replacing one), then ``complete(_:file:)``. A worker paused
+///   or cut off before the first step never publishes; one that dies between the link and the
+///   completion leaves the mark, and the item's next lease completes it from the file it finds.
 /// - Complete, fail and release end the lease: the item is `completed`, `failed`, or `queued`
 ///   again (continuing from the recorded resume record, when the next worker can reach the
 ///   partial file).
@@ -47,6 +51,15 @@ public protocol DownloadQueueStore: AnyObject, Sendable {
     func complete(_ lease: DownloadQueue.Lease, file: URL) throws(CourierError)
     /// Marks the item `failed` with `failure`, only if `lease` is still the item's.
     func fail(_ lease: DownloadQueue.Lease, _ failure: DownloadQueue.Failure) throws(CourierError)
+    /// Marks the item as publishing `file` under `lease` (fenced like ``complete(_:file:)``): the
+    /// step between a finished download and linking its file into place. A worker that dies
+    /// after this leaves a mark the next lease of the item reads with ``publishingFile(of:)``, so
+    /// that a file it finds at the destination is known to be this item's and is completed, never
+    /// fetched and published a second time.
+    func beginPublishing(_ lease: DownloadQueue.Lease, file: URL) throws(CourierError)
+    /// The file a lease of this item marked with ``beginPublishing(_:file:)`` and did not
+    /// complete, or `nil`. Asked by the holder of `lease` only when it finds its destination taken.
+    func publishingFile(of lease: DownloadQueue.Lease) throws(CourierError) -> URL?
     /// Gives the item back (`queued`, keeping its recorded progress) for any worker to lease.
     func release(_ lease: DownloadQueue.Lease) throws(CourierError)
     /// Every item, in the order they were added, with its state as the store has it.

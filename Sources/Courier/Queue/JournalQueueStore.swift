@@ -27,6 +27,8 @@ public final class JournalQueueStore: DownloadQueueStore {
         var queue = DownloadQueue.QueueState()
         var leases: [String: Held] = [:]
         var tokens: [String: Int64] = [:]
+        /// Files a lease began publishing (``beginPublishing(_:file:)``), until the item's lease ends.
+        var publishing: [String: URL] = [:]
         var closed = false
     }
 
@@ -179,6 +181,21 @@ public final class JournalQueueStore: DownloadQueueStore {
         }
     }
 
+    /// Keeps the mark in memory: in one process, the journal's `running` record and the partial
+    /// file beside the destination already tell a reopened queue what was being published.
+    public func beginPublishing(_ lease: DownloadQueue.Lease, file: URL) throws(CourierError) {
+        let now = clock()
+        try change { (inner: inout Inner) throws(CourierError) in
+            try Self.check(lease, in: inner, now: now)
+            inner.publishing[lease.item.id] = file.standardizedFileURL
+        }
+    }
+
+    /// The mark an earlier lease of the item left.
+    public func publishingFile(of lease: DownloadQueue.Lease) throws(CourierError) -> URL? {
+        inner.withLock { $0.publishing[lease.item.id] }
+    }
+
     /// Journals `completed` under the lease's check.
     public func complete(_ lease: DownloadQueue.Lease, file: URL) throws(CourierError) {
         try end(lease, as: .completed(file.standardizedFileURL))
@@ -199,6 +216,7 @@ public final class JournalQueueStore: DownloadQueueStore {
         try change { (inner: inout Inner) throws(CourierError) in
             try Self.check(lease, in: inner, now: now)
             inner.leases[lease.item.id] = nil
+            inner.publishing[lease.item.id] = nil
             inner.queue.set(lease.item.id, state)
             if state == .queued, let item = inner.queue.items[lease.item.id] { inner.queue.order.insert(item) }
         }

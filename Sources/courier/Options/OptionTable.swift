@@ -223,6 +223,16 @@ enum OptionTable {
             <d>/.courier-queue).
             """),
         OptionSpec(
+            ["--queue"], "<postgres://…>", [.queue], .list,
+            """
+            Share the list with other workers through a PostgreSQL
+            database (libpq's connection string; the password from
+            PGPASSWORD, ~/.pgpass or a service file). Each runs the
+            same command: each item is fetched and published once, by
+            one worker; a worker that dies is taken over. The string
+            is never printed. See courier queue status.
+            """),
+        OptionSpec(
             ["--parallel"], "<n>", [.queue], .list,
             """
             Downloads at once (default 4).

@@ -34,6 +34,9 @@ extension GetCommand {
         var state: String?
         /// `-P`, `--directory-prefix`: where the files are saved; default the current directory.
         var directory: String?
+        /// `--queue`: the connection string of the PostgreSQL database a fleet shares the list
+        /// in (QueueCommand+Fleet.swift); `nil` for the local journal. Never printed.
+        var store: String?
         /// `--parallel`: the most downloads at once (the queue's `maximumRunning`).
         var parallel = 4
         /// `--per-host`: the most connections at once to one host and port (a `--split` item
@@ -84,6 +87,10 @@ extension GetCommand {
                 case "--state":
                     guard !value.isEmpty else { throw UsageError(get: "--state needs a directory") }
                     options.state = value
+                case "--queue":
+                    // Never quoted back: the value may hold a password.
+                    guard !value.isEmpty else { throw UsageError(get: "--queue needs a PostgreSQL connection string (postgres://…)") }
+                    options.store = value
                 case "-P", "--directory-prefix":
                     guard !value.isEmpty else { throw UsageError(get: "\(name) needs a directory") }
                     options.directory = value

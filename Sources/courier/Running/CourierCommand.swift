@@ -93,13 +93,16 @@ enum CourierCommand {
           courier doctor [<url>] [--json]       Report libcurl, the CA file, the proxy for <url>,
                                                 the temporary directory and the known traps; exit 1
                                                 if a download would break (courier doctor --help).
+          courier queue status --queue <postgres://…>
+                                                Show a fleet's download list (get -i … --queue):
+                                                its items by state, the leased ones by worker.
           courier --help                        Show this help (courier get --help, courier events
                                                 --help: one command's alone).
           courier --version                     Show the version.
 
         """ + "\n" + GetCommand.help + "\n\n" + EventsCommand.help
 
-    static let commands = ["get", "events", "demo", "serve", "doctor", "help", "--help", "--version"]
+    static let commands = ["get", "events", "demo", "serve", "doctor", "queue", "help", "--help", "--version"]
 
     static func run(_ arguments: [String]) throws -> Int32 {
         guard let command = arguments.first else {
@@ -113,6 +116,7 @@ enum CourierCommand {
             case "get": print(GetCommand.help)
             case "events": print(EventsCommand.help)
             case "doctor": print(DoctorCommand.help)
+            case "queue": print(QueueStatusCommand.help)
             default: print(usage)
             }
             return ExitCode.success
@@ -154,6 +158,12 @@ enum CourierCommand {
             }
             OutputRedaction.use(options.redaction)
             return DoctorCommand(options).run()
+        case "queue":
+            guard let connection = try QueueStatusCommand.parse(rest) else {
+                print(QueueStatusCommand.help)
+                return ExitCode.success
+            }
+            return QueueStatusCommand.run(connection: connection)
         case "serve":
             return try ServeCommand(try OptionParser(rest, valued: OptionTable.valued(for: .serve))).run()
         case "demo":

@@ -104,7 +104,7 @@ extension QueueCommand {
 
     /// The next lines' downloads, up to `count`: those the input has now, waiting
     /// ``inputWaitMilliseconds`` at most for the first.
-    private func readBatch(
+    func readBatch(
         _ reader: inout InputSpool.Reader, _ list: inout DownloadList, upTo count: Int
     ) -> Result<Batch, EndingError> {
         var batch = Batch(entries: [], inputEnded: false)

@@ -41,6 +41,7 @@ struct QueueCommand {
     /// Runs the queue until every item of the input is finished, or a stop signal; returns the
     /// exit code (every message is printed).
     func run() -> Int32 {
+        if let connection = options.store { return runFleet(connection: connection) }
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         let spool: InputSpool
         do {
@@ -67,8 +68,6 @@ struct QueueCommand {
             return fail("cannot create \(options.outputDirectory(in: cwd).path): \(error.localizedDescription)", ExitCode.fileSystem)
         }
 
-        // -H goes into every request through an adapter rather than the items' headers, which the
-        // journal keeps in the clear: like a single get, a token is never written to disk.
         let display = Locked<QueueProgress?>(nil)
         var managerConfiguration = GetCommand.managerConfiguration(
             shared,
@@ -79,16 +78,7 @@ struct QueueCommand {
         // manager must not hold back what it allows.
         managerConfiguration.maximumRunningTasksPerHost = GetCommand.runningTasksPerHost(
             managerConfiguration.maximumRunningTasksPerHost, for: shared.split, perHost: options.perHost)
-        let headers = shared.headers
-        if !headers.isEmpty {
-            managerConfiguration.interceptor = Interceptor(adapters: [
-                Adapter { request in
-                    var request = request
-                    for header in headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
-                    return request
-                }
-            ])
-        }
+        Self.addHeaders(shared.headers, to: &managerConfiguration)
         let manager = SessionManager(configuration: managerConfiguration)
         defer { manager.invalidate(cancelingTasks: true) }
 
@@ -131,6 +121,19 @@ struct QueueCommand {
 
         let ending = feed(queue, &reader, &list, first: first, shown: shown, stops: stops, wake: wake)
         return end(ending, queue: queue, shown: shown, spool: spool, list: list)
+    }
+
+    /// `-H` goes into every request through an adapter rather than the items' headers, which the
+    /// journal (or a fleet's database) keeps in the clear: like a single get, a token is never stored.
+    static func addHeaders(_ headers: [(name: String, value: String)], to configuration: inout SessionManager.Configuration) {
+        guard !headers.isEmpty else { return }
+        configuration.interceptor = Interceptor(adapters: [
+            Adapter { request in
+                var request = request
+                for header in headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
+                return request
+            }
+        ])
     }
 
     /// Stops the queue (when there is one) and says how the command ended; returns its exit code.

@@ -45,6 +45,23 @@ final class JournalQueueStoreTests: JournalTestCase {
         XCTAssertEqual(taken.token, renewed.token + 1)
     }
 
+    func testThePublishingMarkIsFencedAndReadByTheNextLease() throws {
+        let store = try openStore()
+        try store.add([newItem("x")])
+        let first = try XCTUnwrap(try store.lease(worker: "A", duration: 10, maximumPerHost: 1))
+        XCTAssertNil(try store.publishingFile(of: first))
+        try store.beginPublishing(first, file: first.item.destination)
+        advance(11)
+        let second = try XCTUnwrap(try store.lease(worker: "B", duration: 10, maximumPerHost: 1))
+        XCTAssertEqual(try store.publishingFile(of: second), first.item.destination.standardizedFileURL)
+        XCTAssertThrowsError(try store.beginPublishing(first, file: first.item.destination)) {
+            XCTAssertEqual(($0 as? CourierError)?.code, .leaseLost)
+        }
+        try store.release(second)
+        let third = try XCTUnwrap(try store.lease(worker: "B", duration: 10, maximumPerHost: 1))
+        XCTAssertNil(try store.publishingFile(of: third), "a release ends the mark")
+    }
+
     func testFencingAfterATakeover() throws {
         let store = try openStore()
         try store.add([newItem("x")])

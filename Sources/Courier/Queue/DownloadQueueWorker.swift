@@ -1,0 +1,354 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+internal import CourierSupport
+
+/// One worker of a download list shared through a ``DownloadQueueStore`` (a fleet's
+/// `PostgresQueueStore`, or the one-process ``JournalQueueStore``): it leases items from the
+/// store instead of ordering them itself, fetches them into its own directory, renews their
+/// leases with a heartbeat, reports their progress and resume records, and publishes each file
+/// under the store's fence — so a worker whose lease was taken over never publishes, and a file
+/// is never published twice nor lost.
+///
+/// The rules, in order, for each item (Docs/DownloadQueue.md, "A fleet"):
+/// 1. **Lease** (``DownloadQueueStore/lease(worker:duration:maximumPerHost:)``) while fewer than
+///    ``Configuration/maximumRunning`` run; the store keeps the per-host cap fleet-wide.
+/// 2. **Look at the destination**: a file there that is the item's (its SHA-256, or marked by an
+///    earlier lease as being published) completes the item; anything else there fails it.
+/// 3. **Fetch** into the worker's `parts` directory, continuing its own partial file if one is there.
+///    Every heartbeat (a third of the lease) renews the lease and records the progress; a renewal
+///    refused with ``CourierError/Code-swift.struct/leaseLost`` stops the download.
+/// 4. **Publish, fenced**: ``DownloadQueueStore/beginPublishing(_:file:)`` under the lease, then
+///    the link into place (never replacing a file), then ``DownloadQueueStore/complete(_:file:)``.
+///    A refused mark stops the download before its file is linked: the item's change carries
+///    ``CourierError/Code-swift.struct/leaseLost``.
+///
+/// Store calls run on the worker's own serial queue; they block it (libpq is synchronous), never
+/// a caller. While idle, the worker costs its poll timer and nothing else. A store that cannot
+/// be reached (a database restarting) is asked again at the next poll and beat: downloads go on,
+/// and whatever their leases lost meanwhile the fence refuses.
+public final class DownloadQueueWorker: Sendable {
+    /// How the worker runs.
+    public struct Configuration: Sendable {
+        /// The worker's name in the store (who holds a lease). Default: the host name and process id.
+        public var name = DownloadQueueWorker.defaultName()
+        /// The most downloads running at once in this worker (at least 1). Default 4.
+        public var maximumRunning = 4
+        /// The most leases at once on one host and port, over every worker of the store (at least 1). Default 2.
+        public var maximumRunningPerHost = 2
+        /// How long a lease lasts unless renewed, in seconds. Default 30; renewed every third of it.
+        public var leaseDuration: TimeInterval = 30
+        /// How often an idle worker asks the store for work, in seconds. Default 1.
+        public var pollInterval: TimeInterval = 1
+        /// The policy each download starts from; the item's expected length and SHA-256, and the
+        /// partial file in the worker's directory, are set per item. Items are fetched unsplit.
+        public var policy = DownloadPolicy.default
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// `host:pid`, from `gethostname(2)`: `ProcessInfo.hostName` on Linux may ask the resolver,
+    /// which can take seconds on a machine without DNS.
+    static func defaultName() -> String {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let named = buffer.withUnsafeMutableBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { gethostname($0.baseAddress!, $0.count - 1) == 0 }
+        }
+        let host = named ? String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self) : "worker"
+        return "\(host):\(getpid())"
+    }
+
+    /// One leased item being fetched.
+    struct Job {
+        var lease: DownloadQueue.Lease
+        var task: DownloadTask?
+        var received: Int64 = 0
+        /// A renewal found the lease taken over and stopped the download.
+        var lost = false
+    }
+
+    /// Everything that changes, behind the one lock.
+    struct WorkerState {
+        var jobs: [String: Job] = [:]
+        /// The poll and heartbeat timers, set by ``start()``, cancelled by ``stop()``.
+        var timers: [any DispatchSourceTimer] = []
+        var started = false
+        var stopping = false
+        var stopWaiters: [@Sendable () -> Void] = []
+        var observers: [UUID: @Sendable (DownloadQueue.Change) -> Void] = [:]
+    }
+
+    /// The worker's directory: its partial files live in `parts` inside it.
+    public let directory: URL
+    /// The store the items are leased from.
+    public let store: any DownloadQueueStore
+    let manager: SessionManager
+    let configuration: Configuration
+    let state = Locked(WorkerState())
+    /// Runs the store's calls and the timers, one at a time.
+    let queue = DispatchQueue(label: "courier.download-queue-worker")
+    let callbackQueue = DispatchQueue(label: "courier.download-queue-worker.callbacks")
+
+    /// A worker on `store` whose partial files go under `directory` (created 0700).
+    ///
+    /// - Throws: ``CourierError/Code-swift.struct/fileSystem`` when the directory cannot be created.
+    public init(
+        store: any DownloadQueueStore, directory: URL, manager: SessionManager, configuration: Configuration = Configuration()
+    ) throws(CourierError) {
+        var configuration = configuration
+        configuration.maximumRunning = max(1, configuration.maximumRunning)
+        configuration.maximumRunningPerHost = max(1, configuration.maximumRunningPerHost)
+        configuration.leaseDuration = max(0.1, configuration.leaseDuration)
+        configuration.pollInterval = max(0.01, configuration.pollInterval)
+        self.store = store
+        self.directory = directory
+        self.manager = manager
+        self.configuration = configuration
+        do {
+            try FileManager.default.createDirectory(
+                at: directory.appendingPathComponent("parts", isDirectory: true), withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw CourierError(code: .fileSystem, message: "cannot create \(directory.path)/parts: \(error)", underlyingError: error)
+        }
+    }
+
+    deinit {
+        for timer in state.withLock({ $0.timers }) { timer.cancel() }
+    }
+
+    /// The worker's name in the store.
+    public var name: String { configuration.name }
+
+    /// Starts leasing and fetching (once; later calls do nothing).
+    public func start() {
+        let first = state.withLock { state -> Bool in
+            defer { state.started = true }
+            return !state.started && !state.stopping
+        }
+        guard first else { return }
+        let poll = DispatchSource.makeTimerSource(queue: queue)
+        poll.schedule(deadline: .now(), repeating: configuration.pollInterval, leeway: .milliseconds(10))
+        poll.setEventHandler { [weak self] in self?.fill() }
+        let beat = Self.heartbeatInterval(leaseDuration: configuration.leaseDuration)
+        let heartbeat = DispatchSource.makeTimerSource(queue: queue)
+        heartbeat.schedule(deadline: .now() + beat, repeating: beat, leeway: .milliseconds(10))
+        heartbeat.setEventHandler { [weak self] in self?.renewAll() }
+        state.withLock { $0.timers = [poll, heartbeat] }
+        poll.resume()
+        heartbeat.resume()
+    }
+
+    /// Stops: no new lease, every running download stops keeping its bytes and its item is
+    /// released to the store (queued, with its progress) for any worker; returns when all are.
+    public func stop() async {
+        let timers = state.withLock { state in
+            defer { state.timers = [] }
+            return state.timers
+        }
+        for timer in timers { timer.cancel() }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let tasks = state.withLock { state -> [DownloadTask] in
+                state.stopping = true
+                state.stopWaiters.append { continuation.resume() }
+                return state.jobs.values.compactMap(\.task)
+            }
+            for task in tasks { task.cancel(producingResumeData: { _ in }) }
+            queue.async { [self] in finishStopIfIdle() }
+        }
+    }
+
+    /// Calls `handler` with every change this worker makes to an item (leased, progress, and how
+    /// it ended, ``CourierError/Code-swift.struct/leaseLost`` included), in order, on a serial
+    /// queue of the worker's; returns a token for ``removeObserver(_:)``.
+    @discardableResult
+    public func addObserver(_ handler: @escaping @Sendable (DownloadQueue.Change) -> Void) -> UUID {
+        let id = UUID()
+        state.withLock { $0.observers[id] = handler }
+        return id
+    }
+
+    /// Stops calling the observer `token` names.
+    public func removeObserver(_ token: UUID) {
+        _ = state.withLock { $0.observers.removeValue(forKey: token) }
+    }
+
+    /// The ids of the items this worker holds leases on now.
+    public var leasedItems: [String] {
+        state.withLock { Array($0.jobs.keys) }.sorted()
+    }
+
+    // MARK: - On the worker's queue
+
+    /// Leases items while slots are free. A store error ends this round: the next poll asks again.
+    func fill() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        while state.withLock({ !$0.stopping && $0.jobs.count < configuration.maximumRunning }) {
+            let lease: DownloadQueue.Lease?
+            do throws(CourierError) {
+                lease = try store.lease(
+                    worker: configuration.name, duration: configuration.leaseDuration,
+                    maximumPerHost: configuration.maximumRunningPerHost)
+            } catch {
+                return
+            }
+            guard let lease else { return }
+            begin(lease)
+        }
+    }
+
+    /// Starts a lease: the destination decides (``start(destination:markedPublishing:)``), then
+    /// the download.
+    private func begin(_ lease: DownloadQueue.Lease) {
+        let item = lease.item
+        let existing = DownloadQueue.ExistingFile.inspect(item.destination, hashing: item.sha256 != nil)
+        var verdict: DownloadQueue.ExistingFile.Verdict?
+        var marked = false
+        if existing != .absent {
+            verdict = existing.check(expectedLength: item.expectedLength, sha256: item.sha256)
+            marked = (try? store.publishingFile(of: lease))?.standardizedFileURL == item.destination.standardizedFileURL
+        }
+        switch Self.start(destination: verdict, markedPublishing: marked) {
+        case .complete:
+            end(lease, .complete(item.destination))
+            return
+        case .fail(let reason):
+            end(lease, .fail(DownloadQueue.Failure(CourierError(code: .fileSystem, message: reason, url: item.url))))
+            return
+        case .download:
+            break
+        }
+        state.withLock { $0.jobs[item.id] = Job(lease: lease) }
+        emit(item.with(state: .running(received: lease.received, total: item.expectedLength)))
+        let task = makeTask(lease)
+        let launch = state.withLock { state -> Bool in
+            guard state.jobs[item.id] != nil else { return false }
+            state.jobs[item.id]?.task = task
+            return !state.stopping
+        }
+        if launch { task.resume() } else { task.cancel(producingResumeData: { _ in }) }
+    }
+
+    /// The partial file of an item in this worker's directory (named after a hash of the id).
+    func partialFile(for id: String) -> URL {
+        let name = SHA256.hexString(SHA256.hash(Data(id.utf8))).prefix(40)
+        return directory.appendingPathComponent("parts/\(name).courier-partial")
+    }
+
+    private func makeTask(_ lease: DownloadQueue.Lease) -> DownloadTask {
+        let item = lease.item
+        var request = URLRequest(url: item.url)
+        for (name, value) in item.headers { request.setValue(value, forHTTPHeaderField: name) }
+        var policy = configuration.policy
+        policy.expectedLength = item.expectedLength
+        policy.expectedSHA256 = item.sha256.flatMap(DownloadPolicy.sha256(hex:))
+        policy.split = .off
+        policy.partialFile = partialFile(for: item.id)
+        let store = self.store
+        // The fence: the mark is set under the lease, or the file is not linked. The link that
+        // follows never replaces a file, so a late second publisher fails rather than overwrites.
+        let destination = DownloadDestination.file(item.destination, options: [.createIntermediateDirectories])
+            .checking { () throws(CourierError) in try store.beginPublishing(lease, file: item.destination) }
+        let id = item.id
+        return manager.downloadTask(
+            with: request, to: destination, policy: policy, queue: .immediate,
+            progress: { [weak self] progress in
+                self?.state.withLock { $0.jobs[id]?.received = progress.completedUnitCount }
+            },
+            completion: { [weak self] response in
+                guard let self else { return }
+                self.queue.async { self.finished(id, token: lease.token, response.result) }
+            })
+    }
+
+    /// A download ended: its lease ends as ``end(_:lost:stopping:)`` decides.
+    private func finished(_ id: String, token: Int64, _ result: Result<URL, CourierError>) {
+        let job = state.withLock { state -> (Job, stopping: Bool)? in
+            guard let job = state.jobs[id], job.lease.token == token else { return nil }
+            state.jobs[id] = nil
+            return (job, state.stopping)
+        }
+        guard let (job, stopping) = job else { return }
+        end(job.lease, Self.end(result, lost: job.lost, stopping: stopping))
+        finishStopIfIdle()
+        if !stopping { fill() }
+    }
+
+    /// Tells the store how the lease ended, and the observers what became of the item. A store
+    /// that refuses or cannot be reached changes nothing here: the lease runs out and the item's
+    /// next lease decides again from what is at the destination.
+    private func end(_ lease: DownloadQueue.Lease, _ end: LeaseEnd) {
+        let item = lease.item
+        var outcome: DownloadQueue.State
+        do throws(CourierError) {
+            switch end {
+            case .complete(let file):
+                outcome = .completed(file)
+                try store.complete(lease, file: file)
+            case .fail(let failure):
+                outcome = .failed(failure)
+                try store.fail(lease, failure)
+            case .release:
+                outcome = .queued
+                try store.release(lease)
+            case .lost:
+                outcome = .failed(DownloadQueue.Failure(Self.lostError(lease)))
+            }
+        } catch {
+            outcome = .failed(DownloadQueue.Failure(error))
+        }
+        emit(item.with(state: outcome))
+    }
+
+    static func lostError(_ lease: DownloadQueue.Lease) -> CourierError {
+        CourierError(
+            code: .leaseLost,
+            message:
+                "lease \(lease.token) of item \(lease.item.id) was taken over or expired: its download stopped and its file was not published",
+            url: lease.item.url)
+    }
+
+    /// The heartbeat: renews each running lease and records its progress; a lease found lost
+    /// stops its download.
+    private func renewAll() {
+        let jobs = state.withLock { Array($0.jobs.values) }
+        for job in jobs where job.task != nil && !job.lost {
+            do throws(CourierError) {
+                let renewed = try store.renew(job.lease, duration: configuration.leaseDuration)
+                let record = try? ResumeData.record(beside: partialFile(for: job.lease.item.id))
+                try store.recordProgress(renewed, received: job.received, resumeRecord: record?.encoded())
+                emit(job.lease.item.with(state: .running(received: job.received, total: job.lease.item.expectedLength)))
+            } catch  where Self.renewalStopsDownload(error) {
+                let task = state.withLock { state -> DownloadTask? in
+                    guard state.jobs[job.lease.item.id]?.lease.token == job.lease.token else { return nil }
+                    state.jobs[job.lease.item.id]?.lost = true
+                    return state.jobs[job.lease.item.id]?.task
+                }
+                task?.cancel()
+            } catch {
+                continue  // the store is unreachable: try again at the next beat
+            }
+        }
+    }
+
+    private func finishStopIfIdle() {
+        let waiters = state.withLock { state -> [@Sendable () -> Void] in
+            guard state.stopping, state.jobs.isEmpty else { return [] }
+            defer { state.stopWaiters = [] }
+            return state.stopWaiters
+        }
+        for waiter in waiters { waiter() }
+    }
+
+    private func emit(_ item: DownloadQueue.Item) {
+        let observers = state.withLock { Array($0.observers.values) }
+        guard !observers.isEmpty else { return }
+        let change = DownloadQueue.Change(item: item, retry: nil)
+        callbackQueue.async { for observer in observers { observer(change) } }
+    }
+}

@@ -1,0 +1,163 @@
+import Courier
+import CourierPostgres
+import CourierSupport
+import Foundation
+
+/// `courier get -i FILE --queue postgres://…`: this process as one worker of a fleet sharing the
+/// list in the user's PostgreSQL database (Docs/DownloadQueue.md, "A fleet"). Every worker runs
+/// the same command: the input's items are added to the database once (their ids are the
+/// lines' stable ids, so a second worker adds nothing), then leased, fetched and published by
+/// whichever worker gets them, each once. The command ends when every item of its input is
+/// finished, by any worker. The connection string is never printed: the store's errors show it
+/// redacted, and this file never quotes it.
+extension QueueCommand {
+    /// Runs this worker until every item of the input is finished, or a stop signal.
+    func runFleet(connection: String) -> Int32 {
+        let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
+        let spool: InputSpool
+        do {
+            spool = try Self.openSpool(options)
+        } catch {
+            return fleetFail(error.message, error.status)
+        }
+        let stops = StopSignals()
+        let watcher = stops.watch()
+        defer { watcher.cancel() }
+        // The whole input first: a fleet's list is a finished file, and a mistake in it adds nothing.
+        var reader = InputSpool.Reader(spool, fills: true)
+        var list = DownloadList(directory: options.outputDirectory(in: cwd))
+        var entries: [DownloadList.Entry] = []
+        reading: while true {
+            if let signal = stops.signal { return ExitCode.forSignal(signal) }
+            switch readBatch(&reader, &list, upTo: Int.max) {
+            case .success(let batch):
+                entries += batch.entries
+                if batch.inputEnded { break reading }
+            case .failure(let ending):
+                if case .mistake(let error) = ending.ending {
+                    ProgressPrinter.writeToStandardError("courier: \(error.message)\nRun '\(error.help)' for usage.\n")
+                    return ExitCode.usage
+                }
+                return fleetFail("cannot read \(Self.source(options))", ExitCode.fileSystem)
+            }
+        }
+        let store: PostgresQueueStore
+        do {
+            store = try PostgresQueueStore(connectionString: connection)
+            try Self.addMissing(entries, to: store, split: options.shared.split)
+        } catch {
+            return fleetFail("the download list's database: \(error.message)", ExitCode.forError(error))
+        }
+        defer { store.close() }
+
+        var managerConfiguration = GetCommand.managerConfiguration(
+            options.shared, say: { ProgressPrinter.writeToStandardError($0 + "\n") }, retryLine: GetCommand.downloadRetryLine)
+        managerConfiguration.maximumRunningTasksPerHost = GetCommand.runningTasksPerHost(
+            managerConfiguration.maximumRunningTasksPerHost, for: .off, perHost: options.perHost)
+        Self.addHeaders(options.shared.headers, to: &managerConfiguration)
+        let manager = SessionManager(configuration: managerConfiguration)
+        defer { manager.invalidate(cancelingTasks: true) }
+        var configuration = DownloadQueueWorker.Configuration()
+        configuration.maximumRunning = options.parallel
+        configuration.maximumRunningPerHost = options.perHost
+        configuration.policy = options.shared.downloadPolicy
+        let worker: DownloadQueueWorker
+        do {
+            worker = try DownloadQueueWorker(
+                store: store, directory: options.stateDirectory(in: cwd).appendingPathComponent("fleet", isDirectory: true),
+                manager: manager, configuration: configuration)
+        } catch {
+            return fleetFail(error.message, ExitCode.forError(error))
+        }
+        let quiet = options.shared.quiet
+        let names = Dictionary(entries.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+        worker.addObserver { change in
+            guard !quiet, let name = names[change.id] else { return }
+            switch change.state {
+            case .completed: ProgressPrinter.writeToStandardError("courier: \(name): done\n")
+            case .failed(let failure):
+                ProgressPrinter.writeToStandardError("courier: \(name): \(GetCommand.oneLine(Self.describe(failure)))\n")
+            default: break
+            }
+        }
+        worker.start()
+        let ids = Set(entries.map(\.id))
+        var finished: [String: DownloadQueue.State] = [:]
+        while true {
+            if let signal = stops.signal {
+                Self.stop(worker)
+                if !quiet { ProgressPrinter.writeToStandardError("courier: interrupted; its items went back to the list\n") }
+                return ExitCode.forSignal(signal)
+            }
+            // The database decides: other workers finish items too. A read that fails (the server
+            // restarting) is tried again.
+            if let items = try? store.items() {
+                finished = [:]
+                for item in items where ids.contains(item.id) && item.state.isFinished { finished[item.id] = item.state }
+                if finished.count == ids.count { break }
+            }
+            usleep(250_000)
+        }
+        Self.stop(worker)
+        return summarize(entries, finished)
+    }
+
+    /// Adds the entries the database does not have yet. Two workers starting together may both
+    /// try: the second add is refused whole (an id stored), and is tried again with what is left.
+    static func addMissing(_ entries: [DownloadList.Entry], to store: PostgresQueueStore, split: DownloadSplit) throws(CourierError) {
+        for attempt in 1...3 {
+            let stored = Set(try store.items().map(\.id))
+            let missing = entries.filter { !stored.contains($0.id) }.map {
+                DownloadQueue.NewItem(url: $0.url, to: $0.destination, id: $0.id, sha256: $0.sha256, split: split)
+            }
+            guard !missing.isEmpty else { return }
+            do throws(CourierError) {
+                try store.add(missing)
+                return
+            } catch  where error.code == .invalidRequest && attempt < 3 {
+                continue
+            }
+        }
+    }
+
+    /// `await worker.stop()` from this synchronous command.
+    static func stop(_ worker: DownloadQueueWorker) {
+        let stopped = DispatchSemaphore(value: 0)
+        Task {
+            await worker.stop()
+            stopped.signal()
+        }
+        stopped.wait()
+    }
+
+    /// The saved paths on stdout, in the input's order; the failures on stderr; the exit code.
+    private func summarize(_ entries: [DownloadList.Entry], _ finished: [String: DownloadQueue.State]) -> Int32 {
+        var paths = ""
+        var lines: [String] = []
+        var worst = ExitCode.success
+        for entry in entries {
+            switch finished[entry.id] {
+            case .completed(let file): paths += file.path + "\n"
+            case .failed(let failure):
+                lines.append("courier:   line \(entry.line): \(entry.name): \(GetCommand.oneLine(Self.describe(failure)))")
+                worst = Self.worse(worst, ExitCode.forCode(failure.code))
+            default:
+                lines.append("courier:   line \(entry.line): \(entry.name): paused or cancelled in the database")
+                worst = Self.worse(worst, ExitCode.failure)
+            }
+        }
+        FileHandle.standardOutput.write(Data(paths.utf8))
+        if lines.isEmpty {
+            if !options.shared.quiet { ProgressPrinter.writeToStandardError("courier: all \(entries.count) downloads complete\n") }
+            return ExitCode.success
+        }
+        ProgressPrinter.writeToStandardError(
+            (["courier: \(lines.count) of \(entries.count) downloads failed:"] + lines).joined(separator: "\n") + "\n")
+        return worst
+    }
+
+    private func fleetFail(_ message: String, _ status: Int32) -> Int32 {
+        ProgressPrinter.writeToStandardError("courier: \(GetCommand.oneLine(message))\n")
+        return status
+    }
+}

@@ -1,0 +1,35 @@
+import XCTest
+@testable import courier
+
+/// `courier queue status` without a database: its arguments, and its table (pure). The command
+/// against a real server is in Tests/CourierPostgresTests/FleetCommandTests.swift.
+final class QueueStatusCommandTests: XCTestCase {
+    func testItTakesStatusAndOneConnectionStringAndNeverQuotesAStrayArgument() throws {
+        XCTAssertEqual(try QueueStatusCommand.parse(["status", "--queue", "postgres://u@h/db"]), "postgres://u@h/db")
+        XCTAssertEqual(try QueueStatusCommand.parse(["status", "--queue=host=/tmp dbname=x"]), "host=/tmp dbname=x")
+        XCTAssertNil(try QueueStatusCommand.parse(["--help"]))
+        XCTAssertThrowsError(try QueueStatusCommand.parse(["list"]))
+        XCTAssertThrowsError(try QueueStatusCommand.parse(["status"]))
+        XCTAssertThrowsError(try QueueStatusCommand.parse(["status", "postgres://u:secret@h/db"])) { error in
+            XCTAssertFalse((error as? UsageError)?.message.contains("secret") ?? true)
+        }
+    }
+
+    func testTheTableListsEachStateAndWorkerThenTheTotal() {
+        let text = QueueStatusCommand.text([
+            (state: "completed", worker: nil, count: 1930), (state: "leased", worker: "build-7:4121", count: 4),
+            (state: "queued", worker: nil, count: 102),
+        ])
+        XCTAssertEqual(
+            text.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") },
+            ["STATE WORKER ITEMS", "completed - 1930", "leased build-7:4121 4", "queued - 102", "total 2036"])
+    }
+
+    func testGetTakesQueueOnlyWithAListAndKeepsItsValue() throws {
+        guard case .queue(let options) = try GetCommand.Invocation.parse(["-i", "list.txt", "--queue", "postgres://u@h/db"]) else {
+            return XCTFail("-i with --queue is a queue")
+        }
+        XCTAssertEqual(options.store, "postgres://u@h/db")
+        XCTAssertThrowsError(try GetCommand.Invocation.parse(["-i", "list.txt", "--queue", ""]))
+    }
+}
