@@ -114,6 +114,23 @@ final class WebSocketCommandTests: CommandLineTestCase {
         }
     }
 
+    /// Ctrl-C closes with 1001 (going away), waits for the server's answer and exits 130 quietly.
+    func testSIGINTClosesWith1001AndExits130() throws {
+        let server = try WebSocketTestServer(script: .init(steps: [.send(.text("hi")), .awaitClose()]))
+        defer { server.stop() }
+        let pipe = Pipe()
+        let child = try start(["ws", server.url("/").absoluteString], standardInput: pipe.fileHandleForReading)
+        waitUntil("the first message", timeout: 10) { ((try? Data(contentsOf: child.stdout)) ?? Data()) == Data("hi\n".utf8) }
+
+        kill(child.process.processIdentifier, SIGINT)
+
+        let result = finish(child, timeout: 10)
+        try? pipe.fileHandleForWriting.close()
+        XCTAssertEqual(result.status, 130, result.err)
+        XCTAssertEqual(result.err, "")
+        XCTAssertEqual(server.receivedFrames.last?.frame.closeCode, 1001)
+    }
+
     func testARefusedHandshakeIsAnHTTPErrorWithTheURLMasked() throws {
         let server = try WebSocketTestServer(script: .init(handshake: .status(403), steps: []))
         defer { server.stop() }

@@ -67,8 +67,7 @@ enum CourierCommand {
     /// What `courier` alone prints, on stderr (exit 2): the commands, and where the rest is.
     static let shortUsage = """
         usage: courier get <url> [-o <file> | -o -] [options]   download a file, like wget; resumable
-               courier events <url> [options]                   print Server-Sent Events as JSON lines
-               courier ws <url> [options]                       a WebSocket: stdin's lines out, messages in
+               courier events <url> | ws <url> [options]        Server-Sent Events as JSON lines; a WebSocket
                courier doctor [<url>] [--json]                  libcurl, CA file, proxies, traps
                courier demo | serve                             a resumed download; the test server
         Run 'courier get --help' for the download options, 'courier --help' for everything.
