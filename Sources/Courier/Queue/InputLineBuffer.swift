@@ -2,9 +2,9 @@
 /// one chunk: the one place that decides what a line is and how long it may be.
 ///
 /// A line ends at `\n`; a `\r` just before it is dropped (files written on Windows). The last
-/// line may lack its `\n`. A line longer than ``maximumLineBytes`` (or the buffer's ``lineLimit``) is refused as soon as that
-/// many bytes have come without a newline, so a producer that never sends one cannot make the
-/// command hold more.
+/// line may lack its `\n`. A line longer than ``lineLimit`` (``maximumLineBytes`` unless given) is
+/// refused as soon as that many bytes have come without a newline, so a producer that never sends
+/// one cannot make the command hold more.
 public struct InputLineBuffer: Sendable {
     /// The longest line accepted, in bytes, its `\n` (and a `\r` before it) not counted: 64 KiB.
     /// Far above any URL a server takes (most refuse a request line over 8 KiB) with its

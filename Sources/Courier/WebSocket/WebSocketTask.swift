@@ -185,6 +185,8 @@ public final class WebSocketTask: SessionTask {
     /// ``closeCode`` the server's; ``receive()`` then throws
     /// ``CourierError/Code-swift.struct/connectionLost``. A server that never answers within
     /// ``WebSocketOptions/closeTimeout`` fails the task with ``CourierError/Code-swift.struct/timedOut``.
+    /// Before the connection is open it fails the task with
+    /// ``CourierError/Code-swift.struct/cancelled``, as ``cancel(withCloseCode:reason:)`` does.
     /// How `courier ws` closes at the end of its input, so the answers in flight are printed.
     public func close(withCloseCode closeCode: WebSocketCloseCode, reason: Data?) {
         driver.cancel(
