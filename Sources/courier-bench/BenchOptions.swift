@@ -28,6 +28,9 @@ enum Workload: String, CaseIterable, Sendable {
     /// One large file from an in-process server that caps each connection, split over several
     /// connections, against aria2c (its own options: ``SegmentedOptions``).
     case segmented
+    /// WebSocket echo: the latency of small messages one at a time, then 1 MiB messages echoed
+    /// one at a time (Courier's `WebSocketTask`; the peers are Docs/bench/ws-peers.py).
+    case websocket
 }
 
 /// The response cache Courier's client uses in `small` and `cached` (`--cache`).
@@ -152,6 +155,11 @@ struct BenchOptions: Equatable, Sendable {
     var shape: IdleShape = .head
     /// idle: how long the transfers wait, in seconds (`--seconds`, at most ``IdleShape/longestWait``).
     var seconds: Double = 10
+    /// websocket: timed small messages (`--messages`), their size in bytes (`--size`), and the
+    /// 1 MiB messages echoed after them (`--big-mib`).
+    var messages = 10_000
+    var messageSize = 32
+    var bigMessages = 64
 
     init(workload: Workload, url: URL) {
         self.workload = workload
@@ -176,6 +184,8 @@ struct BenchOptions: Equatable, Sendable {
           courier-bench queue    --url URL --files N --dir DIR --items-only [--timeout S]
           courier-bench idle     --url BASE [--shape head|sse|sse16] [--seconds S] [--timeout S]
                                  [--client courier|urlsession]
+          courier-bench websocket --url ws://…|wss://… [--ca FILE] [--messages N] [--size B] [--big-mib M]
+                                 [--warmup W] [--timeout S]
           courier-bench segmented [options]   (courier-bench segmented --help)
           courier-bench cache-proxy --upstream URL [options]   (courier-bench cache-proxy --help)
 
@@ -211,6 +221,11 @@ struct BenchOptions: Equatable, Sendable {
                      one GET of BASE/delay/S*1000 (a head delayed S s); sse: one event stream with an event every
                      ~2 s for S s (BASE/sse?count=…&interval_ms=…); sse16: 16 such streams at once (both
                      clients then allow 16 connections per host). --seconds S (default 10, at most 10).
+          websocket  Against a WebSocket echo server (Docs/bench/ws-peers.py server, or courier serve's
+                     /ws/echo): W untimed messages (default 200), then N text messages of B bytes (default
+                     10000 of 32) one in flight, each timed from send to its echo, then M binary messages
+                     of 1 MiB (default 64) echoed one at a time. Courier only. --ca: a CA file (PEM) the
+                     wss:// server's certificate chains to, trusted beside the system's.
           --timeout  The request timeout and the deadline for the whole run, in seconds (default 60).
           --client   courier (default): Courier's SessionManager; urlsession: one raw URLSession;
                      urlsession-lean: the same raw client on a URLSession set up as Courier sets up its
@@ -222,7 +237,8 @@ struct BenchOptions: Equatable, Sendable {
           n=… c=… errors=… rps=… p50_ms=… p99_ms=… (small), bytes=… mib_s=… (download, memory),
           bytes=… mib_s=… high_water_kib=… pauses=… (stream), events=… events_s=… (sse),
           files=… c=… files_s=… (queue) or items=… items_s=… base_rss_kib=… journal_kib=… (queue --items-only),
-          transfers=… cpu_per_wall=… kit=active|disabled|notInstalled|inert (idle)
+          transfers=… cpu_per_wall=… kit=active|disabled|notInstalled|inert (idle),
+          n=… p50_us=… p99_us=… cpu_us_per_msg=… big_mib=… mib_s=… (websocket)
         Exit codes: 0 success, 1 failed requests or run, 2 usage error.
         """
 
@@ -243,6 +259,7 @@ struct BenchOptions: Equatable, Sendable {
         case .sse: ["--url", "--expect-events", "--timeout", "--client"]
         case .queue: common.union(["--files", "--concurrency", "--dir", "--mode", "--items-only"])
         case .idle: ["--url", "--shape", "--seconds", "--timeout", "--client"]
+        case .websocket: ["--url", "--ca", "--messages", "--size", "--big-mib", "--warmup", "--timeout", "--client"]
         // Parsed by SegmentedOptions: it starts its own server and runs several clients.
         case .segmented: []
         }
@@ -266,7 +283,7 @@ struct BenchOptions: Equatable, Sendable {
         else { return nil }
 
         guard let urlText = values["--url"] else { throw BenchUsageError(message: "\(workload.rawValue) needs --url") }
-        var options = BenchOptions(workload: workload, url: try url(urlText))
+        var options = BenchOptions(workload: workload, url: try url(urlText, webSocket: workload == .websocket))
         if let text = values["--client"] {
             guard let client = ClientKind(rawValue: text) else {
                 throw BenchUsageError(message: "--client takes courier, urlsession or urlsession-lean, not '\(text)'")
@@ -337,7 +354,24 @@ struct BenchOptions: Equatable, Sendable {
         }
         if workload == .queue { try parseQueue(values, into: &options) }
         if workload == .idle { try parseIdle(values, into: &options) }
+        if workload == .websocket { try parseWebSocket(values, into: &options) }
         return options
+    }
+
+    /// The `websocket` workload's options: Courier only (URLSession's WebSocket task fails at
+    /// `resume()` on Linux, Docs/WebSocket.md), `--ca` for a `wss://` server's throwaway CA.
+    private static func parseWebSocket(_ values: [String: String], into options: inout BenchOptions) throws(BenchUsageError) {
+        guard options.client == .courier else {
+            throw BenchUsageError(message: "websocket needs --client courier: URLSession's WebSocket task does not work on Linux")
+        }
+        if let text = values["--messages"] { options.messages = try integer("--messages", text, atLeast: 1) }
+        if let text = values["--size"] { options.messageSize = try integer("--size", text, atLeast: 1) }
+        if let text = values["--big-mib"] { options.bigMessages = try integer("--big-mib", text, atLeast: 0) }
+        if let path = values["--ca"] {
+            guard !path.isEmpty else { throw BenchUsageError(message: "--ca needs a file path") }
+            guard options.url.scheme?.lowercased() == "wss" else { throw BenchUsageError(message: "--ca needs a wss:// URL") }
+            options.caFile = path
+        }
     }
 
     /// `--cache` (small, cached): Courier only; `cached` always has one.
@@ -445,12 +479,13 @@ struct BenchOptions: Equatable, Sendable {
         Workload.allCases.map(\.rawValue).joined(separator: ", ")
     }
 
-    /// An absolute http or https URL with a host.
-    static func url(_ text: String) throws(BenchUsageError) -> URL {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+    /// An absolute http or https URL with a host (ws or wss for the `websocket` workload).
+    static func url(_ text: String, webSocket: Bool = false) throws(BenchUsageError) -> URL {
+        let schemes = webSocket ? ["ws", "wss"] : ["http", "https"]
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), schemes.contains(scheme),
             let host = url.host, !host.isEmpty
         else {
-            throw BenchUsageError(message: "--url takes an http:// or https:// URL, not '\(text)'")
+            throw BenchUsageError(message: "--url takes \(webSocket ? "a" : "an") \(schemes[0]):// or \(schemes[1]):// URL, not '\(text)'")
         }
         return url
     }
@@ -483,6 +518,11 @@ struct BenchOptions: Equatable, Sendable {
             return [timeout]
         case .queue:
             return [("mode", itemsOnly ? "items" : mode.rawValue), timeout]
+        case .websocket:
+            return [
+                ("big_mib", String(bigMessages)), ("scheme", url.scheme?.lowercased() ?? "ws"), ("size", String(messageSize)),
+                timeout, ("warmup", String(warmup)),
+            ]
         case .idle:
             return [
                 ("max_conns", maxConnections.map(String.init) ?? "default"),

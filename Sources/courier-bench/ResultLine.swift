@@ -11,7 +11,8 @@ import Foundation
 /// `queue`, `items=<N> items_s=<i> base_rss_kib=<B> journal_kib=<J>` for `queue --items-only`, and
 /// `transfers=<N> cpu_per_wall=<r> kit=<state>` for `idle`, and `bytes=<B> mib_s=<m> ideal_s=<i>
 /// speed_ratio=<r> errors=<E> conns=<C> peak=<P> r429=<Q> served=<S> refetched=<X> kills=<K>
-/// refetched_per_kill_conn=<Y>` for `segmented`. Every field is `key=value`
+/// refetched_per_kill_conn=<Y>` for `segmented`, and `n=<N> p50_us=<x> p99_us=<y> cpu_us_per_msg=<u>
+/// big_mib=<M> mib_s=<m>` for `websocket`. Every field is `key=value`
 /// without spaces, so `awk`/`split` can read it; the order never changes.
 struct ResultLine {
     /// The request-rate workload's figures.
@@ -86,6 +87,17 @@ struct ResultLine {
         var connectionsAtKills = 0
     }
 
+    /// The `websocket` figures: small messages' echo latencies, then the 1 MiB echoes' rate.
+    struct WebSocketEcho: Equatable {
+        /// Send → echo received, in seconds, for each timed small message.
+        var latencies: [Double]
+        /// The CPU the small messages cost, in seconds.
+        var smallCPUSeconds: Double
+        /// 1 MiB messages echoed, and the wall time they took.
+        var bigMessages: Int
+        var bigSeconds: Double
+    }
+
     /// What the workload adds after `config=`.
     enum Metrics: Equatable {
         case requests(Requests)
@@ -98,6 +110,7 @@ struct ResultLine {
         case items(Items)
         case idle(Idle)
         case segmented(Segmented)
+        case webSocket(WebSocketEcho)
     }
 
     /// The client's name: a ``ClientKind``'s, or `aria2c` for `segmented`'s other client.
@@ -175,6 +188,17 @@ struct ResultLine {
             // The cores the process kept busy while the transfers waited.
             fields += [
                 "transfers=\(idle.transfers)", "cpu_per_wall=\(Self.fixed(cpuSeconds / seconds, 4))", "kit=\(idle.kit)",
+            ]
+        case .webSocket(let echo):
+            // Microseconds: a loopback echo is a fraction of a millisecond. mib_s counts each
+            // 1 MiB message once (the peers' script does too), though it crosses the wire twice.
+            let sorted = echo.latencies.sorted()
+            let micro = { (seconds: Double?) in seconds.map { Self.fixed($0 * 1e6, 1) } ?? "nan" }
+            fields += [
+                "n=\(echo.latencies.count)", "p50_us=\(micro(Self.percentile(50, ofSorted: sorted)))",
+                "p99_us=\(micro(Self.percentile(99, ofSorted: sorted)))",
+                "cpu_us_per_msg=\(Self.fixed(echo.smallCPUSeconds / Double(max(1, echo.latencies.count)) * 1e6, 1))",
+                "big_mib=\(echo.bigMessages)", "mib_s=\(Self.fixed(Double(echo.bigMessages) / echo.bigSeconds, 1))",
             ]
         case .segmented(let run):
             // speed_ratio: the ideal time over the time taken (1 = at the limit); refetched: the

@@ -67,6 +67,7 @@ enum Bench {
             case .stream: line = try StreamWorkload(options: options, client: client).run(until: deadline)
             case .sse: line = try EventsWorkload(options: options, client: client).run(until: deadline)
             case .queue: line = try QueueWorkload(options: options, client: client).run(until: deadline)
+            case .websocket: line = try WebSocketWorkload(options: options).run(until: deadline)
             case .segmented:
                 // Never parsed into BenchOptions: the command line goes to SegmentedOptions.
                 writeToStandardError("courier-bench: segmented takes its own options\n")

@@ -2,9 +2,9 @@
 /// one chunk: the one place that decides what a line is and how long it may be.
 ///
 /// A line ends at `\n`; a `\r` just before it is dropped (files written on Windows). The last
-/// line may lack its `\n`. A line longer than ``maximumLineBytes`` is refused as soon as that
-/// many bytes have come without a newline, so a producer that never sends one cannot make the
-/// command hold more.
+/// line may lack its `\n`. A line longer than ``lineLimit`` (``maximumLineBytes`` unless given) is
+/// refused as soon as that many bytes have come without a newline, so a producer that never sends
+/// one cannot make the command hold more.
 public struct InputLineBuffer: Sendable {
     /// The longest line accepted, in bytes, its `\n` (and a `\r` before it) not counted: 64 KiB.
     /// Far above any URL a server takes (most refuse a request line over 8 KiB) with its
@@ -25,8 +25,15 @@ public struct InputLineBuffer: Sendable {
         public let bytes: ArraySlice<UInt8>
     }
 
-    /// An empty buffer.
-    public init() {}
+    /// The longest line this buffer accepts, in bytes (its end not counted).
+    public let lineLimit: Int
+
+    /// An empty buffer refusing lines over ``maximumLineBytes``.
+    public init() { lineLimit = Self.maximumLineBytes }
+
+    /// An empty buffer refusing lines over `lineLimit` bytes (at least 1): `courier ws` cuts
+    /// messages out of stdin with its `--max-message` as the limit.
+    public init(lineLimit: Int) { self.lineLimit = max(1, lineLimit) }
 
     /// Bytes from `start` on are not yet returned as lines.
     private var pending: [UInt8] = []
@@ -63,7 +70,7 @@ public struct InputLineBuffer: Sendable {
             let held = pending.count - start
             // A byte over the maximum may yet be the `\r` before the newline of a line of exactly it.
             let carriageReturnLast = pending.last == UInt8(ascii: "\r")
-            guard held <= Self.maximumLineBytes || (held == Self.maximumLineBytes + 1 && carriageReturnLast) else {
+            guard held <= lineLimit || (held == lineLimit + 1 && carriageReturnLast) else {
                 throw LineTooLong(line: count + 1)
             }
             guard atEnd, start < pending.count else { return nil }
@@ -72,7 +79,7 @@ public struct InputLineBuffer: Sendable {
         }
         var last = end
         if last > start, pending[last - 1] == UInt8(ascii: "\r") { last -= 1 }
-        guard last - start <= Self.maximumLineBytes else { throw LineTooLong(line: count + 1) }
+        guard last - start <= lineLimit else { throw LineTooLong(line: count + 1) }
         count += 1
         let line = Line(number: count, bytes: pending[start..<last])
         start = resume

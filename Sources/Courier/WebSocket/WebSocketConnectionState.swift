@@ -418,7 +418,12 @@ struct WebSocketConnectionState {
 
     /// `cancel(with:reason:)` (`failure` `nil`: a clean close) or `cancel()` and invalidation
     /// (`failure` set: the task fails with it).
-    mutating func cancel(code: WebSocketCloseCode?, reason: String, failure: CourierError?) -> WebSocketEffects {
+    /// With `receivingUntilServerCloses`, a client's close leaves the consumer reading until the
+    /// server's Close frame (§5.5.1: the server may send data until it answers); the close timer,
+    /// or TCP closed first, ends the conversation as for any close that was never answered.
+    mutating func cancel(
+        code: WebSocketCloseCode?, reason: String, failure: CourierError?, receivingUntilServerCloses: Bool = false
+    ) -> WebSocketEffects {
         var effects = WebSocketEffects()
         let cancelled = failure ?? CourierError(code: .cancelled, message: "the WebSocket was closed by the client", url: url)
         switch phase {
@@ -426,7 +431,9 @@ struct WebSocketConnectionState {
             fail(failure ?? cancelled, into: &effects)
         case .open:
             sendClose(code, reason: reason, into: &effects)
-            end(failure.map { .failed($0) } ?? .clean(receiveError: cancelled), into: &effects)
+            if !(receivingUntilServerCloses && failure == nil) {
+                end(failure.map { .failed($0) } ?? .clean(receiveError: cancelled), into: &effects)
+            }
             beginClosing(into: &effects)
         case .closing, .closed:
             break
@@ -464,11 +471,13 @@ struct WebSocketConnectionState {
         guard phase == .closing else { return effects }
         if !receivedClose {
             closeCode = closeCode ?? .abnormalClosure
-            if case .clean? = ending {
-                ending = .failed(
-                    CourierError(
-                        code: .timedOut,
-                        message: "the server did not answer the WebSocket Close frame within \(options.closeTimeout)", url: url))
+            let unanswered = CourierError(
+                code: .timedOut, message: "the server did not answer the WebSocket Close frame within \(options.closeTimeout)", url: url)
+            if ending == nil {
+                // A close that keeps receiving: the consumer still waits, and learns why now.
+                end(.failed(unanswered), into: &effects)
+            } else if case .clean? = ending {
+                ending = .failed(unanswered)
             }
         }
         finish(into: &effects)

@@ -311,9 +311,12 @@ final class WebSocketDriver: Sendable {
         perform(state.withLock { $0.ping(handler) })
     }
 
-    func cancel(code: WebSocketCloseCode?, reason: Data?, failure: CourierError?) {
+    func cancel(code: WebSocketCloseCode?, reason: Data?, failure: CourierError?, receivingUntilServerCloses: Bool = false) {
         let text = reason.map { String(decoding: $0, as: UTF8.self) } ?? ""
-        perform(state.withLock { $0.cancel(code: code, reason: text, failure: failure) })
+        perform(
+            state.withLock {
+                $0.cancel(code: code, reason: text, failure: failure, receivingUntilServerCloses: receivingUntilServerCloses)
+            })
     }
 
     func setSuspended(_ suspended: Bool) {

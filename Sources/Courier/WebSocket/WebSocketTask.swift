@@ -179,6 +179,20 @@ public final class WebSocketTask: SessionTask {
         driver.cancel(code: closeCode.isValidOnTheWire ? closeCode : nil, reason: reason, failure: nil)
     }
 
+    /// Starts the closing handshake with `closeCode` and `reason` as ``cancel(withCloseCode:reason:)``
+    /// does, but keeps delivering what the server sends until its Close frame (RFC 6455 §5.5.1:
+    /// it may send data until it answers): ``messages`` ends only then, cleanly, with
+    /// ``closeCode`` the server's; ``receive()`` then throws
+    /// ``CourierError/Code-swift.struct/connectionLost``. A server that never answers within
+    /// ``WebSocketOptions/closeTimeout`` fails the task with ``CourierError/Code-swift.struct/timedOut``.
+    /// Before the connection is open it fails the task with
+    /// ``CourierError/Code-swift.struct/cancelled``, as ``cancel(withCloseCode:reason:)`` does.
+    /// How `courier ws` closes at the end of its input, so the answers in flight are printed.
+    public func close(withCloseCode closeCode: WebSocketCloseCode, reason: Data?) {
+        driver.cancel(
+            code: closeCode.isValidOnTheWire ? closeCode : nil, reason: reason, failure: nil, receivingUntilServerCloses: true)
+    }
+
     /// The code of the server's Close frame (`invalid` until one arrived, or when the code has
     /// no case: read ``webSocketCloseCode``); `abnormalClosure` when the connection ended
     /// without one, `noStatusReceived` for a Close frame with no code.

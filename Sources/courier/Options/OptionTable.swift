@@ -6,11 +6,13 @@ struct CommandSet: OptionSet, Sendable {
     static let events = CommandSet(rawValue: 1 << 2)
     static let doctor = CommandSet(rawValue: 1 << 3)
     static let serve = CommandSet(rawValue: 1 << 4)
+    static let ws = CommandSet(rawValue: 1 << 5)
 }
 
-/// Where an option's help appears: the headings of `courier get --help`, `events`' one list, TLS.
+/// Where an option's help appears: the headings of `courier get --help`, `events`' and `ws`' one
+/// list each, TLS.
 enum HelpSection: Sendable {
-    case output, reliability, speed, conditional, list, requests, tls, notAvailable, events
+    case output, reliability, speed, conditional, list, requests, tls, notAvailable, events, ws
 }
 
 /// One option of the command line, declared once: its spellings, the value it takes, the
@@ -51,7 +53,7 @@ struct OptionSpec: Sendable {
 /// Every option of every command, in the order `--help` lists them (curl's `tool_getparam.c`
 /// keeps one such table).
 enum OptionTable {
-    private static let tls: CommandSet = [.get, .events, .doctor]
+    private static let tls: CommandSet = [.get, .events, .doctor, .ws]
 
     static let all: [OptionSpec] = [
         OptionSpec(
@@ -320,6 +322,61 @@ enum OptionTable {
             """
             No reconnection lines; errors still.
             """),
+        OptionSpec(
+            ["--binary"], nil, [.ws], .ws,
+            """
+            Send each line of stdin as a binary message (its bytes,
+            without the newline) instead of a text message.
+            """),
+        OptionSpec(
+            ["--hex"], nil, [.ws], .ws,
+            """
+            Print each binary message received as lowercase hex (two
+            digits a byte) instead of its bytes as they are.
+            """),
+        OptionSpec(
+            ["-n", "--count"], "<n>", [.ws], .ws,
+            """
+            Exit after <n> messages are received: close with 1000,
+            wait for the server's Close frame, exit 0.
+            """),
+        OptionSpec(
+            ["--ping"], "<s>", [.ws], .ws,
+            """
+            Send a ping every <s> seconds; a server silent for a whole
+            interval after one is dead (exit 3 within 2 x <s>).
+            """),
+        OptionSpec(
+            ["--protocol"], "<name>", [.ws], .ws,
+            """
+            Offer this subprotocol (Sec-WebSocket-Protocol; repeatable,
+            in order of preference); the server must choose one of
+            them or none.
+            """),
+        OptionSpec(
+            ["--max-message"], "<bytes>", [.ws], .ws,
+            """
+            The largest message accepted from the server, and the
+            longest line of stdin sent (default 1048576). A larger
+            message closes with 1009 (exit 1).
+            """),
+        OptionSpec(
+            ["-H", "--header"], "'Name: value'", [.ws], .ws,
+            """
+            Add a header to the handshake request (repeatable).
+            """),
+        OptionSpec(
+            ["--redact-param"], "<name>", [.ws], .ws,
+            """
+            Mask this query parameter's value in every URL printed
+            (repeatable), as token, sig and the other defaults are.
+            """),
+        OptionSpec(
+            ["--redact-header"], "<name>", [.ws], .ws,
+            """
+            Mask this header's value (repeatable); accepted as by get,
+            though ws prints no headers.
+            """),
         OptionSpec(["--cacert"], "<file>", tls, .tls, "Also trust the PEM CA certificates in <file>."),
         OptionSpec(["--capath"], "<dir>", tls, .tls, "Trust the hashed CA directory <dir> instead of the system's."),
         OptionSpec(
@@ -339,7 +396,7 @@ enum OptionTable {
             """),
         // Not in the option lines: asking for help, the spellings curl and wget users type for
         // what courier does anyway (listed in a line of their own), doctor's and serve's own.
-        OptionSpec(["-h", "--help"], nil, [.get, .events, .doctor]),
+        OptionSpec(["-h", "--help"], nil, [.get, .events, .doctor, .ws]),
         OptionSpec(["-O", "--remote-name"], nil, [.get]),
         OptionSpec(["-L", "--location"], nil, [.get]),
         OptionSpec(["-f", "--fail"], nil, [.get]),

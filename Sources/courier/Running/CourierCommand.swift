@@ -67,7 +67,7 @@ enum CourierCommand {
     /// What `courier` alone prints, on stderr (exit 2): the commands, and where the rest is.
     static let shortUsage = """
         usage: courier get <url> [-o <file> | -o -] [options]   download a file, like wget; resumable
-               courier events <url> [options]                   print Server-Sent Events as JSON lines
+               courier events <url> | ws <url> [options]        Server-Sent Events as JSON lines; a WebSocket
                courier doctor [<url>] [--json]                  libcurl, CA file, proxies, traps
                courier demo | serve                             a resumed download; the test server
         Run 'courier get --help' for the download options, 'courier --help' for everything.
@@ -84,6 +84,9 @@ enum CourierCommand {
           courier events <url> [options]        Print the Server-Sent Events of <url> as JSON lines,
                                                 reconnecting with Last-Event-ID like Courier's event
                                                 streams (courier events --help).
+          courier ws <url> [options]            Send each line of stdin as a WebSocket message and
+                                                print each message received, one per line, like
+                                                websocat (courier ws --help).
           courier demo                          Download a generated 64 MiB file from an embedded
                                                 server that drops the connection mid-body; Courier
                                                 resumes by itself and verifies the SHA-256.
@@ -100,9 +103,9 @@ enum CourierCommand {
                                                 --help: one command's alone).
           courier --version                     Show the version.
 
-        """ + "\n" + GetCommand.help + "\n\n" + EventsCommand.help
+        """ + "\n" + GetCommand.help + "\n\n" + EventsCommand.help + "\n\n" + WebSocketCommand.help
 
-    static let commands = ["get", "events", "demo", "serve", "doctor", "queue", "help", "--help", "--version"]
+    static let commands = ["get", "events", "ws", "demo", "serve", "doctor", "queue", "help", "--help", "--version"]
 
     static func run(_ arguments: [String]) throws -> Int32 {
         guard let command = arguments.first else {
@@ -115,6 +118,7 @@ enum CourierCommand {
             switch rest.first {
             case "get": print(GetCommand.help)
             case "events": print(EventsCommand.help)
+            case "ws": print(WebSocketCommand.help)
             case "doctor": print(DoctorCommand.help)
             case "queue": print(QueueStatusCommand.help)
             default: print(usage)
@@ -151,6 +155,14 @@ enum CourierCommand {
             }
             OutputRedaction.use(options.redaction)
             return EventsCommand(options).run()
+        case "ws":
+            // In this process, unsupervised, as events (WebSocketCommand.swift says why).
+            guard let options = try WebSocketCommand.Options.parse(rest) else {
+                print(WebSocketCommand.help)
+                return ExitCode.success
+            }
+            OutputRedaction.use(options.redaction)
+            return WebSocketCommand(options).run()
         case "doctor":
             guard let options = try DoctorCommand.parse(rest) else {
                 print(DoctorCommand.help)
@@ -174,6 +186,11 @@ enum CourierCommand {
     }
 
     static func unknownCommand(_ command: String) -> UsageError {
+        if let scheme = command.split(separator: ":").first?.lowercased(), scheme == "ws" || scheme == "wss",
+            command.contains("://")
+        {
+            return UsageError(message: "'\(command)' is not a command; did you mean 'courier ws \(command)'?")
+        }
         if command.contains("://") {
             return UsageError(message: "'\(command)' is not a command; did you mean 'courier get \(command)'?")
         }

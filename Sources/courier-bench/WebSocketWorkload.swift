@@ -1,0 +1,89 @@
+import Courier
+import CourierSupport
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `websocket`: one `WebSocketTask` to an echo server. `--warmup` untimed messages, then
+/// `--messages` text messages of `--size` bytes, one in flight, each timed from `send` to its
+/// echo; then `--big-mib` binary messages of 1 MiB echoed one at a time. Every echo must equal
+/// what was sent. The same shape as Docs/bench/ws-peers.py's clients, so the lines compare.
+struct WebSocketWorkload {
+    let options: BenchOptions
+
+    /// One MiB, the peers' pattern (bytes 0…255 repeated).
+    static let bigMessage = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0) })
+
+    func run(until deadline: Deadline) throws(BenchFailure) -> ResultLine {
+        var configuration = SessionManager.Configuration()
+        if let file = options.caFile { configuration.tls.default = TLSPolicy(trust: .system(adding: [.file(file)])) }
+        let manager = SessionManager(configuration: configuration)
+        defer { manager.invalidate(cancelingTasks: true) }
+        let task = manager.webSocketTask(with: options.url)
+        task.maximumMessageSize = 2 << 20
+        task.resume()
+
+        let outcome = Locked<Result<(ResultLine.WebSocketEcho, seconds: Double, cpuSeconds: Double), BenchFailure>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let run = Task { [options] in
+            do {
+                outcome.set(.success(try await Self.measure(task, options: options)))
+            } catch let failure as BenchFailure {
+                outcome.set(.failure(failure))
+            } catch {
+                outcome.set(.failure(BenchFailure("\(error)")))
+            }
+            done.signal()
+        }
+        guard deadline.wait(for: done), let result = outcome.current else {
+            run.cancel()
+            task.cancel()
+            throw deadline.exceeded("echoing messages")
+        }
+        task.cancel(with: .normalClosure, reason: nil)
+        let (echo, seconds, cpuSeconds) = try result.get()
+        return ResultLine(
+            client: options.client, workload: .websocket, seconds: seconds, cpuSeconds: cpuSeconds,
+            maxRSSKiB: ResourceUsage.now().maxRSSKiB, configuration: options.configuration, metrics: .webSocket(echo))
+    }
+
+    private static func measure(
+        _ task: WebSocketTask, options: BenchOptions
+    ) async throws -> (
+        ResultLine.WebSocketEcho, seconds: Double, cpuSeconds: Double
+    ) {
+        let small = String(repeating: "x", count: options.messageSize)
+        for _ in 0..<options.warmup { try await echo(.string(small), on: task) }
+
+        let start = ResourceUsage.now()
+        let started = MonotonicClock.seconds()
+        var latencies: [Double] = []
+        latencies.reserveCapacity(options.messages)
+        for _ in 0..<options.messages {
+            let sent = MonotonicClock.seconds()
+            try await echo(.string(small), on: task)
+            latencies.append(MonotonicClock.seconds() - sent)
+        }
+        let smallCPU = ResourceUsage.now().cpuSeconds - start.cpuSeconds
+
+        let bigStarted = MonotonicClock.seconds()
+        for _ in 0..<options.bigMessages { try await echo(.data(bigMessage), on: task) }
+        let ended = MonotonicClock.seconds()
+        let figures = ResultLine.WebSocketEcho(
+            latencies: latencies, smallCPUSeconds: smallCPU, bigMessages: options.bigMessages, bigSeconds: ended - bigStarted)
+        return (figures, ended - started, ResourceUsage.now().cpuSeconds - start.cpuSeconds)
+    }
+
+    /// Sends `message` and checks that the next message is the same.
+    private static func echo(_ message: URLSessionWebSocketTask.Message, on task: WebSocketTask) async throws {
+        try await task.send(message)
+        let answer = try await task.receive()
+        switch (message, answer) {
+        case (.string(let sent), .string(let received)) where sent == received: return
+        case (.data(let sent), .data(let received)) where sent == received: return
+        default: throw BenchFailure("the echo differs from the message sent")
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import Courier
+import CourierSupport
+
+extension WebSocketCommand {
+    /// `courier ws`'s command line: `<url> [options]` (``WebSocketCommand/help`` lists them), in
+    /// `courier get`'s grammar (ArgumentScanner.swift) and with its header rules.
+    struct Options {
+        var url: URL
+        /// `-H`: extra handshake headers, in order.
+        var headers: [(name: String, value: String)] = []
+        /// `--protocol`: the subprotocols offered, in order of preference.
+        var protocols: [String] = []
+        /// `--binary`: stdin's lines go out as binary messages.
+        var binary = false
+        /// `--hex`: binary messages received are printed as hex.
+        var hex = false
+        /// `-n`: exit after this many messages received.
+        var count: Int?
+        /// `--ping`: the task's ping interval, in seconds.
+        var ping: Double?
+        /// `--max-message`: the largest message received and the longest line of stdin sent.
+        var maximumMessageSize = 1 << 20
+        /// What is masked in everything the command prints (OutputRedaction.swift).
+        var redaction = Redaction.default
+        /// curl's TLS options, as `get` takes them (TLSOptions.swift).
+        var tls = TLSOptions()
+
+        init(url: URL) { self.url = url }
+
+        static let help = "courier ws --help"
+        static let valued = OptionTable.valued(for: .ws)
+        static let flags = OptionTable.flags(for: .ws)
+        /// The long names, for "did you mean".
+        static var longNames: [String] { TLSOptions.afterOwn(valued.union(flags)) }
+
+        /// What the handshake sets itself; `-H` must not pretend to (the library would drop them).
+        static let reservedHeaders = [
+            "sec-websocket-protocol": "use --protocol",
+            "sec-websocket-key": "the handshake makes a fresh key itself",
+            "sec-websocket-version": "the handshake sends version 13 itself",
+            "sec-websocket-extensions": "courier ws offers no extension",
+            "upgrade": "the handshake sets it itself", "connection": "the handshake sets it itself",
+        ]
+
+        /// The options in `arguments` (those after `ws`); `nil` when `--help` was asked for.
+        static func parse(_ arguments: [String]) throws(UsageError) -> Options? {
+            let scanner = ArgumentScanner(valued: valued, flags: flags, help: help, unknown: unknown)
+            let scanned = try scanner.scan(arguments)
+            if scanned.flags.contains("-h") || scanned.flags.contains("--help") { return nil }
+            guard let text = scanned.positionals.first else { throw UsageError(message: "ws needs a URL", help: help) }
+            guard scanned.positionals.count == 1 else {
+                throw UsageError(message: "ws takes one URL; unexpected '\(scanned.positionals[1])'", help: help)
+            }
+            var options = Options(url: try url(text))
+            options.binary = scanned.flags.contains("--binary")
+            options.hex = scanned.flags.contains("--hex")
+            options.tls.insecure = !scanned.flags.isDisjoint(with: TLSOptions.flags)
+            for (name, value) in scanned.values {
+                switch name {
+                case _ where TLSOptions.valued.contains(name):
+                    try options.tls.apply(option: name, value: value, help: help)
+                case "-H", "--header":
+                    options.headers.append(try GetCommand.Options.header(value, reserved: reservedHeaders, help: help))
+                case "--protocol":
+                    // A token (RFC 6455 §4.1), offered once: the library refuses the rest as
+                    // invalidRequest, which would be a network-looking failure for a typo.
+                    guard HTTPToken.isToken(value) else {
+                        throw UsageError(message: "--protocol takes a subprotocol name (a token), not '\(value)'", help: help)
+                    }
+                    guard !options.protocols.contains(value) else {
+                        throw UsageError(message: "--protocol \(value) is given twice", help: help)
+                    }
+                    options.protocols.append(value)
+                case "-n", "--count": options.count = try UsageError.count(name, value, minimum: 1, help: help)
+                case "--ping": options.ping = try UsageError.seconds(name, value, maximum: 86_400, help: help)
+                case "--max-message": options.maximumMessageSize = try UsageError.count(name, value, minimum: 1, help: help)
+                default:  // --redact-header, --redact-param
+                    options.redaction = try OutputRedaction.adding(option: name, value: value, to: options.redaction, help: help)
+                }
+            }
+            options.tls = try options.tls.validated(help: help)
+            return options
+        }
+
+        /// An absolute `ws`, `wss`, `http` or `https` URL with a host (the schemes the library
+        /// takes, as `URLSession` does).
+        static func url(_ text: String) throws(UsageError) -> URL {
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+                ["ws", "wss", "http", "https"].contains(scheme), let host = url.host, !host.isEmpty
+            else {
+                throw UsageError(message: "'\(text)' is not a ws:// or wss:// URL", help: help)
+            }
+            return url
+        }
+
+        /// The error for an option `ws` does not know, with the closest one it does.
+        static func unknown(_ name: String) -> UsageError {
+            UsageError(unknown: name, for: "ws", among: longNames, help: help)
+        }
+    }
+
+    /// `courier ws --help`.
+    static let help = """
+        courier ws <url> [options]
+
+        A WebSocket client in websocat's habits: each line of stdin is sent as a text message
+        (without its newline), and each message received is printed on stdout followed by a
+        newline, written as soon as it arrives, so it works in a pipe:
+          echo hello | courier ws wss://echo.example/ws
+        A binary message is printed as its bytes (--hex: as hex). End of stdin closes the
+        WebSocket with 1000 and waits for the server's Close frame; the server may close first.
+
+        Options:
+        \(OptionTable.help(for: [.ws], in: .ws))
+        \(OptionTable.help(for: [.ws], in: .tls))
+
+        Exit codes: 0 closed with 1000, 1001 or no code (1005), or -n messages received; 1 a line
+        of stdin that is not UTF-8 (use --binary) or is longer than --max-message, a message over
+        --max-message, a redirect (never followed); 2 usage error; 3 network error (connection,
+        TLS, timeout, a dead peer with --ping, a server that breaks the protocol); 4 the handshake
+        was answered with another status than 101, or the server closed with another code (said
+        on stderr); 6 stdout cannot be written; 130 SIGINT (Ctrl-C), 143 SIGTERM (both close
+        with 1001 first).
+        """
+}

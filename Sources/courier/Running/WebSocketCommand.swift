@@ -1,0 +1,219 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import Courier
+import CourierSupport
+
+/// `courier ws <url>`: a WebSocket client in websocat's habits. Each line of stdin is sent as a
+/// message (text, or binary with `--binary`); each message received is one write on stdout, the
+/// message and a newline (binary: its bytes, or hex with `--hex`). End of stdin closes with 1000
+/// and waits for the server's Close frame; the exit code says how the conversation ended
+/// (``exit(for:signal:url:)``).
+///
+/// It is the library's ``WebSocketTask`` (`manager.webSocketTask(with:)`, `send`, `messages`,
+/// `cancel(with:reason:)`), so what it shows is what an app built on Courier would see. Like
+/// `courier events`, it runs in this process, unsupervised (EventsCommand.swift says why): the
+/// WebSocket does not go through FoundationNetworking's transfers, whose traps the supervisor of
+/// `courier get` exists for.
+struct WebSocketCommand {
+    let options: Options
+
+    init(_ options: Options) { self.options = options }
+
+    /// How the conversation ended, as the exit decision sees it.
+    enum Ending: Sendable {
+        /// A closing handshake completed (either side's); the server's code, `nil` if none came.
+        case closed(code: WebSocketCloseCode?, reason: Data?)
+        /// `-n` messages were received (and the WebSocket closed with 1000).
+        case reachedCount
+        /// The task failed (handshake refused, network, protocol, a dead peer, cancelled).
+        case failed(CourierError)
+        /// stdout could not be written.
+        case writeFailed(reason: String, messages: Int)
+        /// A line of stdin could not be sent as asked (not UTF-8, or too long).
+        case badInput(String)
+    }
+
+    /// Sends stdin and prints messages until the WebSocket closes or fails, `-n` is reached or a
+    /// signal stops it; returns the exit code (every message is already printed).
+    func run() -> Int32 {
+        // A reader that goes away (`| head -n 3`) is a failed write said on stderr, not a death.
+        signal(SIGPIPE, SIG_IGN)
+        let stops = StopSignals()
+        let watcher = stops.watch()
+        defer { watcher.cancel() }
+
+        var configuration = SessionManager.Configuration()
+        configuration.tls = options.tls.announced()
+        // A close before the 101 would fail the task as cancelled: the end of stdin waits for
+        // the handshake's outcome (echo hello | courier ws URL must print the echo).
+        let settled = DispatchSemaphore(value: 0)
+        let completed = DispatchSemaphore(value: 0)
+        configuration.eventMonitors = [
+            ClosureEventMonitor(
+                onComplete: { _, _ in
+                    settled.signal()
+                    completed.signal()
+                },
+                onEvent: { _, event in if case .response = event { settled.signal() } })
+        ]
+        let manager = SessionManager(configuration: configuration)
+        defer { manager.invalidate(cancelingTasks: true) }
+        let task = makeTask(manager)
+
+        let ending = Locked<Ending?>(nil)
+        let refused = Locked<String?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        task.resume()
+        Task { [options] in
+            ending.set(await Self.receive(task, options: options))
+            finished.signal()
+        }
+        StandardInputLines.start(limit: options.maximumMessageSize, binary: options.binary) { next in
+            switch next {
+            case .message(let message): return Self.send(message, on: task)
+            case .end:
+                // End of stdin: a normal close; the receiving loop ends with the server's answer.
+                settled.wait()
+                task.close(withCloseCode: .normalClosure, reason: nil)
+            case .refused(let reason):
+                refused.set(reason)
+                settled.wait()
+                task.close(withCloseCode: .normalClosure, reason: nil)
+            }
+            return true
+        }
+        // A signal closes with 1001 ("going away"); the server's answer ends the receiving loop.
+        stops.onStop { task.close(withCloseCode: .goingAway, reason: nil) }
+        finished.wait()
+        // The sequence ends when the outcome is decided; the task completes once its last frame
+        // (our Close, or the echo of the server's) is written and TCP is closed. Exiting before
+        // would cut that frame off. Bounded by the close timeout (5 s), with room.
+        _ = completed.wait(timeout: .now() + .seconds(10))
+        // `finished` is signalled only after `ending` is set; a refused line is why it closed.
+        let end =
+            refused.current.map(Ending.badInput) ?? ending.current
+            ?? .failed(CourierError(code: .network, message: "ended without a result"))
+        let decision = Self.exit(for: end, signal: stops.signal, url: options.url)
+        if let line = decision.line { ProgressPrinter.writeToStandardError("courier: \(GetCommand.oneLine(line))\n") }
+        return decision.status
+    }
+
+    private func makeTask(_ manager: SessionManager) -> WebSocketTask {
+        var request = URLRequest(url: options.url)
+        for header in options.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
+        if !options.protocols.isEmpty {
+            request.setValue(options.protocols.joined(separator: ", "), forHTTPHeaderField: "Sec-WebSocket-Protocol")
+        }
+        let task = manager.webSocketTask(with: request)
+        task.maximumMessageSize = options.maximumMessageSize
+        if let ping = options.ping { task.options.pingInterval = .seconds(roundingUp: ping) }
+        return task
+    }
+
+    /// Prints messages until the sequence ends or fails, or `-n` were printed (then closes with
+    /// 1000 and waits for the server's answer, whatever else arrives meanwhile).
+    private static func receive(_ task: WebSocketTask, options: Options) async -> Ending {
+        var count = 0
+        do {
+            for try await message in task.messages {
+                // One write per message: a reader sees each whole, as soon as it is in.
+                let sent = GetCommand.writeToStandardOutput(Self.line(for: message, hex: options.hex))
+                if let reason = sent.failure { return .writeFailed(reason: reason, messages: count) }
+                count += 1
+                if let limit = options.count, count >= limit {
+                    task.close(withCloseCode: .normalClosure, reason: nil)
+                    while (try? await task.receive()) != nil {}
+                    return .reachedCount
+                }
+            }
+            return .closed(code: task.webSocketCloseCode, reason: task.closeReason)
+        } catch {
+            // The sequence throws the task's CourierError (WebSocketMessages.swift).
+            return .failed((error as? CourierError) ?? CourierError(code: .network, message: "\(error)", url: task.originalRequest.url))
+        }
+    }
+
+    /// Sends `message`, waiting for it to be queued (the task's send buffer holds stdin back
+    /// when the server reads slowly). Returns whether reading stdin should stop.
+    private static func send(_ message: URLSessionWebSocketTask.Message, on task: WebSocketTask) -> Bool {
+        let sent = DispatchSemaphore(value: 0)
+        let failed = Locked(false)
+        Task {
+            do throws(CourierError) {
+                try await task.send(message)
+            } catch {
+                // The task failed or is closing: the receiving loop reports why.
+                failed.set(true)
+            }
+            sent.signal()
+        }
+        sent.wait()
+        return failed.current
+    }
+
+    /// Waits for the task to end after a close (bounded by its close timeout).
+    private static func drain(_ task: WebSocketTask) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            while (try? await task.receive()) != nil {}
+            done.signal()
+        }
+        return done.wait(timeout: .now() + .seconds(30)) == .success
+    }
+
+    /// The bytes written for one message: text as UTF-8, binary as it is or as lowercase hex,
+    /// then a newline.
+    static func line(for message: URLSessionWebSocketTask.Message, hex: Bool) -> Data {
+        var bytes: Data
+        switch message {
+        case .string(let text): bytes = Data(text.utf8)
+        case .data(let data):
+            bytes = hex ? Data(data.map { String(format: "%02x", $0) }.joined().utf8) : data
+        @unknown default: bytes = Data()
+        }
+        bytes.append(0x0A)
+        return bytes
+    }
+
+    /// The exit code and the line said on stderr (without `courier: `) for `ending`, after a stop
+    /// `signal` if one came. Pure.
+    static func exit(for ending: Ending, signal: Int32?, url: URL) -> (status: Int32, line: String?) {
+        switch ending {
+        case .reachedCount:
+            return (ExitCode.success, nil)
+        case .closed(let code, let reason):
+            if let signal { return (ExitCode.forSignal(signal), nil) }
+            // 1005: a Close frame without a code, which §7.1.5 makes a normal end too.
+            guard let code, ![.normalClosure, .goingAway, .noStatusReceived].contains(code) else {
+                return (ExitCode.success, nil)
+            }
+            let why = reason.flatMap { String(data: $0, encoding: .utf8) }.flatMap { $0.isEmpty ? nil : $0 }
+            return (
+                ExitCode.http,
+                "the server closed the WebSocket with code \(code.rawValue)\(why.map { " (\($0))" } ?? "") "
+                    + "(\(GetCommand.displayURL(url)))"
+            )
+        case .failed(let error):
+            if error.isCancellation, let signal { return (ExitCode.forSignal(signal), nil) }
+            return (ExitCode.forError(error), errorLine(error, url: url))
+        case .writeFailed(let reason, let messages):
+            return (
+                ExitCode.fileSystem, "cannot write to stdout (\(reason)) after \(messages) \(messages == 1 ? "message" : "messages")"
+            )
+        case .badInput(let reason):
+            return (ExitCode.failure, reason)
+        }
+    }
+
+    /// `get`'s error line, but a server that breaks the WebSocket protocol is not said to send
+    /// invalid HTTP.
+    static func errorLine(_ error: CourierError, url: URL) -> String {
+        guard error.code == .invalidResponse else { return GetCommand.errorLine(error, requestURL: url, retryPolicy: nil) }
+        return "the server broke the WebSocket protocol: \(error.message) (\(GetCommand.displayURL(error.response?.url ?? url)))"
+    }
+}
