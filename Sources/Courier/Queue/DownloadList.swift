@@ -6,7 +6,7 @@ internal import CourierSupport
 /// format. Each line gets a queue item id that stays the same on every run (``Entry/id``), so
 /// ``DownloadQueue/reconcile(_:unlisted:replacingExistingFiles:)`` finds its item again; a second
 /// line saving to the same file is refused when it is read. The list itself is never held: a
-/// small mark per line is (``Ledger``).
+/// small mark per line is (an internal ledger).
 public struct DownloadList: Sendable {
     /// One download of the list.
     public struct Entry: Equatable, Sendable {
