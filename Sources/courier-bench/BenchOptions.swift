@@ -177,6 +177,7 @@ struct BenchOptions: Equatable, Sendable {
           courier-bench idle     --url BASE [--shape head|sse|sse16] [--seconds S] [--timeout S]
                                  [--client courier|urlsession]
           courier-bench segmented [options]   (courier-bench segmented --help)
+          courier-bench autobahn --url ws://…|wss://… [options]   (courier-bench autobahn --help)
           courier-bench cache-proxy --upstream URL [options]   (courier-bench cache-proxy --help)
 
           small      N GETs (default 5000) after W untimed warm-up GETs (default 200), keeping C in
