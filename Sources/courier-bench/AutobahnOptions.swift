@@ -4,7 +4,7 @@ import Foundation
 ///
 /// ```
 /// courier-bench autobahn --url ws://…|wss://… [--ca FILE] [--cases LIST] [--agent NAME]
-///                        [--max-message-size B] [--case-timeout S]
+///                        [--max-message-size B] [--case-timeout S] [--deflate]
 /// ```
 struct AutobahnOptions: Equatable, Sendable {
     /// The fuzzing server's base URL (`ws://127.0.0.1:9001`); its path is ignored.
@@ -19,10 +19,12 @@ struct AutobahnOptions: Equatable, Sendable {
     var maximumMessageSize = 64 << 20
     /// The longest one case may take before its connection is cancelled, in seconds.
     var caseTimeout: Double = 120
+    /// Offers `permessage-deflate` (`WebSocketOptions.compression`, off by default).
+    var deflate = false
 
     static let usage = """
           courier-bench autobahn --url ws://HOST:PORT|wss://HOST:PORT [--ca FILE] [--cases LIST] [--agent NAME]
-                                 [--max-message-size B] [--case-timeout S]
+                                 [--max-message-size B] [--case-timeout S] [--deflate]
 
           autobahn   Courier's WebSocketTask as an Autobahn|Testsuite client (Docs/bench/autobahn.sh runs
                      the fuzzing server): asks URL/getCaseCount, runs each case as an echo client
@@ -31,18 +33,19 @@ struct AutobahnOptions: Equatable, Sendable {
                      --max-message-size (default 64M: group 9 sends 16 MiB). --ca FILE: wss connections
                      trust only FILE's CAs (TLSPolicy.only). --cases takes case numbers and ranges
                      (1,3,10-20; default: all). --agent defaults to courier. A case that outlasts
-                     --case-timeout (default 120 s) is cancelled. Prints one line per case that ended
+                     --case-timeout (default 120 s) is cancelled. --deflate offers permessage-deflate
+                     (WebSocketOptions.compression; off by default, as in the library). Prints one line per case that ended
                      with an error on stderr, a summary on stdout; exits 1 when the server could not be
                      reached or the report not updated.
         """
 
     private static let accepted: Set<String> = [
-        "--url", "--ca", "--cases", "--agent", "--max-message-size", "--case-timeout",
+        "--url", "--ca", "--cases", "--agent", "--max-message-size", "--case-timeout", "--deflate",
     ]
 
     /// The options after the word `autobahn`; `nil` when help was asked for.
     static func parse(_ arguments: [String]) throws(BenchUsageError) -> AutobahnOptions? {
-        guard let values = try scanOptions(arguments[...], accepted: accepted, flags: [], command: "autobahn") else {
+        guard let values = try scanOptions(arguments[...], accepted: accepted, flags: ["--deflate"], command: "autobahn") else {
             return nil
         }
         guard let text = values["--url"] else { throw BenchUsageError(message: "autobahn needs --url ws://HOST:PORT") }
@@ -53,6 +56,7 @@ struct AutobahnOptions: Equatable, Sendable {
         }
         var options = AutobahnOptions(url: url)
         options.caFile = values["--ca"]
+        options.deflate = values["--deflate"] != nil
         if let text = values["--cases"] { options.cases = try cases(text) }
         if let agent = values["--agent"] {
             guard !agent.isEmpty, agent.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {

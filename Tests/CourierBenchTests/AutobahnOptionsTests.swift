@@ -20,6 +20,7 @@ final class AutobahnOptionsTests: XCTestCase {
         XCTAssertNil(options.cases)
         XCTAssertEqual(options.agent, "courier")
         XCTAssertEqual(options.maximumMessageSize, 64 << 20)
+        XCTAssertFalse(options.deflate, "the library's default: no compression")
         XCTAssertTrue(options.includes(1))
         XCTAssertTrue(options.includes(517))
     }
@@ -27,13 +28,14 @@ final class AutobahnOptionsTests: XCTestCase {
     func testCasesTakeNumbersAndRanges() throws {
         let options = try XCTUnwrap(
             try AutobahnOptions.parse([
-                "--url=wss://localhost:9002", "--cases", "1,3,10-12", "--ca", "/tmp/ca.pem", "--agent", "courier-wss",
+                "--url=wss://localhost:9002", "--cases", "1,3,10-12", "--ca", "/tmp/ca.pem", "--agent", "courier-wss", "--deflate",
             ]))
 
         XCTAssertEqual(options.cases, [1...1, 3...3, 10...12])
         XCTAssertEqual((1...13).filter(options.includes), [1, 3, 10, 11, 12])
         XCTAssertEqual(options.caFile, "/tmp/ca.pem")
         XCTAssertEqual(options.agent, "courier-wss")
+        XCTAssertTrue(options.deflate)
     }
 
     func testMistakesAreUsageErrors() {
@@ -46,6 +48,7 @@ final class AutobahnOptionsTests: XCTestCase {
         XCTAssertNotNil(usageMessage(["--url", "ws://h:1", "--agent", "a b"]))
         XCTAssertNotNil(usageMessage(["--url", "ws://h:1", "--case-timeout", "0"]))
         XCTAssertNotNil(usageMessage(["--url", "ws://h:1", "--requests", "3"]))
+        XCTAssertEqual(usageMessage(["--url", "ws://h:1", "--deflate=yes"]), "--deflate takes no value")
         XCTAssertNil(try AutobahnOptions.parse(["--help"]))
     }
 }
