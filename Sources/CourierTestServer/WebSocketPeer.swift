@@ -20,11 +20,14 @@ struct WebSocketPeer {
     }
 
     /// The 101 answer to a request with `key`, choosing `subprotocol`.
-    static func switchingProtocols(key: String, subprotocol: String? = nil, accept: String? = nil, upgrade: Bool = true) -> Data {
+    static func switchingProtocols(
+        key: String, subprotocol: String? = nil, accept: String? = nil, upgrade: Bool = true, extensions: String? = nil
+    ) -> Data {
         var head = "HTTP/1.1 101 Switching Protocols\r\n"
         if upgrade { head += "Upgrade: websocket\r\nConnection: Upgrade\r\n" }
         head += "Sec-WebSocket-Accept: \(accept ?? acceptValue(forKey: key))\r\n"
         if let subprotocol { head += "Sec-WebSocket-Protocol: \(subprotocol)\r\n" }
+        if let extensions { head += "Sec-WebSocket-Extensions: \(extensions)\r\n" }
         return Data((head + "\r\n").utf8)
     }
 

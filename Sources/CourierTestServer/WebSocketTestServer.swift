@@ -26,6 +26,9 @@ public final class WebSocketTestServer: Sendable {
         public enum Handshake: Sendable {
             /// `101` with the right `Sec-WebSocket-Accept`, choosing `subprotocol`.
             case accept(subprotocol: String? = nil)
+            /// `101` with the right `Sec-WebSocket-Accept` and `Sec-WebSocket-Extensions: extensions`
+            /// (e.g. `permessage-deflate`: the frames the script sends are then its to compress).
+            case acceptExtensions(String)
             /// `101` with a `Sec-WebSocket-Accept` that does not match the key.
             case wrongAcceptKey
             /// `101` without `Upgrade` and `Connection`.
@@ -174,6 +177,7 @@ public final class WebSocketTestServer: Sendable {
         var refused = false
         switch script.handshake {
         case .accept(let subprotocol): answer = WebSocketPeer.switchingProtocols(key: key, subprotocol: subprotocol)
+        case .acceptExtensions(let extensions): answer = WebSocketPeer.switchingProtocols(key: key, extensions: extensions)
         case .wrongAcceptKey: answer = WebSocketPeer.switchingProtocols(key: key, accept: WebSocketPeer.acceptValue(forKey: key + "x"))
         case .missingUpgrade: answer = WebSocketPeer.switchingProtocols(key: key, upgrade: false)
         case .status(let status, let headers):

@@ -187,6 +187,7 @@ struct BenchOptions: Equatable, Sendable {
           courier-bench websocket --url ws://…|wss://… [--ca FILE] [--messages N] [--size B] [--big-mib M]
                                  [--warmup W] [--timeout S]
           courier-bench segmented [options]   (courier-bench segmented --help)
+          courier-bench autobahn --url ws://…|wss://… [options]   (courier-bench autobahn --help)
           courier-bench cache-proxy --upstream URL [options]   (courier-bench cache-proxy --help)
 
           small      N GETs (default 5000) after W untimed warm-up GETs (default 200), keeping C in

@@ -33,6 +33,14 @@ do throws(BenchUsageError) {
             print(CacheProxyOptions.usage)
             status = Bench.success
         }
+    } else if arguments.first == "autobahn" {
+        // Its own options; the fuzzing server is already running (Docs/bench/autobahn.sh).
+        if let options = try AutobahnOptions.parse(Array(arguments.dropFirst())) {
+            status = AutobahnClient(options: options).runBlocking()
+        } else {
+            print(AutobahnOptions.usage)
+            status = Bench.success
+        }
     } else if let options = try BenchOptions.parse(Array(CommandLine.arguments.dropFirst())) {
         status = Bench.run(options)
     } else {

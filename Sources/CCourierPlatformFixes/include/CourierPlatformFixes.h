@@ -249,6 +249,34 @@ const char *courier_platform_fixes_object(void);
 /// The counters so far.
 courier_fixes_counters courier_platform_fixes_counters(void);
 
+// MARK: - Raw DEFLATE streams from the system's zlib (Deflate.c)
+
+/// 1 when libz.so.1 loaded with every function a stream needs (looked up once), else 0.
+int courier_zlib_available(void);
+
+typedef struct courier_zstream courier_zstream;
+
+/// What courier_zstream_step says.
+#define COURIER_ZSTREAM_MORE 0
+#define COURIER_ZSTREAM_END 1
+#define COURIER_ZSTREAM_ERROR (-1)
+
+/// A raw DEFLATE compressor (`inflating` 0) or decompressor (1) with a window of 2^`windowBits`
+/// bytes (8–15); NULL without zlib or for other window sizes. Not thread-safe: one user at a time.
+courier_zstream *courier_zstream_new(int inflating, int windowBits);
+
+/// Runs the stream over `input` into `output` with a sync flush; says how many bytes it took and
+/// gave. COURIER_ZSTREAM_MORE: call again while it fills `output` or input remains;
+/// COURIER_ZSTREAM_ERROR: the compressed data is invalid.
+int courier_zstream_step(courier_zstream *z, const void *input, size_t inputLength, void *output,
+                         size_t outputCapacity, size_t *consumed, size_t *produced);
+
+/// Forgets the history (no context takeover); 0 on success.
+int courier_zstream_reset(courier_zstream *z);
+
+/// Frees the stream. NULL is ignored.
+void courier_zstream_free(courier_zstream *z);
+
 #ifdef __cplusplus
 }
 #endif

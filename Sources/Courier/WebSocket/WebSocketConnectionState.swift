@@ -66,6 +66,9 @@ struct WebSocketConnectionState {
     var reader: WebSocketReader?
     var response: HTTPURLResponse?
     var subprotocol: String?
+    /// The compressor of `permessage-deflate`, once the server accepted it: a message sent after
+    /// that is compressed (one sent before the answer goes out uncompressed, which RFC 7692 allows).
+    var compressor: WebSocketDeflateStream?
 
     /// Bytes to write, in order (the handshake's head first, then frames); `outgoingOffset` of the
     /// first are written.
@@ -160,6 +163,15 @@ struct WebSocketConnectionState {
                     headerFields: Dictionary(head.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { "\($0), \($1)" }))
                 let negotiated = try handshake.validate(status: head.status, headers: head.headers)
                 subprotocol = negotiated.subprotocol
+                if let agreement = negotiated.compression {
+                    guard let inflater = WebSocketDeflateStream(inflating: true),
+                        let deflater = WebSocketDeflateStream(inflating: false, windowBits: agreement.clientMaximumWindowBits)
+                    else {
+                        throw CourierError(code: .invalidResponse, message: "zlib could not start permessage-deflate", url: url)
+                    }
+                    reader?.acceptCompression(inflater, resetsAfterEachMessage: agreement.serverNoContextTakeover)
+                    compressor = deflater
+                }
                 phase = .open
                 effects.opened = true
                 effects.flush = !outgoing.isEmpty  // Frames sent before the answer go out now.

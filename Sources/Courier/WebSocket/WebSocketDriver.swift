@@ -80,7 +80,10 @@ final class WebSocketDriver: Sendable {
         for index in nonce.indices { nonce[index] = generator.next() }
         let handshake: WebSocketHandshake
         do {
-            handshake = try WebSocketHandshake(url: url, nonce: nonce, protocols: protocols, headers: headers)
+            // Offered only where zlib loads: an agreement must be one Courier can keep.
+            let compression = state.withLock { $0.options.compression }.flatMap { WebSocketDeflateStream.isAvailable ? $0 : nil }
+            handshake = try WebSocketHandshake(
+                url: url, nonce: nonce, protocols: protocols, headers: headers, compression: compression)
         } catch {
             let effects = state.withLock { state -> WebSocketEffects in
                 guard state.phase == .initialized else { return WebSocketEffects() }
@@ -280,13 +283,20 @@ final class WebSocketDriver: Sendable {
     // MARK: Consumer calls
 
     func send(_ message: Message) async throws(CourierError) {
-        let frame: WebSocketFrame
+        var frame: WebSocketFrame
         switch message {
         case .string(let text): frame = WebSocketFrame(opcode: .text, payload: Data(text.utf8))
         case .data(let data): frame = WebSocketFrame(opcode: .binary, payload: data)
         @unknown default: throw CourierError(code: .invalidRequest, message: "an unknown kind of WebSocket message", url: url)
         }
-        let bytes = try frame.encoded(maskingKey: Self.freshMaskingKey())
+        // Compressed outside the lock: each message on its own (no context takeover), so the
+        // order sends take the lock in cannot matter.
+        let compressor = state.withLock { $0.compressor }
+        if let compressor {
+            frame.payload = compressor.compress(frame.payload)
+            frame.reservedBits = WebSocketMessageAssembler.compressedBit
+        }
+        let bytes = try frame.encoded(maskingKey: Self.freshMaskingKey(), compressed: compressor != nil)
         let result = await withCheckedContinuation { (sender: WebSocketConnectionState.Sender) in
             perform(state.withLock { $0.send(bytes, sender: sender) })
         }

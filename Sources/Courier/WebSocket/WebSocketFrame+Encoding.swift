@@ -6,9 +6,9 @@ extension WebSocketFrame {
     /// client must give a fresh one for every frame (§5.3); a server gives none.
     ///
     /// Throws ``CourierError/Code-swift.struct/invalidRequest`` for a frame no peer may send: a
-    /// control frame over 125 bytes or not final (§5.5), or reserved bits (no extension is
-    /// negotiated yet).
-    func encoded(maskingKey: WebSocketMaskingKey?) throws(CourierError) -> Data {
+    /// control frame over 125 bytes or not final (§5.5), or reserved bits but RSV1 on a data
+    /// frame when `compressed` (`permessage-deflate` negotiated, RFC 7692 §6).
+    func encoded(maskingKey: WebSocketMaskingKey?, compressed: Bool = false) throws(CourierError) -> Data {
         if opcode.isControl {
             guard payload.count <= Self.maximumControlPayload else {
                 throw CourierError(
@@ -19,7 +19,8 @@ extension WebSocketFrame {
                 throw CourierError(code: .invalidRequest, message: "a WebSocket \(opcode) cannot be fragmented")
             }
         }
-        guard reservedBits == 0 else {
+        let allowed: UInt8 = compressed && !opcode.isControl && opcode != .continuation ? 0x40 : 0
+        guard reservedBits & ~allowed == 0 else {
             throw CourierError(
                 code: .invalidRequest, message: "WebSocket reserved bits need a negotiated extension, and none is")
         }

@@ -10,12 +10,15 @@ extension WebSocketHandshake {
     struct Negotiated: Equatable, Sendable {
         /// The subprotocol the server chose from the offer, or `nil` when it chose none.
         var subprotocol: String?
+        /// The compression the server accepted, or `nil`.
+        var compression: WebSocketCompression.Agreement?
     }
 
     /// Checks the server's response head (§4.1, the client's checks 1–6): status 101,
     /// `Upgrade` naming `websocket` and `Connection` naming `Upgrade` (any case, as one element
     /// of a list), exactly one `Sec-WebSocket-Accept` equal to ``acceptValue(forKey:)``, no
-    /// extension (none is offered yet), and at most one subprotocol, one that was offered.
+    /// extension but the `permessage-deflate` offered (``WebSocketCompression/agreement(from:)``),
+    /// and at most one subprotocol, one that was offered.
     ///
     /// Throws ``CourierError/Code-swift.struct/redirectRefused`` for a 3xx (a WebSocket is not
     /// redirected), ``CourierError/Code-swift.struct/unacceptableStatusCode`` for any other
@@ -58,7 +61,13 @@ extension WebSocketHandshake {
             throw refuse(.invalidResponse, "the server's Sec-WebSocket-Accept does not match the key sent")
         }
         let extensions = values("sec-websocket-extensions").flatMap(Self.listElements)
-        guard extensions.isEmpty else {
+        var agreement: WebSocketCompression.Agreement?
+        if let compression {
+            switch compression.agreement(from: extensions) {
+            case .success(let accepted): agreement = accepted
+            case .failure(let refusal): throw refuse(.invalidResponse, refusal.reason)
+            }
+        } else if !extensions.isEmpty {
             throw refuse(.invalidResponse, "the server chose an extension the client did not offer: \(extensions.joined(separator: ", "))")
         }
         let chosen = values("sec-websocket-protocol").flatMap(Self.listElements)
@@ -69,6 +78,6 @@ extension WebSocketHandshake {
             let offer = offeredProtocols.isEmpty ? "none was offered" : "the offer was \(offeredProtocols.joined(separator: ", "))"
             throw refuse(.invalidResponse, "the server chose the subprotocol '\(subprotocol)'; \(offer)")
         }
-        return Negotiated(subprotocol: chosen.first)
+        return Negotiated(subprotocol: chosen.first, compression: agreement)
     }
 }

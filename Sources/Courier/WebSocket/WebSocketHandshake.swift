@@ -17,8 +17,8 @@ struct WebSocketHandshake: Equatable, Sendable {
 
     /// The fields the handshake sets itself; the same names among the caller's headers are
     /// dropped, so a request's own `Connection: keep-alive` cannot break the upgrade.
-    /// `Sec-WebSocket-Extensions` too: no extension is offered yet, and a server that accepted
-    /// one the caller named would send frames Courier cannot read. `Content-Length` and
+    /// `Sec-WebSocket-Extensions` too: only the compression the options ask for is offered, and a
+    /// server that accepted an extension the caller named would send frames Courier cannot read. `Content-Length` and
     /// `Transfer-Encoding`: the upgrade request has no body.
     private static let ownedFields: Set<String> = [
         "host", "upgrade", "connection", "sec-websocket-key", "sec-websocket-version", "sec-websocket-protocol",
@@ -39,6 +39,8 @@ struct WebSocketHandshake: Equatable, Sendable {
     let offeredProtocols: [String]
     /// The request head, from the request line to the blank line, with CRLF line ends.
     let head: String
+    /// The compression offered (`Sec-WebSocket-Extensions`), if any.
+    let compression: WebSocketCompression?
 
     /// The handshake for `url` (`ws`, `wss`, or their `http`/`https` spellings): a GET of the
     /// URL's path and query with `Host` (with the port when it is not the scheme's default, as
@@ -54,7 +56,8 @@ struct WebSocketHandshake: Equatable, Sendable {
     /// header name that is not a token or a value with CR, LF or NUL (which would smuggle a
     /// field into the head).
     init(
-        url: URL, nonce: [UInt8], protocols: [String] = [], headers: [(name: String, value: String)] = []
+        url: URL, nonce: [UInt8], protocols: [String] = [], headers: [(name: String, value: String)] = [],
+        compression: WebSocketCompression? = nil
     ) throws(CourierError) {
         func refuse(_ message: String) -> CourierError {
             CourierError(code: .invalidRequest, message: "cannot open a WebSocket: " + message, url: url)
@@ -109,6 +112,7 @@ struct WebSocketHandshake: Equatable, Sendable {
             "Sec-WebSocket-Version: 13",
         ]
         if !offered.isEmpty { lines.append("Sec-WebSocket-Protocol: \(offered.joined(separator: ", "))") }
+        if let compression { lines.append("Sec-WebSocket-Extensions: \(compression.offer)") }
         for field in headers where !Self.ownedFields.contains(field.name.lowercased()) {
             lines.append("\(field.name): \(field.value)")
         }
@@ -119,6 +123,7 @@ struct WebSocketHandshake: Equatable, Sendable {
         self.port = port
         self.key = key
         self.offeredProtocols = offered
+        self.compression = compression
         self.head = lines.joined(separator: "\r\n") + "\r\n\r\n"
     }
 

@@ -26,9 +26,23 @@ struct WebSocketMessageAssembler: Sendable {
     private struct Message: Sendable {
         /// `.text` or `.binary`, from its first frame.
         var opcode: WebSocketOpcode
+        /// Whether its first frame had RSV1 set: compressed (RFC 7692 §6), inflated at its end.
+        var compressed = false
         /// The payload of the fragments that are complete.
         var data = Data()
     }
+
+    /// The negotiated `permessage-deflate`: the server's decompressor, and whether it is reset
+    /// after each message (`server_no_context_takeover`).
+    struct Decompression: Sendable {
+        /// The server's DEFLATE stream, read in message order (under the connection's lock).
+        let stream: WebSocketDeflateStream
+        /// Whether the server keeps no context between messages.
+        let resetsAfterEachMessage: Bool
+    }
+
+    /// RSV1, which `permessage-deflate` gives its meaning.
+    static let compressedBit: UInt8 = 0x40
 
     /// The largest message, in payload bytes over all its fragments; a larger one fails with 1009.
     let maximumMessageSize: Int
@@ -40,6 +54,8 @@ struct WebSocketMessageAssembler: Sendable {
     private var frameHeader: WebSocketFrameHeader?
     /// How many payload bytes of that frame have been checked as UTF-8 already.
     private var frameChecked = 0
+    /// `permessage-deflate`, once negotiated (before any frame is read).
+    var decompression: Decompression?
 
     /// An assembler for messages of at most `maximumMessageSize` bytes.
     init(maximumMessageSize: Int) {
@@ -81,6 +97,7 @@ struct WebSocketMessageAssembler: Sendable {
                 return nil
             }
             message = nil
+            if current.compressed { return try inflated(current) }
             guard current.opcode == .text else { return .binary(current.data) }
             guard validator.isComplete else {
                 throw WebSocketProtocolError(
@@ -91,20 +108,50 @@ struct WebSocketMessageAssembler: Sendable {
         }
     }
 
+    /// A compressed message's payload inflated (within the size limit) and, for text, checked as
+    /// UTF-8 whole: its bytes only exist once the message has ended.
+    private func inflated(_ current: Message) throws(WebSocketProtocolError) -> Output {
+        guard let decompression else {
+            throw WebSocketProtocolError(.protocolError, "a compressed message with no compression negotiated")
+        }
+        let data: Data
+        switch decompression.stream.decompress(
+            current.data, limit: maximumMessageSize, reset: decompression.resetsAfterEachMessage)
+        {
+        case .success(let inflated): data = inflated
+        case .failure(let error): throw error
+        }
+        guard current.opcode == .text else { return .binary(data) }
+        var checker = UTF8Validator()
+        let bad = data.withUnsafeBytes { checker.validate($0) }
+        if let bad {
+            throw WebSocketProtocolError(.invalidFramePayloadData, "a text message that is not UTF-8 at byte \(bad)")
+        }
+        guard checker.isComplete else {
+            throw WebSocketProtocolError(.invalidFramePayloadData, "a text message that ends inside a UTF-8 sequence")
+        }
+        return .text(String(decoding: data, as: UTF8.self))
+    }
+
     /// The rules a frame's header decides against the message in progress (§5.4).
     private mutating func begin(_ header: WebSocketFrameHeader) throws(WebSocketProtocolError) {
+        let compressed = header.reservedBits & Self.compressedBit != 0
         switch header.opcode {
         case .ping, .pong, .close:
-            break  // Control frames may come between fragments and leave the message alone.
+            // Control frames may come between fragments and leave the message alone; they are
+            // never compressed (RFC 7692 §6.1).
+            if compressed { throw WebSocketProtocolError(.protocolError, "a \(header.opcode) frame with RSV1 set") }
         case .text, .binary:
             if message != nil {
                 throw WebSocketProtocolError(
                     .protocolError, "a new \(header.opcode) message began before the fragmented message ended")
             }
             try checkSize(header.payloadLength, after: 0)
-            message = Message(opcode: header.opcode)
+            message = Message(opcode: header.opcode, compressed: compressed)
             validator = UTF8Validator()
         case .continuation:
+            // RSV1 belongs on a message's first frame only (RFC 7692 §6.1).
+            if compressed { throw WebSocketProtocolError(.protocolError, "a continuation frame with RSV1 set") }
             guard let current = message else {
                 throw WebSocketProtocolError(.protocolError, "a continuation frame with no message to continue")
             }
@@ -124,7 +171,9 @@ struct WebSocketMessageAssembler: Sendable {
 
     /// Checks the bytes of `payload` past those already checked, when the frame carries text.
     private mutating func checkText(_ payload: Data) throws(WebSocketProtocolError) {
-        guard let header = frameHeader, !header.opcode.isControl, message?.opcode == .text else { return }
+        // A compressed message's bytes are DEFLATE's until it ends (checked in inflated(_:)).
+        guard let header = frameHeader, !header.opcode.isControl, message?.opcode == .text, message?.compressed == false
+        else { return }
         guard payload.count > frameChecked else { return }
         let start = frameChecked
         let bad = payload.withUnsafeBytes { buffer in

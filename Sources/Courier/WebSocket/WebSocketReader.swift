@@ -37,6 +37,15 @@ struct WebSocketReader: Sendable {
         assembler = WebSocketMessageAssembler(maximumMessageSize: maximumMessageSize)
     }
 
+    /// Reads compressed messages from now on (`permessage-deflate` negotiated, before any frame):
+    /// RSV1 is allowed on a message's first frame, and such a message is inflated with `stream`.
+    mutating func acceptCompression(_ stream: WebSocketDeflateStream, resetsAfterEachMessage: Bool) {
+        var configuration = decoder.configuration
+        configuration.allowedReservedBits = WebSocketMessageAssembler.compressedBit
+        decoder = WebSocketFrameDecoder(configuration: configuration)
+        assembler.decompression = .init(stream: stream, resetsAfterEachMessage: resetsAfterEachMessage)
+    }
+
     /// Reads one chunk from the connection, of any size. A ``WebSocketMessageAssembler/Output/close(_:)``
     /// is the last output ever: its answer says what to send back, and its
     /// ``WebSocketCloseAnswer/violation`` whether the peer's close was itself a failure.

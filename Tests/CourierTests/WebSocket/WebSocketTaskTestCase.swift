@@ -17,6 +17,11 @@ class WebSocketTaskTestCase: XCTestCase {
 
     override func setUp() {
         super.setUp()
+        manager = SessionManager(configuration: makeWebSocketConfiguration())
+    }
+
+    /// The tests' configuration: a monitor recording every event in ``events``, a 2 s close timeout.
+    func makeWebSocketConfiguration() -> SessionManager.Configuration {
         var configuration = SessionManager.Configuration()
         configuration.eventMonitors = [
             ClosureEventMonitor(onEvent: { [events] task, event in
@@ -24,7 +29,7 @@ class WebSocketTaskTestCase: XCTestCase {
             })
         ]
         configuration.webSocket.closeTimeout = .seconds(2)
-        manager = SessionManager(configuration: configuration)
+        return configuration
     }
 
     override func tearDown() {

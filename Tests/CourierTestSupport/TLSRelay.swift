@@ -1,0 +1,149 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A TLS front for a plain TCP server, for testing `wss://` without a TLS library in the tests:
+/// `openssl s_server -quiet` on 127.0.0.1 whose standard input and output are one TCP connection to
+/// the plain server at `targetPort`. `s_server` without `-HTTP` carries its standard input to the
+/// TLS client and prints what the client sends; `-quiet` keeps its own messages out of that stream
+/// and stops it from reading single letters of the input as commands, so the bytes pass unchanged
+/// both ways with no pump of ours.
+///
+/// It serves **one** TLS connection (`-naccept 1`), and the plain server sees its connection
+/// open at once. The ends follow each other: the plain server closing makes `s_server` read end of
+/// file and exit (ending the TLS connection); the TLS client going makes `s_server` exit, which
+/// closes the plain connection. Stopped by its own PID (``stop()``, and at deinit).
+public final class TLSRelay: Sendable {
+    /// The port the TLS side listens on, on 127.0.0.1.
+    public let port: Int
+    private let process: Process
+    private let errors: Box<Data>
+
+    /// Starts `s_server` with certificate `certificate` of `pki` (`good`, `expired`, `wrong`) in front
+    /// of the plain TCP server at `127.0.0.1:targetPort`.
+    public init(pki: TLSTestPKI, certificate: String = "good", targetPort: Int) throws {
+        guard let openssl = OpenSSL.path else { throw OpenSSL.Failure(description: "openssl is not installed") }
+        // `-quiet` also silences the "ACCEPT host:port" line that says which port the system gave,
+        // so the port is picked here; another process may take it first, hence the retries.
+        var lastFailure = ""
+        for _ in 0..<5 {
+            let candidate = try Self.freePort()
+            let connection = try Self.connect(to: targetPort)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: openssl)
+            process.arguments = [
+                "s_server", "-quiet", "-naccept", "1", "-accept", "127.0.0.1:\(candidate)",
+                "-cert", pki.path("\(certificate).pem"), "-key", pki.path("\(certificate).key"),
+            ]
+            let handle = FileHandle(fileDescriptor: connection, closeOnDealloc: false)
+            process.standardInput = handle
+            process.standardOutput = handle
+            let errorPipe = Pipe()
+            process.standardError = errorPipe
+            let errors = Box<Data>()
+            errorPipe.fileHandleForReading.readabilityHandler = { handle in
+                let data = handle.availableData
+                if !data.isEmpty { errors.append(data) }
+            }
+            do {
+                try process.run()
+            } catch {
+                close(connection)
+                throw error
+            }
+            // The child holds its own copies: ours would keep the plain connection open after it exits.
+            close(connection)
+            if Self.waitUntilListening(candidate, process: process) {
+                self.port = candidate
+                self.process = process
+                self.errors = errors
+                return
+            }
+            process.stopAndWait()
+            lastFailure = String(decoding: errors.all.reduce(Data(), +), as: UTF8.self)
+        }
+        throw OpenSSL.Failure(description: "openssl s_server did not listen: \(lastFailure)")
+    }
+
+    deinit { stop() }
+
+    /// `wss://127.0.0.1:<port><pathAndQuery>`.
+    public func url(_ pathAndQuery: String = "/") -> URL {
+        URL(string: "wss://127.0.0.1:\(port)\(pathAndQuery)")!
+    }
+
+    /// What `s_server` wrote to its standard error (its TLS failures, with `-quiet` too).
+    public var errorOutput: String { String(decoding: errors.all.reduce(Data(), +), as: UTF8.self) }
+
+    /// Whether `s_server` still runs (it exits when either connection ends).
+    public var isRunning: Bool { process.isRunning }
+
+    /// Stops `s_server` (its own PID only) and waits for it.
+    public func stop() {
+        process.stopAndWait()
+    }
+
+    /// A port nothing listens on right now, from the system.
+    private static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw OpenSSL.Failure(description: "socket failed: errno \(errno)") }
+        defer { close(descriptor) }
+        var address = loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw OpenSSL.Failure(description: "bind failed: errno \(errno)") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// A blocking TCP connection to 127.0.0.1:`port`.
+    private static func connect(to port: Int) throws -> Int32 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw OpenSSL.Failure(description: "socket failed: errno \(errno)") }
+        var address = loopback(port: port)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            let code = errno
+            close(descriptor)
+            throw OpenSSL.Failure(description: "cannot connect to 127.0.0.1:\(port): errno \(code)")
+        }
+        return descriptor
+    }
+
+    private static func loopback(port: Int) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+
+    /// Waits (up to 10 s) until `/proc/net/tcp` shows 127.0.0.1:`port` listening. A probe
+    /// connection cannot tell: it would be the one connection `-naccept 1` serves.
+    private static func waitUntilListening(_ port: Int, process: Process) -> Bool {
+        let entry = String(format: "0100007F:%04X", port)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, process.isRunning {
+            if let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8),
+                table.split(separator: "\n").contains(where: { line in
+                    let fields = line.split(separator: " ")
+                    return fields.count > 3 && fields[1] == entry && fields[3] == "0A"  // 0A: LISTEN
+                })
+            {
+                return true
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return false
+    }
+}
