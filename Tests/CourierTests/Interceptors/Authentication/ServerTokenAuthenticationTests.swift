@@ -118,6 +118,8 @@ final class ServerTokenAuthenticationTests: CourierTestCase {
         }
         let refused = server.requests.filter { $0.header("Authorization") == "Bearer \(first)" }.count
         XCTAssertGreaterThan(refused, 0, "the revoked token was sent")
+        // Monitors hear of retries on their own queue: the last event may come after the error.
+        waitUntil("every retry event arrives") { retries.all.count >= refused }
         XCTAssertEqual(retries.all.count, refused)
         XCTAssertEqual(retries.all.map { $0.error.response?.statusCode }, Array(repeating: 401, count: refused))
         // And a later stream goes with the new token, once
@@ -152,6 +154,8 @@ final class ServerTokenAuthenticationTests: CourierTestCase {
         XCTAssertEqual(
             server.requests.map { $0.header("Authorization") },
             ["Bearer refused-0", "Bearer refused-1", "Bearer refused-2"])
+        // Monitors hear of retries on their own queue: the last event may come after the error.
+        waitUntil("the third retry event arrives") { retries.all.count >= 3 }
         XCTAssertEqual(retries.all.count, 3)
     }
 
