@@ -112,32 +112,35 @@ final class TransferTask: Sendable {
         }
         self.upload = upload
         self.originalRequest = request
-        var initial = State(
-            context: State.Context(
-                originalRequest: request, upload: upload, validation: validation,
-                maximumResponseSize: settings.maximumResponseSize, progressInterval: settings.progressInterval,
-                temporaryDirectory: settings.temporaryDirectory, emitsEvents: events.isActive, tls: core.tls,
-                waitsForConnectivity: settings.waitsForConnectivity != nil),
-            options: options, now: .now)
-        initial.stream = stream
-        initial.file = file
-        initial.expectedToSend = upload?.expectedLength
-        if let resume = file?.plan.resumeFrom, resume.bytesOnDisk > 0 || resume.segmentMap != nil {
-            initial.received = resume.bytesOnDisk
-            initial.validator = resume.validator
-            initial.expectedToReceive = resume.totalLength
-            initial.file?.resumedBytes = resume.segmentMap?.writtenBytes ?? resume.bytesOnDisk
-            // A split download's record continues every segment (TransferState+Segments.swift).
-            initial.file?.segments = resume.segmentMap
-            self.initialRequest = initial.rangeRequest(request, from: resume.bytesOnDisk, validator: resume.validator)
-        } else if file?.plan.policy.split.isSplit == true {
-            // A split download's first request asks for a range: only a 206 proves ranges work.
-            self.initialRequest = initial.rangeRequest(request, from: 0, validator: nil)
-        } else {
-            self.initialRequest = request
+        // Built in its lock, never copied: the state is a few kilobytes.
+        let state = Locked(
+            State(
+                context: State.Context(
+                    originalRequest: request, upload: upload, validation: validation,
+                    maximumResponseSize: settings.maximumResponseSize, progressInterval: settings.progressInterval,
+                    temporaryDirectory: settings.temporaryDirectory, emitsEvents: events.isActive, tls: core.tls,
+                    waitsForConnectivity: settings.waitsForConnectivity != nil),
+                options: options, now: .now))
+        self.initialRequest = state.withLock { initial in
+            initial.stream = stream
+            initial.file = file
+            initial.expectedToSend = upload?.expectedLength
+            if let resume = file?.plan.resumeFrom, resume.bytesOnDisk > 0 || resume.segmentMap != nil {
+                initial.received = resume.bytesOnDisk
+                initial.validator = resume.validator
+                initial.expectedToReceive = resume.totalLength
+                initial.file?.resumedBytes = resume.segmentMap?.writtenBytes ?? resume.bytesOnDisk
+                // A split download's record continues every segment (TransferState+Segments.swift).
+                initial.file?.segments = resume.segmentMap
+                return initial.rangeRequest(request, from: resume.bytesOnDisk, validator: resume.validator)
+            } else if file?.plan.policy.split.isSplit == true {
+                // A split download's first request asks for a range: only a 206 proves ranges work.
+                return initial.rangeRequest(request, from: 0, validator: nil)
+            }
+            return request
         }
         self.writer = writer
-        self.state = Locked(initial)
+        self.state = state
         writer?.setFailureHandler { [weak self] error in self?.writerFailed(error) }
     }
 
@@ -522,14 +525,13 @@ final class TransferTask: Sendable {
 
     /// Finishes the task; a download first waits for its writer to write every accepted byte and
     /// end the file (the completion then runs on the writer's queue).
-    func perform(_ completion: Completion) {
+    func perform(_ completion: consuming Completion) {
         timers.end()
-        var completion = completion
         if let (url, _) = completion.encodedBodyFile {
             unlink(url.path)
             completion.encodedBodyFile = nil
         }
-        let finished = completion
+        let finished = consume completion
         guard let (ending, removing) = finished.ending, let writer else { return deliver(finished) }
         writer.finish(ending, removing: removing) { [self] settled in
             deliver(finished.settled(by: settled, url: originalRequest.url))
