@@ -2,30 +2,19 @@ import Foundation
 import Courier
 
 extension EventsCommand {
-    /// `courier events`'s command line: `<url> [options]` (``EventsCommand/help`` lists them), in
-    /// `courier get`'s grammar (ArgumentScanner.swift) and with its header rules.
+    /// `courier events`'s command line: `<url> [options]`, in `get`'s grammar and with its header
+    /// rules. Each field is the option of its name (OptionTable.swift).
     struct Options: CommonOptions {
         var url: URL
-        /// `-H`: extra request headers, in order.
         var headers: [(name: String, value: String)] = []
-        /// `--last-event-id`: the `Last-Event-ID` of the first connection.
         var lastEventID: String?
-        /// `--max-reconnects`: failed reconnections in a row before giving up (0: never reconnect).
         var maxReconnects = ReconnectPolicy.default.maximumAttempts
-        /// `--retry-delay`: seconds to wait before reconnecting when the server sent no `retry:`.
         var retryDelay = Options.seconds(ReconnectPolicy.default.delay)
-        /// `--idle-timeout`: seconds of silence after which the connection is dropped and remade.
         var idleTimeout: Double?
-        /// `-n`: stop after this many events.
-        var maxEvents: Int?
-        /// `-s`: no reconnection lines.
+        var maxEvents: Int?  // -n
         var silent = false
-        /// `--location-trusted`: send the `-H` headers to other origins a redirect leads to too.
         var locationTrusted = false
-        /// What is masked in everything the command prints: `Redaction.default` plus the names
-        /// of `--redact-header` and `--redact-param` (OutputRedaction.swift).
         var redaction = Redaction.default
-        /// curl's TLS options, as `get` takes them (TLSOptions.swift).
         var tls = TLSOptions()
 
         init(url: URL) { self.url = url }

@@ -3,53 +3,30 @@ import Courier
 import CourierSupport
 
 extension GetCommand {
-    /// `courier get`'s command line: `<url> [options]` (``GetCommand/help`` lists them).
-    ///
-    /// Options may come before or after the URL; long options also take `--name=value`, short
-    /// flags combine (`-fsSL`), and `--` ends the options. The curl and wget spellings of what
-    /// courier does anyway (`-O`, `-L`, `-f`, `-c`, `-C -`, `-S`) are accepted and change nothing.
+    /// `courier get`'s command line: `<url> [options]`, in ``ArgumentScanner``'s grammar. Each field
+    /// is the option of its name; what it means is its line in OptionTable.swift.
     struct Options: CommonOptions {
         var url: URL
-        /// `-o`: a file name, or `-` for stdout (``writesToStandardOutput``).
-        var output: String?
+        var output: String?  // -o: a file name, or - for stdout
         var retries = 3
-        var expectedSHA256: [UInt8]?
+        var expectedSHA256: [UInt8]?  // --sha256
         var headers: [(name: String, value: String)] = []
         var quiet = false
         var force = false
-        /// `--max-time`: the whole download's deadline, in seconds.
-        var maxTime: Double?
-        /// `--timeout`: seconds without a byte (connecting included) before an attempt fails.
+        var maxTime: Double?  // seconds, as timeout and waitForNetwork
         var timeout: Double?
-        /// `--wait-for-network`: seconds to wait for a route to the host (the manager's
-        /// `waitsForConnectivity`); without it a host with no route fails at once (exit 3).
         var waitForNetwork: Double?
-        /// `--location-trusted`: send the `-H` headers to other origins a redirect leads to too.
         var locationTrusted = false
-        /// `--accept-unverified`: save a body nothing can prove complete, with a warning.
         var acceptUnverified = false
-        /// `--whole`: with `-o -`, write nothing until the whole body is in and verified (staged in
-        /// a private file) instead of streaming it as it arrives.
         var whole = false
-        /// `-v`/`--verbose`: the heads (redacted) and the timeline on stderr.
         var verbose = false
-        /// What is masked in everything the command prints: `Redaction.default` plus the names
-        /// of `--redact-header` and `--redact-param` (OutputRedaction.swift).
-        var redaction = Redaction.default
-        /// `--cacert`, `--capath`, `--pinnedpubkey`, `--cert`, `--key`, `--pass`, `-k`: curl's TLS
-        /// options (TLSOptions.swift).
+        var redaction = Redaction.default  // plus --redact-header and --redact-param
         var tls = TLSOptions()
-        /// `--split N|auto|auto:N`: how many connections the download may use (long option only:
-        /// `-s` is curl's `--silent`). Default off: one (GetCommand+Split.swift).
         var split = DownloadSplit.off
-        /// `-z`/`--time-cond`: a date or a file, `-` first for If-Unmodified-Since (ConditionalFetch.swift).
-        var timeCondition: String?
-        /// `--etag-compare`: the file whose ETag goes into `If-None-Match`.
+        var timeCondition: String?  // -z
         var etagCompare: String?
-        /// `--etag-save`: the file the response's ETag is written to once the file is saved.
         var etagSave: String?
-        /// `--cache`: the directory of the disk response cache the body goes through (GetCommand+Cache.swift).
-        var cacheDirectory: String?
+        var cacheDirectory: String?  // --cache
 
         init(url: URL) { self.url = url }
 

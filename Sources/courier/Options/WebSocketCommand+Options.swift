@@ -3,27 +3,18 @@ import Courier
 import CourierSupport
 
 extension WebSocketCommand {
-    /// `courier ws`'s command line: `<url> [options]` (``WebSocketCommand/help`` lists them), in
-    /// `courier get`'s grammar (ArgumentScanner.swift) and with its header rules.
+    /// `courier ws`'s command line: `<url> [options]`, in `get`'s grammar and with its header rules.
+    /// Each field is the option of its name (OptionTable.swift).
     struct Options: CommonOptions {
         var url: URL
-        /// `-H`: extra handshake headers, in order.
         var headers: [(name: String, value: String)] = []
-        /// `--protocol`: the subprotocols offered, in order of preference.
         var protocols: [String] = []
-        /// `--binary`: stdin's lines go out as binary messages.
         var binary = false
-        /// `--hex`: binary messages received are printed as hex.
         var hex = false
-        /// `-n`: exit after this many messages received.
-        var count: Int?
-        /// `--ping`: the task's ping interval, in seconds.
+        var count: Int?  // -n
         var ping: Double?
-        /// `--max-message`: the largest message received and the longest line of stdin sent.
-        var maximumMessageSize = 1 << 20
-        /// What is masked in everything the command prints (OutputRedaction.swift).
+        var maximumMessageSize = 1 << 20  // --max-message
         var redaction = Redaction.default
-        /// curl's TLS options, as `get` takes them (TLSOptions.swift).
         var tls = TLSOptions()
 
         init(url: URL) { self.url = url }

@@ -185,6 +185,12 @@ enum CourierCommand {
         }
     }
 
+    /// Says `line` on stderr as one line after `courier: ` and returns `status`.
+    static func fail(_ line: String, _ status: Int32) -> Int32 {
+        ProgressPrinter.writeToStandardError("courier: \(GetCommand.oneLine(line))\n")
+        return status
+    }
+
     static func unknownCommand(_ command: String) -> UsageError {
         if let scheme = command.split(separator: ":").first?.lowercased(), scheme == "ws" || scheme == "wss",
             command.contains("://")

@@ -5,18 +5,9 @@ import FoundationNetworking
 import Courier
 import CourierSupport
 
-/// `courier get <url>`: downloads one URL into a file, crash-safely.
-///
-/// The body goes into a partial file at a fixed place with a resume record beside it, and the
-/// output file appears (one rename) only once it is complete and verified. Running the same
-/// command again after Ctrl-C, `kill` or a crash continues where the last run stopped: the
-/// library finds the record beside the same partial file and asks for the rest with
-/// `Range`/`If-Range`. With `-o -` the body streams to stdout as it arrives
-/// (GetCommand+Streaming.swift); with `-o - --whole` the file is a private temporary one, copied
-/// to stdout once complete and verified, then removed.
-///
-/// Output: progress, retries and messages on stderr; on success only the saved file's absolute
-/// path on stdout (or the body, with `-o -`), so `file=$(courier get -q URL)` works in scripts.
+/// `courier get <url>`: one URL into a file, crash-safely (a partial file and a resume record at a
+/// fixed place, the output published once complete and verified), or to stdout with `-o -`
+/// (GetCommand+Streaming.swift, GetCommand+StandardOutput.swift). Docs/CommandLine.md has the rules.
 struct GetCommand {
     private(set) var options: Options
     /// `-z`, `--etag-compare`, `--etag-save`, read when the command starts (``run()``).

@@ -63,6 +63,20 @@ final class StopSignals: Sendable {
         if stopped { action() }
     }
 
+    /// Runs `work` in a task while this thread waits for its result; a stop signal calls `stop`
+    /// (by default, cancels the task).
+    func wait<Result: Sendable>(stop: (@Sendable () -> Void)? = nil, _ work: sending @escaping () async -> Result) -> Result? {
+        let result = Locked<Result?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        let task = Task {
+            result.set(await work())
+            finished.signal()
+        }
+        onStop(stop ?? { task.cancel() })
+        finished.wait()
+        return result.current  // set before `finished` is signalled
+    }
+
     /// What to do just before leaving at a second signal (end the progress line).
     func beforeLeaving(_ action: @escaping @Sendable () -> Void) {
         state.withLock { $0.beforeLeaving = action }
