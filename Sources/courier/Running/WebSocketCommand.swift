@@ -35,8 +35,7 @@ struct WebSocketCommand {
     func run() -> Int32 {
         // A reader that goes away (`| head -n 3`) is a failed write said on stderr, not a death.
         signal(SIGPIPE, SIG_IGN)
-        let stops = StopSignals()
-        let watcher = stops.watch()
+        let (stops, watcher) = StopSignals.watching()
         defer { watcher.cancel() }
 
         var configuration = SessionManager.Configuration()
@@ -58,17 +57,17 @@ struct WebSocketCommand {
         let task = makeTask(manager)
         task.resume()
         let refused = Locked<String?>(nil)
-        StandardInputLines.start(limit: options.maximumMessageSize, binary: options.binary) { next in
-            switch next {
-            case .message(let message): return Self.send(message, on: task)
-            case .refused(let reason): refused.set(reason)
-            case .end: break
-            }
-            // End of stdin or a refused line: a normal close, once the handshake is decided; the
+        let (binary, limit) = (options.binary, options.maximumMessageSize)
+        Task {
+            let ending = await task.sendLines(from: STDIN_FILENO, binary: binary)
+            guard ending != .taskEnded else { return }  // the receiving loop reports why
+            refused.set(StandardInputLines.refusal(ending, limit: limit))
+            // End of stdin or a refused line: a normal close once the handshake is decided; the
             // receiving loop ends with the server's answer.
-            settled.wait()
-            task.close(withCloseCode: .normalClosure, reason: nil)
-            return true
+            DispatchQueue.global().async {
+                settled.wait()
+                task.close(withCloseCode: .normalClosure, reason: nil)
+            }
         }
         // A signal closes with 1001 ("going away"); the server's answer ends the receiving loop.
         let options = options
@@ -118,24 +117,6 @@ struct WebSocketCommand {
             // The sequence throws the task's CourierError (WebSocketMessages.swift).
             return .failed((error as? CourierError) ?? CourierError(code: .network, message: "\(error)", url: task.originalRequest.url))
         }
-    }
-
-    /// Sends `message`, waiting for it to be queued (the task's send buffer holds stdin back
-    /// when the server reads slowly). Returns whether reading stdin should stop.
-    private static func send(_ message: URLSessionWebSocketTask.Message, on task: WebSocketTask) -> Bool {
-        let sent = DispatchSemaphore(value: 0)
-        let failed = Locked(false)
-        Task {
-            do throws(CourierError) {
-                try await task.send(message)
-            } catch {
-                // The task failed or is closing: the receiving loop reports why.
-                failed.set(true)
-            }
-            sent.signal()
-        }
-        sent.wait()
-        return failed.current
     }
 
     /// The bytes written for one message: text as UTF-8, binary as it is or as lowercase hex,
