@@ -34,8 +34,7 @@ struct EventsCommand {
         // A reader that goes away (`| head -n 3`) is a failed write said on stderr, not a silent
         // death, as for `courier get -o -`.
         signal(SIGPIPE, SIG_IGN)
-        let stops = StopSignals()
-        let watcher = stops.watch()
+        let (stops, watcher) = StopSignals.watching()
         defer { watcher.cancel() }
 
         let manager = SessionManager(configuration: configuration())
@@ -46,11 +45,9 @@ struct EventsCommand {
         switch stops.wait({ await Self.consume(stream, maximum: maximum) })
             ?? .failed(CourierError(code: .network, message: "the stream ended without a result"))
         {
-        case .reachedLimit:
-            return ExitCode.success
-        case .ended:
-            // A 204, or the end of the response with reconnecting off: the library throws when
-            // it gives up on a server that keeps ending its response without an event.
+        case .reachedLimit, .ended:
+            // `.ended`: a 204, or the end of the response with reconnecting off (the library
+            // throws when it gives up on a server that keeps ending its response without an event).
             return ExitCode.success
         case .failed(let error):
             if error.isCancellation, let signal = stops.signal {

@@ -18,8 +18,7 @@ extension GetCommand {
     func runCached(directory: String) -> Int32 {
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         let printer = ProgressPrinter(style: .quiet, columns: 80, name: initialDisplayName(), write: ProgressPrinter.writeToStandardError)
-        let stops = StopSignals()
-        let watcher = stops.watch()
+        let (stops, watcher) = StopSignals.watching()
         defer { watcher.cancel() }
         signal(SIGPIPE, SIG_IGN)  // a reader that goes away is a failed write, said on stderr
 

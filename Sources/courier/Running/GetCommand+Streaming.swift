@@ -33,8 +33,7 @@ extension GetCommand {
     func runStreaming() -> Int32 {
         let (printer, resizes) = makeProgressPrinter()
         defer { resizes?.cancel() }
-        let stops = StopSignals()
-        let watcher = stops.watch()
+        let (stops, watcher) = StopSignals.watching()
         defer { watcher.cancel() }
         // A reader that goes away (`| head`) is a failed write said on stderr, not a silent death.
         signal(SIGPIPE, SIG_IGN)
@@ -78,12 +77,7 @@ extension GetCommand {
             } catch {
                 return fail(error)
             }
-            if end.unverified {
-                // Printed even with --quiet: the user asked for it, but must not forget it.
-                ProgressPrinter.writeToStandardError(
-                    "courier: warning: the body written to stdout was unverified: the server's body could not be proven "
-                        + "complete (content-encoded, or ended only by the connection closing)\n")
-            }
+            if end.unverified { Self.warnUnverified("the body written to stdout was") }
             if printer.style != .quiet {
                 ProgressPrinter.writeToStandardError(
                     ProgressFormat.summary(

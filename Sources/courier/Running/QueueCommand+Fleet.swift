@@ -15,8 +15,7 @@ extension QueueCommand {
         } catch {
             return CourierCommand.fail(error.message, error.status)
         }
-        let stops = StopSignals()
-        let watcher = stops.watch()
+        let (stops, watcher) = StopSignals.watching()
         defer { watcher.cancel() }
         // The whole input first: a fleet's list is a finished file, and a mistake in it adds nothing.
         var reader = InputSpool.Reader(spool, fills: true)
@@ -75,7 +74,7 @@ extension QueueCommand {
         var finished: [String: DownloadQueue.State] = [:]
         while true {
             if let signal = stops.signal {
-                Self.blocking { await worker.stop() }
+                CourierCommand.blocking { await worker.stop() }
                 if !quiet { ProgressPrinter.writeToStandardError("courier: interrupted; its items went back to the list\n") }
                 return ExitCode.forSignal(signal)
             }
@@ -88,7 +87,7 @@ extension QueueCommand {
             }
             usleep(250_000)
         }
-        Self.blocking { await worker.stop() }
+        CourierCommand.blocking { await worker.stop() }
         return summarize(entries, finished)
     }
 

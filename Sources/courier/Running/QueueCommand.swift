@@ -35,8 +35,7 @@ struct QueueCommand {
             return CourierCommand.fail(error.message, error.status)
         }
         let shared = options.shared
-        let stops = StopSignals()
-        let watcher = stops.watch()
+        let (stops, watcher) = StopSignals.watching()
         defer { watcher.cancel() }
 
         // The first lines are read before anything is created: a mistake in them leaves nothing behind.
@@ -130,7 +129,7 @@ struct QueueCommand {
     private func end(
         _ ending: Ending, queue: DownloadQueue?, shown: QueueProgress?, spool: InputSpool, list: DownloadList
     ) -> Int32 {
-        if let queue { Self.blocking { await queue.stop() } }
+        if let queue { CourierCommand.blocking { await queue.stop() } }
         shown?.finish()
         switch ending {
         case .signal(let signal):
@@ -200,16 +199,6 @@ struct QueueCommand {
             return GetFailure(ExitCode.forError(error), "cannot update the download queue: \(error.message)")
         }
         return nil
-    }
-
-    /// `await work()` from this synchronous command (the queue's or the worker's `stop()`).
-    static func blocking(_ work: @escaping @Sendable () async -> Void) {
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            await work()
-            done.signal()
-        }
-        done.wait()
     }
 
     /// Prints the saved paths (stdout) and the failures (stderr); returns the exit code. The

@@ -49,9 +49,10 @@ final class StopSignals: Sendable {
     /// The first stop signal that came, if one did.
     var signal: Int32? { state.current.signal }
 
-    /// Starts watching; keep the watcher until the command is done.
-    func watch() -> SignalWatcher {
-        SignalWatcher(signals: [SIGINT, SIGTERM]) { [self] signal in received(signal) }
+    /// New stop signals, watched until the watcher is cancelled (when the command is done).
+    static func watching() -> (StopSignals, SignalWatcher) {
+        let stops = StopSignals()
+        return (stops, SignalWatcher(signals: [SIGINT, SIGTERM]) { signal in stops.received(signal) })
     }
 
     /// What stopping means from now on; run at once if a stop already came.

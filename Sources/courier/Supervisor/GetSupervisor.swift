@@ -20,20 +20,7 @@ struct GetSupervisor {
     /// `arguments` parsed, for `--retries` and `--quiet` (with `-i`, the options the items share).
     let options: GetCommand.Options
     /// With `-i`: the queue's options.
-    let queue: GetCommand.QueueOptions?
-
-    init(arguments: [String], options: GetCommand.Options) {
-        self.arguments = arguments
-        self.options = options
-        self.queue = nil
-    }
-
-    /// Supervises `courier get -i`.
-    init(arguments: [String], queue: GetCommand.QueueOptions) {
-        self.arguments = arguments
-        self.options = queue.shared
-        self.queue = queue
-    }
+    var queue: GetCommand.QueueOptions? = nil
 
     // MARK: - Child side
 
