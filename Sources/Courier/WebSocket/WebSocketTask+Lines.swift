@@ -23,7 +23,8 @@ extension WebSocketTask {
     }
 
     /// Sends each line read from `descriptor` as one message — text, or with `binary` its bytes —
-    /// until the input ends, a line cannot be sent, or the task ends; returns which. Lines end
+    /// until the input ends, a line cannot be sent, or a line finds the task ended; returns which.
+    /// (A task that ends while the input stays silent is noticed at the next line.) Lines end
     /// with `\n` (a `\r` before it is dropped; the last line may lack it) and the line end is not
     /// sent. Each line is read only once the one before is queued (``send(_:)``), so a peer that
     /// reads slowly holds the reading back rather than letting lines pile up in memory.

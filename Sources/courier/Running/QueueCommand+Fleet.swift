@@ -126,12 +126,6 @@ extension QueueCommand {
             }
         }
         FileHandle.standardOutput.write(Data(paths.utf8))
-        if lines.isEmpty {
-            if !options.shared.quiet { ProgressPrinter.writeToStandardError("courier: all \(entries.count) downloads complete\n") }
-            return ExitCode.success
-        }
-        ProgressPrinter.writeToStandardError(
-            (["courier: \(lines.count) of \(entries.count) downloads failed:"] + lines).joined(separator: "\n") + "\n")
-        return worst
+        return reportEnd(count: entries.count, failures: lines, worst: worst)
     }
 }

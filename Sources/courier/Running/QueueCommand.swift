@@ -223,20 +223,25 @@ struct QueueCommand {
             }
         }
         if !paths.isEmpty { FileHandle.standardOutput.write(Data(paths.utf8)) }
+        var worst = ExitCode.success
+        let lines = failures.map { entry, failure in
+            worst = Self.worse(worst, failure.map { ExitCode.forCode($0.code) } ?? ExitCode.failure)
+            let why = failure.map(Self.describe) ?? "no longer in the queue"
+            return "courier:   line \(entry.line): \(entry.name): \(GetCommand.oneLine(why)) (\(GetCommand.displayURL(entry.url)))"
+        }
+        return reportEnd(
+            count: count, failures: lines, worst: worst,
+            trailer: "courier: run the same command again to retry them; the completed ones are not fetched again")
+    }
+
+    /// Says how the input's `count` items ended: every one complete (unless quiet), or the lines
+    /// of those that did not, after how many, and `trailer`; returns `worst` when some failed.
+    func reportEnd(count: Int, failures: [String], worst: Int32, trailer: String? = nil) -> Int32 {
         guard !failures.isEmpty else {
-            if !options.shared.quiet {
-                ProgressPrinter.writeToStandardError("courier: all \(count) downloads complete\n")
-            }
+            if !options.shared.quiet { ProgressPrinter.writeToStandardError("courier: all \(count) downloads complete\n") }
             return ExitCode.success
         }
-        var lines = ["courier: \(failures.count) of \(count) downloads failed:"]
-        var worst = ExitCode.success
-        for (entry, failure) in failures {
-            let why = failure.map(Self.describe) ?? "no longer in the queue"
-            lines.append("courier:   line \(entry.line): \(entry.name): \(GetCommand.oneLine(why)) (\(GetCommand.displayURL(entry.url)))")
-            worst = Self.worse(worst, failure.map { ExitCode.forCode($0.code) } ?? ExitCode.failure)
-        }
-        lines.append("courier: run the same command again to retry them; the completed ones are not fetched again")
+        let lines = ["courier: \(failures.count) of \(count) downloads failed:"] + failures + (trailer.map { [$0] } ?? [])
         ProgressPrinter.writeToStandardError(lines.joined(separator: "\n") + "\n")
         return worst
     }
