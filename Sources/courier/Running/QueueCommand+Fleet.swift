@@ -6,15 +6,9 @@ import Foundation
 /// `courier get -i FILE --queue postgres://…`: this process as one worker of a fleet
 /// (Docs/DownloadQueue.md, "A fleet"). The connection string is never printed.
 extension QueueCommand {
-    /// Runs this worker until every item of the input is finished, or a stop signal.
-    func runFleet(connection: String) -> Int32 {
+    /// Runs this worker on the input `spool` keeps until every item of it is finished, or a stop signal.
+    func runFleet(connection: String, spool: InputSpool) -> Int32 {
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
-        let spool: InputSpool
-        do {
-            spool = try Self.openSpool(options)
-        } catch {
-            return CourierCommand.fail(error.message, error.status)
-        }
         let (stops, watcher) = StopSignals.watching()
         defer { watcher.cancel() }
         // The whole input first: a fleet's list is a finished file, and a mistake in it adds nothing.

@@ -26,14 +26,14 @@ struct QueueCommand {
     /// Runs the queue until every item of the input is finished, or a stop signal; returns the
     /// exit code (every message is printed).
     func run() -> Int32 {
-        if let connection = options.store { return runFleet(connection: connection) }
-        let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         let spool: InputSpool
         do {
             spool = try Self.openSpool(options)
         } catch {
             return CourierCommand.fail(error.message, error.status)
         }
+        if let connection = options.store { return runFleet(connection: connection, spool: spool) }
+        let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         let shared = options.shared
         let (stops, watcher) = StopSignals.watching()
         defer { watcher.cancel() }
