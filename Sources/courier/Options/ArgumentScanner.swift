@@ -72,3 +72,29 @@ struct ArgumentScanner {
         return letters.allSatisfy(flags.contains) ? letters : nil
     }
 }
+
+extension ArgumentScanner {
+    /// `courier <command>`'s scanner: the options `commands` take, from the table; an unknown one
+    /// is said with the closest known, the command's own before the TLS ones.
+    init(command: String, _ commands: CommandSet) {
+        let (valued, flags) = (OptionTable.valued(for: commands), OptionTable.flags(for: commands))
+        let help = "courier \(command) --help"
+        let among = TLSOptions.afterOwn(valued.union(flags))
+        self.init(valued: valued, flags: flags, help: help) { UsageError(unknown: $0, for: command, among: among, help: help) }
+    }
+}
+
+extension ArgumentScanner.Scanned {
+    /// Whether `-h` or `--help` was given.
+    var wantsHelp: Bool { !flags.isDisjoint(with: ["-h", "--help"]) }
+
+    /// The one positional argument of `courier <command> <url>`, unparsed.
+    func url(for command: String, missing: String? = nil) throws(UsageError) -> String {
+        let help = "courier \(command) --help"
+        guard let text = positionals.first else { throw UsageError(message: missing ?? "\(command) needs a URL", help: help) }
+        guard positionals.count == 1 else {
+            throw UsageError(message: "\(command) takes one URL; unexpected '\(positionals[1])'", help: help)
+        }
+        return text
+    }
+}

@@ -2,30 +2,19 @@ import Foundation
 import Courier
 
 extension EventsCommand {
-    /// `courier events`'s command line: `<url> [options]` (``EventsCommand/help`` lists them), in
-    /// `courier get`'s grammar (ArgumentScanner.swift) and with its header rules.
-    struct Options {
+    /// `courier events`'s command line: `<url> [options]`, in `get`'s grammar and with its header
+    /// rules. Each field is the option of its name (OptionTable.swift).
+    struct Options: CommonOptions {
         var url: URL
-        /// `-H`: extra request headers, in order.
         var headers: [(name: String, value: String)] = []
-        /// `--last-event-id`: the `Last-Event-ID` of the first connection.
         var lastEventID: String?
-        /// `--max-reconnects`: failed reconnections in a row before giving up (0: never reconnect).
         var maxReconnects = ReconnectPolicy.default.maximumAttempts
-        /// `--retry-delay`: seconds to wait before reconnecting when the server sent no `retry:`.
         var retryDelay = Options.seconds(ReconnectPolicy.default.delay)
-        /// `--idle-timeout`: seconds of silence after which the connection is dropped and remade.
         var idleTimeout: Double?
-        /// `-n`: stop after this many events.
-        var maxEvents: Int?
-        /// `-s`: no reconnection lines.
+        var maxEvents: Int?  // -n
         var silent = false
-        /// `--location-trusted`: send the `-H` headers to other origins a redirect leads to too.
         var locationTrusted = false
-        /// What is masked in everything the command prints: `Redaction.default` plus the names
-        /// of `--redact-header` and `--redact-param` (OutputRedaction.swift).
         var redaction = Redaction.default
-        /// curl's TLS options, as `get` takes them (TLSOptions.swift).
         var tls = TLSOptions()
 
         init(url: URL) { self.url = url }
@@ -37,8 +26,6 @@ extension EventsCommand {
         static let help = "courier events --help"
         static let valued = OptionTable.valued(for: .events)
         static let flags = OptionTable.flags(for: .events)
-        /// The long names, for "did you mean".
-        static var longNames: [String] { TLSOptions.afterOwn(valued.union(flags)) }
 
         /// What the event stream sets itself on every connection; `-H` must not pretend to.
         static let reservedHeaders = [
@@ -49,22 +36,14 @@ extension EventsCommand {
 
         /// The options in `arguments` (those after `events`); `nil` when `--help` was asked for.
         static func parse(_ arguments: [String]) throws(UsageError) -> Options? {
-            let scanner = ArgumentScanner(valued: valued, flags: flags, help: help, unknown: unknown)
-            let scanned = try scanner.scan(arguments)
-            if scanned.flags.contains("-h") || scanned.flags.contains("--help") { return nil }
-            guard let text = scanned.positionals.first else { throw UsageError(message: "events needs a URL", help: help) }
-            guard scanned.positionals.count == 1 else {
-                throw UsageError(message: "events takes one URL; unexpected '\(scanned.positionals[1])'", help: help)
-            }
-            var options = Options(url: try GetCommand.Options.url(text, help: help))
-            options.silent = !scanned.flags.isDisjoint(with: ["-s", "--silent", "-q", "--quiet"])
-            options.locationTrusted = scanned.flags.contains("--location-trusted")
-            options.tls.insecure = !scanned.flags.isDisjoint(with: TLSOptions.flags)
-            for (name, value) in scanned.values {
-                switch name {
-                case _ where TLSOptions.valued.contains(name):
-                    try options.tls.apply(option: name, value: value, help: help)
-                case "-H", "--header":
+            let scanned = try ArgumentScanner(command: "events", .events).scan(arguments)
+            if scanned.wantsHelp { return nil }
+            var options = Options(url: try GetCommand.Options.url(try scanned.url(for: "events"), help: help))
+            try options.read(scanned, .events, help: help, flags: ["--silent": \.silent, "--location-trusted": \.locationTrusted]) {
+                options, option throws(UsageError) in
+                let (name, value) = (option.name, option.value)
+                switch option.key {
+                case "--header":
                     options.headers.append(try GetCommand.Options.header(value, reserved: reservedHeaders, help: help))
                 case "--last-event-id":
                     // Sent as a header: one line, no control characters (and an id with NULL is
@@ -76,9 +55,7 @@ extension EventsCommand {
                     }
                     options.lastEventID = value
                 case "--max-reconnects": options.maxReconnects = try UsageError.count(name, value, minimum: 0, help: help)
-                case "-n", "--max-events": options.maxEvents = try UsageError.count(name, value, minimum: 1, help: help)
-                case "--redact-header", "--redact-param":
-                    options.redaction = try OutputRedaction.adding(option: name, value: value, to: options.redaction, help: help)
+                case "--max-events": options.maxEvents = try UsageError.count(name, value, minimum: 1, help: help)
                 case "--retry-delay":
                     options.retryDelay = try UsageError.seconds(name, value, zero: true, maximum: 86_400, help: help)
                 default: options.idleTimeout = try UsageError.seconds(name, value, help: help)  // --idle-timeout
@@ -86,11 +63,6 @@ extension EventsCommand {
             }
             options.tls = try options.tls.validated(help: help)
             return options
-        }
-
-        /// The error for an option `events` does not know, with the closest one it does.
-        static func unknown(_ name: String) -> UsageError {
-            UsageError(unknown: name, for: "events", among: longNames, help: help)
         }
     }
 

@@ -3,53 +3,30 @@ import Courier
 import CourierSupport
 
 extension GetCommand {
-    /// `courier get`'s command line: `<url> [options]` (``GetCommand/help`` lists them).
-    ///
-    /// Options may come before or after the URL; long options also take `--name=value`, short
-    /// flags combine (`-fsSL`), and `--` ends the options. The curl and wget spellings of what
-    /// courier does anyway (`-O`, `-L`, `-f`, `-c`, `-C -`, `-S`) are accepted and change nothing.
-    struct Options {
+    /// `courier get`'s command line: `<url> [options]`, in ``ArgumentScanner``'s grammar. Each field
+    /// is the option of its name; what it means is its line in OptionTable.swift.
+    struct Options: CommonOptions {
         var url: URL
-        /// `-o`: a file name, or `-` for stdout (``writesToStandardOutput``).
-        var output: String?
+        var output: String?  // -o: a file name, or - for stdout
         var retries = 3
-        var expectedSHA256: [UInt8]?
+        var expectedSHA256: [UInt8]?  // --sha256
         var headers: [(name: String, value: String)] = []
         var quiet = false
         var force = false
-        /// `--max-time`: the whole download's deadline, in seconds.
-        var maxTime: Double?
-        /// `--timeout`: seconds without a byte (connecting included) before an attempt fails.
+        var maxTime: Double?  // seconds, as timeout and waitForNetwork
         var timeout: Double?
-        /// `--wait-for-network`: seconds to wait for a route to the host (the manager's
-        /// `waitsForConnectivity`); without it a host with no route fails at once (exit 3).
         var waitForNetwork: Double?
-        /// `--location-trusted`: send the `-H` headers to other origins a redirect leads to too.
         var locationTrusted = false
-        /// `--accept-unverified`: save a body nothing can prove complete, with a warning.
         var acceptUnverified = false
-        /// `--whole`: with `-o -`, write nothing until the whole body is in and verified (staged in
-        /// a private file) instead of streaming it as it arrives.
         var whole = false
-        /// `-v`/`--verbose`: the heads (redacted) and the timeline on stderr.
         var verbose = false
-        /// What is masked in everything the command prints: `Redaction.default` plus the names
-        /// of `--redact-header` and `--redact-param` (OutputRedaction.swift).
-        var redaction = Redaction.default
-        /// `--cacert`, `--capath`, `--pinnedpubkey`, `--cert`, `--key`, `--pass`, `-k`: curl's TLS
-        /// options (TLSOptions.swift).
+        var redaction = Redaction.default  // plus --redact-header and --redact-param
         var tls = TLSOptions()
-        /// `--split N|auto|auto:N`: how many connections the download may use (long option only:
-        /// `-s` is curl's `--silent`). Default off: one (GetCommand+Split.swift).
         var split = DownloadSplit.off
-        /// `-z`/`--time-cond`: a date or a file, `-` first for If-Unmodified-Since (ConditionalFetch.swift).
-        var timeCondition: String?
-        /// `--etag-compare`: the file whose ETag goes into `If-None-Match`.
+        var timeCondition: String?  // -z
         var etagCompare: String?
-        /// `--etag-save`: the file the response's ETag is written to once the file is saved.
         var etagSave: String?
-        /// `--cache`: the directory of the disk response cache the body goes through (GetCommand+Cache.swift).
-        var cacheDirectory: String?
+        var cacheDirectory: String?  // --cache
 
         init(url: URL) { self.url = url }
 
@@ -76,25 +53,19 @@ extension GetCommand {
 
         /// `get`'s arguments scanned (the grammar of ``ArgumentScanner``).
         static func scan(_ arguments: [String]) throws(UsageError) -> ArgumentScanner.Scanned {
-            let scanner = ArgumentScanner(
-                valued: valued, flags: flags, help: "courier get --help", unknown: unknown,
-                inspectFlag: { flag, next throws(UsageError) in
-                    if flag == "-O" || flag == "--remote-name", let next { try checkNoFileName(after: flag, next) }
-                })
+            let scanner = ArgumentScanner(valued: valued, flags: flags, help: "courier get --help", unknown: unknown) {
+                flag, next throws(UsageError) in
+                if flag == "-O" || flag == "--remote-name", let next { try checkNoFileName(after: flag, next) }
+            }
             return try scanner.scan(arguments)
         }
 
         /// The options of a single download (no `-i`), from scanned arguments.
         static func parseSingle(_ scanned: ArgumentScanner.Scanned) throws(UsageError) -> Options {
-            let positionals = scanned.positionals
             if let queueOnly = scanned.values.first(where: { QueueOptions.valued.contains($0.name) }) {
                 throw UsageError(get: "\(queueOnly.name) is for -i (downloading the URLs listed in a file)")
             }
-            guard let text = positionals.first else { throw UsageError(get: "get needs a URL (or -i FILE)") }
-            guard positionals.count == 1 else {
-                throw UsageError(get: "get takes one URL; unexpected '\(positionals[1])'")
-            }
-            var options = Options(url: try url(text))
+            var options = Options(url: try url(try scanned.url(for: "get", missing: "get needs a URL (or -i FILE)")))
             try options.apply(scanned)
             if options.whole, !options.writesToStandardOutput {
                 throw UsageError(get: "--whole is for -o - (a file is always written whole: it appears only once complete)")
@@ -110,37 +81,27 @@ extension GetCommand {
         }
 
         /// Sets the options `scanned` holds that a single download and `-i` share (the queue's
-        /// own are skipped here: ``QueueOptions`` reads them).
+        /// own are skipped here: ``QueueOptions`` reads them). Given more than once, the last
+        /// counts, as in curl (but `-o`).
         mutating func apply(_ scanned: ArgumentScanner.Scanned) throws(UsageError) {
-            let (values, flagsSeen) = (scanned.values, scanned.flags)
-            var options = self
-            defer { self = options }
-            options.quiet = !flagsSeen.isDisjoint(with: ["-q", "--quiet", "-s", "--silent"])
-            options.force = flagsSeen.contains("--force")
-            options.locationTrusted = flagsSeen.contains("--location-trusted")
-            options.acceptUnverified = flagsSeen.contains("--accept-unverified")
-            options.whole = flagsSeen.contains("--whole")
-            options.verbose = !flagsSeen.isDisjoint(with: ["-v", "--verbose"])
-            options.tls.insecure = !flagsSeen.isDisjoint(with: TLSOptions.flags)
-            for (name, value) in values where !QueueOptions.valued.contains(name) {
-                switch name {
-                case _ where TLSOptions.valued.contains(name):
-                    try options.tls.apply(option: name, value: value, help: "courier get --help")
-                case "-o", "--output":
+            let help = "courier get --help"
+            let fields: [String: WritableKeyPath<Options, Bool>] = [
+                "--quiet": \.quiet, "--force": \.force, "--location-trusted": \.locationTrusted,
+                "--accept-unverified": \.acceptUnverified, "--whole": \.whole, "--verbose": \.verbose,
+            ]
+            try read(scanned, [.get, .queue], help: help, flags: fields, skipping: QueueOptions.valued) {
+                options, option throws(UsageError) in
+                let (name, value) = (option.name, option.value)
+                switch option.key {
+                case "--output":
                     guard options.output == nil else { throw UsageError(get: "-o is given more than once") }
                     options.output = try Self.output(value)
-                case "--retries": options.retries = try UsageError.count(name, value, minimum: 0, help: "courier get --help")
-                case "--max-time", "--timeout", "--wait-for-network":
-                    let seconds = try UsageError.seconds(name, value, help: "courier get --help")
-                    switch name {
-                    case "--timeout": options.timeout = seconds
-                    case "--wait-for-network": options.waitForNetwork = seconds
-                    default: options.maxTime = seconds
-                    }
-                case "--split":
-                    options.split = try Self.split(value)
-                // Given more than once, the last counts, as in curl.
-                case "-z", "--time-cond":
+                case "--retries": options.retries = try UsageError.count(name, value, minimum: 0, help: help)
+                case "--max-time": options.maxTime = try UsageError.seconds(name, value, help: help)
+                case "--timeout": options.timeout = try UsageError.seconds(name, value, help: help)
+                case "--wait-for-network": options.waitForNetwork = try UsageError.seconds(name, value, help: help)
+                case "--split": options.split = try Self.split(value)
+                case "--time-cond":
                     guard !value.isEmpty, value != "-", value != "+" else {
                         throw UsageError(get: "\(name) takes a date or a file name (- first for If-Unmodified-Since)")
                     }
@@ -159,21 +120,17 @@ extension GetCommand {
                         throw UsageError(get: "--sha256 takes 64 hexadecimal digits, not '\(value)'")
                     }
                     options.expectedSHA256 = digest
-                case "--redact-header", "--redact-param":
-                    options.redaction = try OutputRedaction.adding(
-                        option: name, value: value, to: options.redaction, help: "courier get --help")
-                case "-C", "--continue-at":
+                case "--continue-at":
                     // curl's `-C -`: continue where the file stopped, which courier always does.
                     guard value == "-" else {
                         throw UsageError(
                             get: "\(name) takes only '-' (continue where the download stopped, which courier always does: "
                                 + "it finds the offset in its own partial file and resume record), not '\(value)'")
                     }
-                default:  // -H, --header
-                    options.headers.append(try Self.header(value, reserved: Self.reservedHeaders))
+                default: options.headers.append(try Self.header(value, reserved: Self.reservedHeaders))  // --header
                 }
             }
-            options.tls = try options.tls.validated(help: "courier get --help")
+            tls = try tls.validated(help: help)
         }
 
         /// wget's `-O <file>` is curl's `-o <file>`; courier's `-O` is curl's and takes no value.

@@ -418,6 +418,13 @@ enum OptionTable {
         Set(all.filter { $0.value == nil && !$0.commands.isDisjoint(with: commands) }.flatMap(\.names))
     }
 
+    /// The long name the table gives `name` among the options `commands` take (`-o` → `--output`):
+    /// what the commands' readers switch on, so each spelling is listed once, here.
+    static func key(_ name: String, for commands: CommandSet) -> String {
+        let spec = all.first { $0.names.contains(name) && !$0.commands.isDisjoint(with: commands) }
+        return spec?.names.first { $0.hasPrefix("--") } ?? name
+    }
+
     /// The TLS options (TLSOptions.swift): with a value, or without.
     static func tls(valued: Bool) -> Set<String> {
         Set(all.filter { $0.section == .tls && ($0.value != nil) == valued }.flatMap(\.names))

@@ -28,24 +28,14 @@ extension GetCommand {
         /// The options only `-i` takes.
         static let valued = OptionTable.valued(for: .queue)
 
-        /// `-i`: the input file's path, or `-` for stdin.
-        var input: String
-        /// `--state`: the queue's directory; default ``defaultStateName`` in ``directory``.
+        // The options of their names (OptionTable.swift).
+        var input: String  // -i: a path, or - for stdin
         var state: String?
-        /// `-P`, `--directory-prefix`: where the files are saved; default the current directory.
-        var directory: String?
-        /// `--queue`: the connection string of the PostgreSQL database a fleet shares the list
-        /// in (QueueCommand+Fleet.swift); `nil` for the local journal. Never printed.
-        var store: String?
-        /// `--parallel`: the most downloads at once (the queue's `maximumRunning`).
+        var directory: String?  // -P
+        var store: String?  // --queue: never printed (it may hold a password)
         var parallel = 4
-        /// `--per-host`: the most connections at once to one host and port (a `--split` item
-        /// holds several; the queue's ``DownloadQueue/Configuration/maximumRunningPerHost``).
         var perHost = 2
-        /// The options every item runs with: `--retries`, `--max-time` (per item), `--timeout`,
-        /// `-H`, `--location-trusted`, `--accept-unverified`, `--force`, `-q`, `--split` (each
-        /// new item's). Its `url` is
-        /// ``placeholderURL`` and never fetched: each line brings its own.
+        /// The options every item runs with; its `url` is ``placeholderURL``, never fetched.
         var shared: Options
 
         /// The name of the default state directory, beside the outputs.
@@ -61,11 +51,7 @@ extension GetCommand {
                 let what = value == "-" ? "-o - (stdout) cannot take several files" : "-o names one file"
                 throw UsageError(get: "\(what); with -i, name a file with out=<name> after its URL, and the directory with -P")
             }
-            for (flag, why) in [
-                ("--whole", "--whole is for -o -, which -i does not take")
-            ] where scanned.flags.contains(flag) {
-                throw UsageError(get: why)
-            }
+            if scanned.flags.contains("--whole") { throw UsageError(get: "--whole is for -o -, which -i does not take") }
             if let conditional = scanned.values.first(where: {
                 ["-z", "--time-cond", "--etag-compare", "--etag-save", "--cache"].contains($0.name)
             }) {
@@ -80,8 +66,8 @@ extension GetCommand {
             var options = QueueOptions(input: "", shared: shared)
             var inputs: [String] = []
             for (name, value) in scanned.values where valued.contains(name) {
-                switch name {
-                case "-i", "--input-file":
+                switch OptionTable.key(name, for: .queue) {
+                case "--input-file":
                     guard !value.isEmpty else { throw UsageError(get: "-i needs a file name (or - for stdin)") }
                     inputs.append(value)
                 case "--state":
@@ -91,7 +77,7 @@ extension GetCommand {
                     // Never quoted back: the value may hold a password.
                     guard !value.isEmpty else { throw UsageError(get: "--queue needs a PostgreSQL connection string (postgres://…)") }
                     options.store = value
-                case "-P", "--directory-prefix":
+                case "--directory-prefix":
                     guard !value.isEmpty else { throw UsageError(get: "\(name) needs a directory") }
                     options.directory = value
                 default:  // --parallel, --per-host

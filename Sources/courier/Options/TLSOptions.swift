@@ -1,19 +1,8 @@
 import Foundation
 import Courier
 
-/// curl's TLS options, with curl's syntax and meaning, as `get`, `events` and `doctor` take them:
-/// the one parser, turned into one ``TLSPolicy`` for every host the command reaches (redirects
-/// included, as curl applies them). Docs/TLS.md and Docs/CommandLine.md.
-///
-/// - `--cacert FILE`: trust the PEM certificates in FILE. courier adds them to the system's
-///   authorities; curl replaces its CA file but keeps its CA directory, which on Debian and
-///   Ubuntu is the system's (`/etc/ssl/certs`), so both accept the same servers there.
-/// - `--capath DIR`: trust the hashed CA directory DIR instead of the system's.
-/// - `--pinnedpubkey sha256//BASE64[;sha256//…]`: the server's public key must match one pin.
-/// - `--cert FILE[:PASSWORD]`, `--key FILE`, `--pass PASSWORD`: the client certificate, its key
-///   (else the key is in FILE), and the key's password.
-/// - `-k`, `--insecure`: do not verify the server's certificate (pins still apply). Loud: the
-///   commands say so on stderr, and `courier doctor` reports it.
+/// curl's TLS options, with curl's syntax and meaning, as `get`, `events`, `ws` and `doctor` take them:
+/// one ``TLSPolicy`` for every host the command reaches (Docs/TLS.md, Docs/CommandLine.md "TLS").
 struct TLSOptions: Equatable {
     var caFile: String?
     var caDirectory: String?

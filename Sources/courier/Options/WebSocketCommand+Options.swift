@@ -3,36 +3,23 @@ import Courier
 import CourierSupport
 
 extension WebSocketCommand {
-    /// `courier ws`'s command line: `<url> [options]` (``WebSocketCommand/help`` lists them), in
-    /// `courier get`'s grammar (ArgumentScanner.swift) and with its header rules.
-    struct Options {
+    /// `courier ws`'s command line: `<url> [options]`, in `get`'s grammar and with its header rules.
+    /// Each field is the option of its name (OptionTable.swift).
+    struct Options: CommonOptions {
         var url: URL
-        /// `-H`: extra handshake headers, in order.
         var headers: [(name: String, value: String)] = []
-        /// `--protocol`: the subprotocols offered, in order of preference.
         var protocols: [String] = []
-        /// `--binary`: stdin's lines go out as binary messages.
         var binary = false
-        /// `--hex`: binary messages received are printed as hex.
         var hex = false
-        /// `-n`: exit after this many messages received.
-        var count: Int?
-        /// `--ping`: the task's ping interval, in seconds.
+        var count: Int?  // -n
         var ping: Double?
-        /// `--max-message`: the largest message received and the longest line of stdin sent.
-        var maximumMessageSize = 1 << 20
-        /// What is masked in everything the command prints (OutputRedaction.swift).
+        var maximumMessageSize = 1 << 20  // --max-message
         var redaction = Redaction.default
-        /// curl's TLS options, as `get` takes them (TLSOptions.swift).
         var tls = TLSOptions()
 
         init(url: URL) { self.url = url }
 
         static let help = "courier ws --help"
-        static let valued = OptionTable.valued(for: .ws)
-        static let flags = OptionTable.flags(for: .ws)
-        /// The long names, for "did you mean".
-        static var longNames: [String] { TLSOptions.afterOwn(valued.union(flags)) }
 
         /// What the handshake sets itself; `-H` must not pretend to (the library would drop them).
         static let reservedHeaders = [
@@ -45,22 +32,14 @@ extension WebSocketCommand {
 
         /// The options in `arguments` (those after `ws`); `nil` when `--help` was asked for.
         static func parse(_ arguments: [String]) throws(UsageError) -> Options? {
-            let scanner = ArgumentScanner(valued: valued, flags: flags, help: help, unknown: unknown)
-            let scanned = try scanner.scan(arguments)
-            if scanned.flags.contains("-h") || scanned.flags.contains("--help") { return nil }
-            guard let text = scanned.positionals.first else { throw UsageError(message: "ws needs a URL", help: help) }
-            guard scanned.positionals.count == 1 else {
-                throw UsageError(message: "ws takes one URL; unexpected '\(scanned.positionals[1])'", help: help)
-            }
-            var options = Options(url: try url(text))
-            options.binary = scanned.flags.contains("--binary")
-            options.hex = scanned.flags.contains("--hex")
-            options.tls.insecure = !scanned.flags.isDisjoint(with: TLSOptions.flags)
-            for (name, value) in scanned.values {
-                switch name {
-                case _ where TLSOptions.valued.contains(name):
-                    try options.tls.apply(option: name, value: value, help: help)
-                case "-H", "--header":
+            let scanned = try ArgumentScanner(command: "ws", .ws).scan(arguments)
+            if scanned.wantsHelp { return nil }
+            var options = Options(url: try url(try scanned.url(for: "ws")))
+            try options.read(scanned, .ws, help: help, flags: ["--binary": \.binary, "--hex": \.hex]) {
+                options, option throws(UsageError) in
+                let (name, value) = (option.name, option.value)
+                switch option.key {
+                case "--header":
                     options.headers.append(try GetCommand.Options.header(value, reserved: reservedHeaders, help: help))
                 case "--protocol":
                     // A token (RFC 6455 §4.1), offered once: the library refuses the rest as
@@ -72,11 +51,9 @@ extension WebSocketCommand {
                         throw UsageError(message: "--protocol \(value) is given twice", help: help)
                     }
                     options.protocols.append(value)
-                case "-n", "--count": options.count = try UsageError.count(name, value, minimum: 1, help: help)
+                case "--count": options.count = try UsageError.count(name, value, minimum: 1, help: help)
                 case "--ping": options.ping = try UsageError.seconds(name, value, maximum: 86_400, help: help)
-                case "--max-message": options.maximumMessageSize = try UsageError.count(name, value, minimum: 1, help: help)
-                default:  // --redact-header, --redact-param
-                    options.redaction = try OutputRedaction.adding(option: name, value: value, to: options.redaction, help: help)
+                default: options.maximumMessageSize = try UsageError.count(name, value, minimum: 1, help: help)  // --max-message
                 }
             }
             options.tls = try options.tls.validated(help: help)
@@ -92,11 +69,6 @@ extension WebSocketCommand {
                 throw UsageError(message: "'\(text)' is not a ws:// or wss:// URL", help: help)
             }
             return url
-        }
-
-        /// The error for an option `ws` does not know, with the closest one it does.
-        static func unknown(_ name: String) -> UsageError {
-            UsageError(unknown: name, for: "ws", among: longNames, help: help)
         }
     }
 

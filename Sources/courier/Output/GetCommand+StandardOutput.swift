@@ -4,15 +4,8 @@ import Courier
 import Glibc
 #endif
 
-/// `-o - --whole`: the body goes to stdout, but only once it is complete and verified.
-///
-/// It is downloaded like any file — into a private directory (``makeStagingDirectory()``), with
-/// retries, checks and the supervisor's restarts — and copied to stdout only after the library
-/// published it. So a download that fails or is stopped writes nothing to stdout, never a body
-/// that merely looks complete. What this gives up: the first byte reaches the pipe only when the
-/// last has arrived, and the partial body is not kept for a later run (a pipe cannot be
-/// continued; the supervisor removes the directory when the command ends). Plain `-o -` streams
-/// instead (GetCommand+Streaming.swift).
+/// `-o - --whole`: downloaded like a file into a private directory, copied to stdout only once
+/// complete and verified (Docs/CommandLine.md, `--whole`); plain `-o -` streams (GetCommand+Streaming.swift).
 extension GetCommand {
     /// Set by the supervisor in its children's environment: the private directory of a `-o -`
     /// command, the same for every child, so a restart after a crash continues: with `--whole`

@@ -2,22 +2,10 @@ import Foundation
 import Courier
 import CourierSupport
 
-/// The one ``Redaction`` of everything `courier` prints for people.
-///
-/// Decided once per process, before the command prints anything of its own: `Redaction.default`
-/// plus the names given with `--redact-header` and `--redact-param` (``adding(option:value:to:help:)``).
-/// Then applied where output leaves the process, not at each message:
-///
-/// - every write to stderr — error lines, retry and reconnection lines, `get -i`'s failure
-///   summary, `-v`'s heads and timeline, usage errors — passes through
-///   ``Redaction/redactingURLs(in:)`` in ``ProgressPrinter/writeToStandardError(_:)``;
-/// - a URL courier formats itself goes through ``Redaction/url(_:)`` (``GetCommand/displayURL(_:)``),
-///   which masks a value whole even where free text could not tell where it ends;
-/// - `-v`'s header values go through its header lists (``VerboseMonitor``);
-/// - `courier doctor` builds its report with it (text and `--json` alike).
-///
-/// A process has one stderr, so one rule for it: a process-wide value rather than a parameter
-/// handed to every function that might, one day, print a URL.
+/// The one ``Redaction`` of everything `courier` prints, decided once per process from
+/// `--redact-header` and `--redact-param`, and applied where output leaves it: every write to stderr
+/// (``ProgressPrinter/writeToStandardError(_:)``), the URLs courier formats (``GetCommand/displayURL(_:)``),
+/// `-v`'s headers and the doctor's report (Docs/CommandLine.md, "Secrets in what courier prints").
 enum OutputRedaction {
     private static let chosen = Locked(Redaction.default)
 

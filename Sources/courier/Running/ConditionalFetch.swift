@@ -5,11 +5,8 @@ import FoundationNetworking
 import Courier
 import CourierSupport
 
-/// curl's conditional-fetch options of `courier get`, with curl's meanings: `-z`/`--time-cond`,
-/// `--etag-compare`, `--etag-save` (Docs/CommandLine.md, "Conditional downloads").
-///
-/// The rules are the library's `ConditionalRequest`; this reads the options' files once when the
-/// command starts (``resolve(_:)``) and writes `--etag-save`.
+/// curl's `-z`, `--etag-compare`, `--etag-save` (Docs/CommandLine.md, "Conditional downloads"): the
+/// rules are the library's `ConditionalRequest`; this reads the files once and writes `--etag-save`.
 struct ConditionalFetch: Equatable {
     /// The conditions the request carries (the library's rules: headers, the check at the head,
     /// what counts as "not modified").

@@ -1,5 +1,6 @@
 import Foundation
 import Courier
+import CourierSupport
 
 /// Exit codes; each failure class has its own so scripts can tell them apart.
 enum ExitCode {
@@ -115,14 +116,11 @@ enum CourierCommand {
         let rest = Array(arguments.dropFirst())
         switch command {
         case "--help", "-h", "help":
-            switch rest.first {
-            case "get": print(GetCommand.help)
-            case "events": print(EventsCommand.help)
-            case "ws": print(WebSocketCommand.help)
-            case "doctor": print(DoctorCommand.help)
-            case "queue": print(QueueStatusCommand.help)
-            default: print(usage)
-            }
+            let helps = [
+                "get": GetCommand.help, "events": EventsCommand.help, "ws": WebSocketCommand.help, "doctor": DoctorCommand.help,
+                "queue": QueueStatusCommand.help,
+            ]
+            print(rest.first.flatMap { helps[$0] } ?? usage)
             return ExitCode.success
         case "--version":
             print("courier \(CourierInfo.version)")
@@ -144,32 +142,13 @@ enum CourierCommand {
                 OutputRedaction.use(options.shared.redaction)
                 // The whole queue runs in one supervised child; a trap restarts it, and the
                 // journal makes the restart continue (QueueCommand.swift).
-                guard isChild else { return GetSupervisor(arguments: arguments, queue: options).run() }
+                guard isChild else { return GetSupervisor(arguments: arguments, options: options.shared, queue: options).run() }
                 return QueueCommand(options).run()
             }
-        case "events":
-            // In this process, unsupervised: EventsCommand.swift says why.
-            guard let options = try EventsCommand.Options.parse(rest) else {
-                print(EventsCommand.help)
-                return ExitCode.success
-            }
-            OutputRedaction.use(options.redaction)
-            return EventsCommand(options).run()
-        case "ws":
-            // In this process, unsupervised, as events (WebSocketCommand.swift says why).
-            guard let options = try WebSocketCommand.Options.parse(rest) else {
-                print(WebSocketCommand.help)
-                return ExitCode.success
-            }
-            OutputRedaction.use(options.redaction)
-            return WebSocketCommand(options).run()
-        case "doctor":
-            guard let options = try DoctorCommand.parse(rest) else {
-                print(DoctorCommand.help)
-                return ExitCode.success
-            }
-            OutputRedaction.use(options.redaction)
-            return DoctorCommand(options).run()
+        // In this process, unsupervised (EventsCommand.swift and WebSocketCommand.swift say why).
+        case "events": return runHere(try EventsCommand.Options.parse(rest), help: EventsCommand.help) { EventsCommand($0).run() }
+        case "ws": return runHere(try WebSocketCommand.Options.parse(rest), help: WebSocketCommand.help) { WebSocketCommand($0).run() }
+        case "doctor": return runHere(try DoctorCommand.parse(rest), help: DoctorCommand.help) { DoctorCommand($0).run() }
         case "queue":
             guard let connection = try QueueStatusCommand.parse(rest) else {
                 print(QueueStatusCommand.help)
@@ -183,6 +162,35 @@ enum CourierCommand {
         default:
             throw unknownCommand(command)
         }
+    }
+
+    /// A command run in this process: `nil` options (`--help`) print `help`; otherwise their
+    /// redaction is made the process's before `run` runs.
+    private static func runHere<Options: CommonOptions>(_ options: Options?, help: String, _ run: (Options) -> Int32) -> Int32 {
+        guard let options else {
+            print(help)
+            return ExitCode.success
+        }
+        OutputRedaction.use(options.redaction)
+        return run(options)
+    }
+
+    /// `await work()` from this synchronous command (a queue's `stop()`, a WebSocket's `send`).
+    static func blocking<Result: Sendable>(_ work: sending @escaping () async -> Result) -> Result {
+        let result = Locked<Result?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            result.set(await work())
+            done.signal()
+        }
+        done.wait()
+        return result.current!  // set before `done` is signalled
+    }
+
+    /// Says `line` on stderr as one line after `courier: ` and returns `status`.
+    static func fail(_ line: String, _ status: Int32) -> Int32 {
+        ProgressPrinter.writeToStandardError("courier: \(GetCommand.oneLine(line))\n")
+        return status
     }
 
     static func unknownCommand(_ command: String) -> UsageError {

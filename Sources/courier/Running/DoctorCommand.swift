@@ -8,7 +8,7 @@ import Courier
 /// makes no transfer, so no server can trap it, and the libcurl it reports is the one a
 /// `courier get` child loads too.
 struct DoctorCommand {
-    struct Options: Equatable {
+    struct Options: Equatable, CommonOptions {
         var url: URL?
         var json = false
         /// What is masked in the report: `Redaction.default` plus the names of `--redact-param`
@@ -59,17 +59,9 @@ struct DoctorCommand {
         let scanned = try ArgumentScanner(
             valued: OptionTable.valued(for: .doctor), flags: OptionTable.flags(for: .doctor), help: help, unknown: unknown
         ).scan(arguments)
-        if !scanned.flags.isDisjoint(with: ["-h", "--help"]) { return nil }
+        if scanned.wantsHelp { return nil }
         var options = Options()
-        options.json = scanned.flags.contains("--json")
-        options.tls.insecure = !scanned.flags.isDisjoint(with: TLSOptions.flags)
-        for (name, value) in scanned.values {
-            if TLSOptions.valued.contains(name) {
-                try options.tls.apply(option: name, value: value, help: help)
-            } else {
-                options.redaction = try OutputRedaction.adding(option: name, value: value, to: options.redaction, help: help)
-            }
-        }
+        try options.read(scanned, .doctor, help: help, flags: ["--json": \.json]) { _, _ throws(UsageError) in }
         guard scanned.positionals.count <= 1 else {
             throw UsageError(message: "doctor takes one URL, not '\(scanned.positionals[1])' as well", help: help)
         }

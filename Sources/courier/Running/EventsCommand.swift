@@ -8,24 +8,9 @@ import Glibc
 import Courier
 import CourierSupport
 
-/// `courier events <url>`: a Server-Sent Events debugging tool. Each event is one JSON line on
-/// stdout (`{"id":…,"event":…,"data":…}`), written as it arrives, so it works in a pipe
-/// (`courier events URL | jq .data`); reconnections are one line each on stderr, as the library
-/// announces them (``EventMonitor/eventStreamWillReconnect(_:)``), said before the wait.
-///
-/// It is the library's `manager.events(for:policy:reconnection:)`, reconnecting as the library
-/// does (the server's `retry:`, `Last-Event-ID`, a 204 to stop), so what it shows is what an app
-/// built on Courier would see.
-///
-/// It runs in this process, not in a supervised child as `courier get` does (GetSupervisor.swift).
-/// A FoundationNetworking trap (Docs/Platform.md §7: a response head cut short, a `Content-Length`
-/// near 2^63) ends it with the signal, and what that costs is small and recoverable: every event
-/// printed is a whole line already (one write each), and the last line's `id` is all the state a
-/// new run needs (`--last-event-id`) — exactly what the library's reconnection carries, too.
-/// Containing the trap would take a supervisor that records that id after every event and starts
-/// a child with it: the library's reconnection again, one process up. `get -o -` needs its
-/// supervisor because a body cut in the middle, or written twice, is silently wrong; a stream of
-/// whole JSON lines that stops is visibly stopped.
+/// `courier events <url>`: each Server-Sent Event as one JSON line on stdout, reconnections on
+/// stderr, through the library's `manager.events(for:policy:reconnection:)`. It runs in this process,
+/// unsupervised: Docs/CommandLine.md, "`courier events`", says why.
 struct EventsCommand {
     let options: Options
 
@@ -49,32 +34,20 @@ struct EventsCommand {
         // A reader that goes away (`| head -n 3`) is a failed write said on stderr, not a silent
         // death, as for `courier get -o -`.
         signal(SIGPIPE, SIG_IGN)
-        let stops = StopSignals()
-        let watcher = stops.watch()
+        let (stops, watcher) = StopSignals.watching()
         defer { watcher.cancel() }
 
-        let connections = ConnectionLog(silent: options.silent)
-        let manager = SessionManager(configuration: configuration(connections))
+        let manager = SessionManager(configuration: configuration())
         defer { manager.invalidate(cancelingTasks: true) }
         let stream = manager.events(for: request(), policy: policy(), reconnection: reconnection())
-
-        let ending = Locked<Ending?>(nil)
-        let finished = DispatchSemaphore(value: 0)
-        let task = Task { [options] in
-            let end = await Self.consume(stream, maximum: options.maxEvents)
-            ending.set(end)
-            finished.signal()
-        }
         // Cancelling the consuming task cancels the connection (or the wait before the next one).
-        stops.onStop { task.cancel() }
-        finished.wait()
-        // `finished` is signalled only after `ending` is set.
-        switch ending.current ?? .failed(CourierError(code: .network, message: "the stream ended without a result")) {
-        case .reachedLimit:
-            return ExitCode.success
-        case .ended:
-            // A 204, or the end of the response with reconnecting off: the library throws when
-            // it gives up on a server that keeps ending its response without an event.
+        let maximum = options.maxEvents
+        switch stops.wait({ await Self.consume(stream, maximum: maximum) })
+            ?? .failed(CourierError(code: .network, message: "the stream ended without a result"))
+        {
+        case .reachedLimit, .ended:
+            // `.ended`: a 204, or the end of the response with reconnecting off (the library
+            // throws when it gives up on a server that keeps ending its response without an event).
             return ExitCode.success
         case .failed(let error):
             if error.isCancellation, let signal = stops.signal {
@@ -89,11 +62,10 @@ struct EventsCommand {
                     ? "; not reconnecting (--max-reconnects 0)"
                     : "; gave up after \(options.maxReconnects) failed reconnections in a row"
             }
-            report(line)
-            return ExitCode.forError(error)
+            return CourierCommand.fail(line, ExitCode.forError(error))
         case .writeFailed(let reason, let events):
-            report("cannot write to stdout (\(reason)) after \(events) \(events == 1 ? "event" : "events")")
-            return ExitCode.fileSystem
+            return CourierCommand.fail(
+                "cannot write to stdout (\(reason)) after \(events) \(events == 1 ? "event" : "events")", ExitCode.fileSystem)
         }
     }
 
@@ -114,13 +86,9 @@ struct EventsCommand {
         }
     }
 
-    private func report(_ line: String) {
-        ProgressPrinter.writeToStandardError("courier: \(GetCommand.oneLine(line))\n")
-    }
-
     // MARK: - Setting up
 
-    private func configuration(_ connections: ConnectionLog) -> SessionManager.Configuration {
+    private func configuration() -> SessionManager.Configuration {
         var configuration = SessionManager.Configuration()
         configuration.tls = options.tls.announced()
         // An event stream may rightly be silent for long stretches: silence is --idle-timeout's
@@ -129,7 +97,16 @@ struct EventsCommand {
         // -H headers often carry tokens: not to another origin a redirect leads to, unless trusted.
         if !options.locationTrusted { configuration.sensitiveHeaders = Set(options.headers.map { $0.name.lowercased() }) }
         // The library announces each reconnection (why, how long it waits, the id it sends).
-        configuration.eventMonitors = [ClosureEventMonitor(onStreamReconnect: { event in connections.reconnecting(event) })]
+        let silent = options.silent
+        configuration.eventMonitors = [
+            ClosureEventMonitor(onStreamReconnect: { event in
+                guard !silent else { return }
+                let waited = Double(event.delay.components.seconds) + Double(event.delay.components.attoseconds) / 1e18
+                let line = ConnectionLog.reconnectionLine(
+                    reason: event.reason, waited: waited, lastEventID: event.lastEventID, reconnection: event.reconnection)
+                ProgressPrinter.writeToStandardError(line + "\n")
+            })
+        ]
         return configuration
     }
 
@@ -156,24 +133,9 @@ struct EventsCommand {
     }
 }
 
-/// Says each reconnection the library announces (``EventMonitor/eventStreamWillReconnect(_:)``)
-/// on stderr: why the last connection ended, how long the stream waits, and the `Last-Event-ID`
-/// it sends.
-final class ConnectionLog: Sendable {
-    private let silent: Bool
-
-    init(silent: Bool) { self.silent = silent }
-
-    /// The stream is about to reconnect.
-    func reconnecting(_ event: EventStreamReconnectEvent) {
-        guard !silent else { return }
-        let line = Self.reconnectionLine(
-            reason: event.reason, waited: Double(event.delay.components.seconds) + Double(event.delay.components.attoseconds) / 1e18,
-            lastEventID: event.lastEventID,
-            reconnection: event.reconnection)
-        ProgressPrinter.writeToStandardError(line + "\n")
-    }
-
+/// The line each reconnection the library announces (``EventMonitor/eventStreamWillReconnect(_:)``)
+/// is said with on stderr: why the last connection ended, the wait, the `Last-Event-ID` sent.
+enum ConnectionLog {
     /// `courier: network error: …; reconnecting with Last-Event-ID: 4 after waiting 0.1 s (reconnection 2)`.
     static func reconnectionLine(reason: CourierError?, waited: Double, lastEventID: String?, reconnection: Int) -> String {
         let why = reason.map { GetCommand.oneLine(GetCommand.describe($0)) } ?? "the server ended the response"

@@ -8,16 +8,8 @@ import Glibc
 import Courier
 import CourierSupport
 
-/// `--cache DIR`: the body is fetched through a manager whose response cache is the disk store in
-/// DIR (`ResponseCache.disk`), so a fresh stored copy answers without a request and a stale one is
-/// revalidated with its validators (Docs/CommandLine.md, "A response cache").
-///
-/// The library's cache serves file downloads only under their own opt-in
-/// (`DownloadPolicy.responseCache`), which this command does not use yet; with `--cache` the body
-/// comes through a data task, held in memory up to ``cacheMaximumBytes``, and
-/// is written whole once it is in: to the output file (a new file, published with one link or
-/// rename, never half-written) or to stdout. What it gives up for that: continuing a cut body
-/// with `Range` (a retry starts over), `--split`, and the progress line.
+/// `--cache DIR`: the body through a data task whose manager has the disk response cache in DIR, held
+/// in memory up to ``cacheMaximumBytes`` and written whole (Docs/CommandLine.md, "A response cache").
 extension GetCommand {
     /// The disk store's bound, and so the largest body `--cache` takes.
     static let cacheMaximumBytes = 256 << 20
@@ -26,8 +18,7 @@ extension GetCommand {
     func runCached(directory: String) -> Int32 {
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         let printer = ProgressPrinter(style: .quiet, columns: 80, name: initialDisplayName(), write: ProgressPrinter.writeToStandardError)
-        let stops = StopSignals()
-        let watcher = stops.watch()
+        let (stops, watcher) = StopSignals.watching()
         defer { watcher.cancel() }
         signal(SIGPIPE, SIG_IGN)  // a reader that goes away is a failed write, said on stderr
 

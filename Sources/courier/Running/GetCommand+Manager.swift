@@ -46,8 +46,7 @@ extension GetCommand {
             )
         default: (line, status) = ("\(error)" + suffix, ExitCode.failure)
         }
-        ProgressPrinter.writeToStandardError("courier: \(Self.oneLine(line))\n")
-        return status
+        return CourierCommand.fail(line, status)
     }
 }
 

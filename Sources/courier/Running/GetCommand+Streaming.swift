@@ -33,8 +33,7 @@ extension GetCommand {
     func runStreaming() -> Int32 {
         let (printer, resizes) = makeProgressPrinter()
         defer { resizes?.cancel() }
-        let stops = StopSignals()
-        let watcher = stops.watch()
+        let (stops, watcher) = StopSignals.watching()
         defer { watcher.cancel() }
         // A reader that goes away (`| head`) is a failed write said on stderr, not a silent death.
         signal(SIGPIPE, SIG_IGN)
@@ -61,25 +60,16 @@ extension GetCommand {
         let verbose = options.verbose ? VerboseMonitor(printer: printer, redaction: OutputRedaction.current) : nil
         let manager = streamingManager(printer: printer, retries: retries, verbose: verbose)
         defer { manager.invalidate(cancelingTasks: true) }
-        let ended = Locked<StreamEnd?>(nil)
-        let finished = DispatchSemaphore(value: 0)
         let started = ProgressPrinter.monotonicSeconds()
         let request = streamingRequest()
-        let task = Task { [self] in
-            let end = await streamBody(manager: manager, request: request, sink: sink, printer: printer)
-            ended.set(end)
-            finished.signal()
-        }
-        // Cancelling the consuming task cancels the transfer; the loop then ends with `cancelled`.
-        stops.onStop { task.cancel() }
         stops.beforeLeaving { printer.finish() }
         printer.start()
-        finished.wait()
+        // Cancelling the consuming task cancels the transfer; the loop then ends with `cancelled`.
+        let ended = stops.wait { [self] in await streamBody(manager: manager, request: request, sink: sink, printer: printer) }
         verbose?.waitUntilPrinted()
         printer.finish()
         let seconds = ProgressPrinter.monotonicSeconds() - started
-        // `finished` is signalled only after `ended` is set.
-        let end = ended.current ?? StreamEnd(failure: GetFailure(ExitCode.failure, "the download ended without a result"))
+        let end = ended ?? StreamEnd(failure: GetFailure(ExitCode.failure, "the download ended without a result"))
 
         guard let failure = end.failure else {
             do {
@@ -87,12 +77,7 @@ extension GetCommand {
             } catch {
                 return fail(error)
             }
-            if end.unverified {
-                // Printed even with --quiet: the user asked for it, but must not forget it.
-                ProgressPrinter.writeToStandardError(
-                    "courier: warning: the body written to stdout was unverified: the server's body could not be proven "
-                        + "complete (content-encoded, or ended only by the connection closing)\n")
-            }
+            if end.unverified { Self.warnUnverified("the body written to stdout was") }
             if printer.style != .quiet {
                 ProgressPrinter.writeToStandardError(
                     ProgressFormat.summary(

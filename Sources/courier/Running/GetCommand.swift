@@ -5,18 +5,9 @@ import FoundationNetworking
 import Courier
 import CourierSupport
 
-/// `courier get <url>`: downloads one URL into a file, crash-safely.
-///
-/// The body goes into a partial file at a fixed place with a resume record beside it, and the
-/// output file appears (one rename) only once it is complete and verified. Running the same
-/// command again after Ctrl-C, `kill` or a crash continues where the last run stopped: the
-/// library finds the record beside the same partial file and asks for the rest with
-/// `Range`/`If-Range`. With `-o -` the body streams to stdout as it arrives
-/// (GetCommand+Streaming.swift); with `-o - --whole` the file is a private temporary one, copied
-/// to stdout once complete and verified, then removed.
-///
-/// Output: progress, retries and messages on stderr; on success only the saved file's absolute
-/// path on stdout (or the body, with `-o -`), so `file=$(courier get -q URL)` works in scripts.
+/// `courier get <url>`: one URL into a file, crash-safely (a partial file and a resume record at a
+/// fixed place, the output published once complete and verified), or to stdout with `-o -`
+/// (GetCommand+Streaming.swift, GetCommand+StandardOutput.swift). Docs/CommandLine.md has the rules.
 struct GetCommand {
     private(set) var options: Options
     /// `-z`, `--etag-compare`, `--etag-save`, read when the command starts (``run()``).
@@ -46,8 +37,7 @@ struct GetCommand {
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         let (printer, resizes) = makeProgressPrinter()
         defer { resizes?.cancel() }
-        let stops = StopSignals()
-        let watcher = stops.watch()
+        let (stops, watcher) = StopSignals.watching()
         defer { watcher.cancel() }
 
         let target: Target
@@ -70,11 +60,7 @@ struct GetCommand {
                 return report(error, printer: printer)
             }
             if !response.report.isVerified {
-                // Printed even with --quiet: the user asked for it, but must not forget it.
-                let what = options.writesToStandardOutput ? "the body written to stdout was" : "\(file.path) was saved"
-                ProgressPrinter.writeToStandardError(
-                    "courier: warning: \(what) unverified: the server's body could not be proven complete "
-                        + "(content-encoded, or ended only by the connection closing)\n")
+                Self.warnUnverified(options.writesToStandardOutput ? "the body written to stdout was" : "\(file.path) was saved")
             }
             // A signal that came too late to stop the download changes nothing: the file is saved.
             let size = (try? FileManager.default.attributesOfItem(atPath: file.path)[.size] as? NSNumber)?.int64Value ?? 0
@@ -97,7 +83,8 @@ struct GetCommand {
             return ExitCode.success
         case .failure(let error):
             if error.isCancellation, let signal = stops.signal {
-                ProgressPrinter.writeToStandardError(interruptedLine(keeping: error.resumeData) + "\n")
+                ProgressPrinter.writeToStandardError(
+                    Self.interruptedLine(keeping: error.resumeData, toStandardOutput: options.writesToStandardOutput) + "\n")
                 return ExitCode.forSignal(signal)
             }
             if conditional.request.isNotModified(error) { return notModified(error) }
@@ -283,60 +270,11 @@ struct GetCommand {
         return lstat(file.path, &info) == 0 && (info.st_mode & S_IFMT) != S_IFDIR
     }
 
-    // MARK: - Messages
-
-    static func existsMessage(_ file: URL) -> String {
-        "\(file.path) already exists (use --force to replace it, or -o to save under another name)"
-    }
-
     /// Prints the one error line (after the progress line ends) and returns its exit code.
     private func report(_ error: any Error, printer: ProgressPrinter) -> Int32 {
         printer.finish()
         let kept = (error as? CourierError).map { Self.keptSuffix($0.resumeData, toStandardOutput: options.writesToStandardOutput) }
         return fail(error, suffix: kept ?? "")
-    }
-
-    /// What a failure leaves: with `-o -`, nothing on stdout; otherwise the bytes kept and how to
-    /// continue them (`; 12.3 MiB kept — run the same command again to resume`), if any.
-    static func keptSuffix(_ resumeData: ResumeData?, toStandardOutput: Bool) -> String {
-        if toStandardOutput { return "; nothing was written to stdout" }
-        guard let resumeData, resumeData.bytesOnDisk > 0 else { return "" }
-        return "; \(ProgressFormat.bytes(resumeData.bytesOnDisk)) kept — run the same command again to resume"
-    }
-
-    /// The error line after `courier: `. An HTTP failure leads with its status:
-    /// `HTTP 404 Not Found from http://…`; others give the library's message and the URL.
-    /// `retryPolicy` is the policy the command ran with (`nil`: it retries no status, as
-    /// `courier events`), so what the line says about retrying is what was done.
-    static func errorLine(_ error: CourierError, requestURL: URL, retryPolicy: RetryPolicy?) -> String {
-        let url = Self.displayURL(error.response?.url ?? requestURL)
-        switch error.code {
-        case .unacceptableStatusCode where error.statusCode != nil:
-            let refusal = retryPolicy.flatMap { retryAfterRefusal(error, policy: $0) }
-            return "\(describe(error)) from \(url)" + (refusal.map { ": " + $0 } ?? "")
-        case .deadlineExceeded: return "the download did not finish within --max-time (\(url))"
-        default: return "\(describe(error)) (\(url))"
-        }
-    }
-
-    /// What failed, without the URL: `HTTP 503 Service Unavailable`, `network error: …`.
-    static func describe(_ error: CourierError) -> String {
-        if error.code == .unacceptableStatusCode, let status = error.statusCode {
-            let phrase = HTTPReasonPhrase.phrase(for: status).map { " " + $0 } ?? ""
-            return "HTTP \(status)\(phrase)"
-        }
-        switch error.code {
-        // Already says "the network is unreachable", and that no server was at fault.
-        case .networkUnreachable:
-            return error.message + (error.message.contains("waited") ? "" : " (--wait-for-network SECONDS waits for one)")
-        case _ where error.code.isTLS: return "TLS error: \(error.message)"
-        case _ where error.isTransport: return "network error: \(error.message)"
-        case .timedOut: return "timed out: \(error.message)"
-        case .integrityFailed: return "integrity check failed: \(error.message)"
-        case .invalidResponse: return "the server's response is not valid HTTP: \(error.message)"
-        case .deadlineExceeded: return "the download did not finish within --max-time"
-        default: return error.message
-        }
     }
 
     /// The retry policy `courier get` runs with, for a file and for `-o -` alike: the library's
@@ -345,44 +283,6 @@ struct GetCommand {
         var policy = RetryPolicy()
         policy.retryLimit = retries
         return policy
-    }
-
-    /// Why a retryable status was not retried when its `Retry-After` asks for longer than `policy`
-    /// (the one in force) waits (the library's rule: ``RetryPolicy/maximumRetryAfter``), else `nil`;
-    /// also `nil` when `policy` retries nothing (`--retries 0`): the Retry-After was not why.
-    static func retryAfterRefusal(_ error: CourierError, policy: RetryPolicy) -> String? {
-        guard policy.retryLimit > 0, let response = error.response, policy.retryableStatusCodes.contains(response.statusCode),
-            let requested = RetryPolicy.requestedRetryDelay(of: response), requested > policy.maximumRetryAfter
-        else { return nil }
-        return "the server asked to be retried after \(ProgressFormat.delay(requested)), and courier waits at most "
-            + "\(ProgressFormat.delay(policy.maximumRetryAfter)), so it stopped instead of retrying"
-    }
-
-    /// A retry, announced on stderr: what failed, how far the download had come, when the next
-    /// attempt starts and from where, and which retry it is:
-    /// `courier: network error: … (97.7 KiB received); retrying in 0.3 s, continuing from there (retry 1 of 3)`.
-    static func retryLine(_ event: TaskRetryEvent) -> String {
-        var line = "courier: " + oneLine(describe(event.error))
-        if event.bytesReceived > 0 { line += " (\(ProgressFormat.bytes(event.bytesReceived)) received)" }
-        line += "; retrying in \(ProgressFormat.delay(event.delay))"
-        if event.bytesReceived > 0 { line += event.continuesFrom > 0 ? ", continuing from there" : ", starting over" }
-        line += event.retryLimit.map { " (retry \(event.retry) of \($0))" } ?? " (retry \(event.retry))"
-        return line
-    }
-
-    /// What to say after stopping for a signal.
-    static func interruptedLine(keeping resumeData: ResumeData?, toStandardOutput: Bool = false) -> String {
-        if toStandardOutput {
-            return "courier: interrupted; nothing was written to stdout (a download to stdout is not kept: the next run starts over)"
-        }
-        guard let resumeData, resumeData.bytesOnDisk > 0 else {
-            return "courier: interrupted; nothing was kept, so the next run starts from the beginning"
-        }
-        return "courier: interrupted; \(ProgressFormat.bytes(resumeData.bytesOnDisk)) kept — run the same command again to resume"
-    }
-
-    private func interruptedLine(keeping resumeData: ResumeData?) -> String {
-        Self.interruptedLine(keeping: resumeData, toStandardOutput: options.writesToStandardOutput)
     }
 
     /// The resume record a run with `options` in `cwd` keeps beside its partial file, if there is
@@ -396,16 +296,6 @@ struct GetCommand {
         return try? ResumeData.record(beside: partial)
     }
 
-    /// `url` for messages: through the process's one redaction (OutputRedaction.swift), user
-    /// info and secret query parameters masked.
-    static func displayURL(_ url: URL) -> String {
-        OutputRedaction.current.url(url)
-    }
-
-    /// Messages from servers and libcurl may hold line breaks; an error is always one line.
-    static func oneLine(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { $0 == "\n" || $0 == "\r" ? " " : $0 }))
-    }
 }
 
 /// A failure found by the command itself (not the library), with its exit code.

@@ -3,25 +3,13 @@ import CourierPostgres
 import CourierSupport
 import Foundation
 
-/// `courier get -i FILE --queue postgres://…`: this process as one worker of a fleet sharing the
-/// list in the user's PostgreSQL database (Docs/DownloadQueue.md, "A fleet"). Every worker runs
-/// the same command: the input's items are added to the database once (their ids are the
-/// lines' stable ids, so a second worker adds nothing), then leased, fetched and published by
-/// whichever worker gets them, each once. The command ends when every item of its input is
-/// finished, by any worker. The connection string is never printed: the store's errors show it
-/// redacted, and this file never quotes it.
+/// `courier get -i FILE --queue postgres://…`: this process as one worker of a fleet
+/// (Docs/DownloadQueue.md, "A fleet"). The connection string is never printed.
 extension QueueCommand {
-    /// Runs this worker until every item of the input is finished, or a stop signal.
-    func runFleet(connection: String) -> Int32 {
+    /// Runs this worker on the input `spool` keeps until every item of it is finished, or a stop signal.
+    func runFleet(connection: String, spool: InputSpool) -> Int32 {
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
-        let spool: InputSpool
-        do {
-            spool = try Self.openSpool(options)
-        } catch {
-            return fleetFail(error.message, error.status)
-        }
-        let stops = StopSignals()
-        let watcher = stops.watch()
+        let (stops, watcher) = StopSignals.watching()
         defer { watcher.cancel() }
         // The whole input first: a fleet's list is a finished file, and a mistake in it adds nothing.
         var reader = InputSpool.Reader(spool, fills: true)
@@ -38,7 +26,7 @@ extension QueueCommand {
                     ProgressPrinter.writeToStandardError("courier: \(error.message)\nRun '\(error.help)' for usage.\n")
                     return ExitCode.usage
                 }
-                return fleetFail("cannot read \(Self.source(options))", ExitCode.fileSystem)
+                return CourierCommand.fail("cannot read \(Self.source(options))", ExitCode.fileSystem)
             }
         }
         let store: PostgresQueueStore
@@ -46,16 +34,11 @@ extension QueueCommand {
             store = try PostgresQueueStore(connectionString: connection)
             try Self.addMissing(entries, to: store, split: options.shared.split)
         } catch {
-            return fleetFail("the download list's database: \(error.message)", ExitCode.forError(error))
+            return CourierCommand.fail("the download list's database: \(error.message)", ExitCode.forError(error))
         }
         defer { store.close() }
 
-        var managerConfiguration = GetCommand.managerConfiguration(
-            options.shared, say: { ProgressPrinter.writeToStandardError($0 + "\n") }, retryLine: GetCommand.downloadRetryLine)
-        managerConfiguration.maximumRunningTasksPerHost = GetCommand.runningTasksPerHost(
-            managerConfiguration.maximumRunningTasksPerHost, for: .off, perHost: options.perHost)
-        Self.addHeaders(options.shared.headers, to: &managerConfiguration)
-        let manager = SessionManager(configuration: managerConfiguration)
+        let manager = makeManager(split: .off) { ProgressPrinter.writeToStandardError($0 + "\n") }
         defer { manager.invalidate(cancelingTasks: true) }
         var configuration = DownloadQueueWorker.Configuration()
         configuration.maximumRunning = options.parallel
@@ -67,7 +50,7 @@ extension QueueCommand {
                 store: store, directory: options.stateDirectory(in: cwd).appendingPathComponent("fleet", isDirectory: true),
                 manager: manager, configuration: configuration)
         } catch {
-            return fleetFail(error.message, ExitCode.forError(error))
+            return CourierCommand.fail(error.message, ExitCode.forError(error))
         }
         let quiet = options.shared.quiet
         let names = Dictionary(entries.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
@@ -85,7 +68,7 @@ extension QueueCommand {
         var finished: [String: DownloadQueue.State] = [:]
         while true {
             if let signal = stops.signal {
-                Self.stop(worker)
+                CourierCommand.blocking { await worker.stop() }
                 if !quiet { ProgressPrinter.writeToStandardError("courier: interrupted; its items went back to the list\n") }
                 return ExitCode.forSignal(signal)
             }
@@ -98,7 +81,7 @@ extension QueueCommand {
             }
             usleep(250_000)
         }
-        Self.stop(worker)
+        CourierCommand.blocking { await worker.stop() }
         return summarize(entries, finished)
     }
 
@@ -120,16 +103,6 @@ extension QueueCommand {
         }
     }
 
-    /// `await worker.stop()` from this synchronous command.
-    static func stop(_ worker: DownloadQueueWorker) {
-        let stopped = DispatchSemaphore(value: 0)
-        Task {
-            await worker.stop()
-            stopped.signal()
-        }
-        stopped.wait()
-    }
-
     /// The saved paths on stdout, in the input's order; the failures on stderr; the exit code.
     private func summarize(_ entries: [DownloadList.Entry], _ finished: [String: DownloadQueue.State]) -> Int32 {
         var paths = ""
@@ -147,17 +120,6 @@ extension QueueCommand {
             }
         }
         FileHandle.standardOutput.write(Data(paths.utf8))
-        if lines.isEmpty {
-            if !options.shared.quiet { ProgressPrinter.writeToStandardError("courier: all \(entries.count) downloads complete\n") }
-            return ExitCode.success
-        }
-        ProgressPrinter.writeToStandardError(
-            (["courier: \(lines.count) of \(entries.count) downloads failed:"] + lines).joined(separator: "\n") + "\n")
-        return worst
-    }
-
-    private func fleetFail(_ message: String, _ status: Int32) -> Int32 {
-        ProgressPrinter.writeToStandardError("courier: \(GetCommand.oneLine(message))\n")
-        return status
+        return reportEnd(count: entries.count, failures: lines, worst: worst)
     }
 }

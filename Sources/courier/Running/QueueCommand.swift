@@ -5,24 +5,9 @@ import FoundationNetworking
 import Courier
 import CourierSupport
 
-/// `courier get -i FILE`: the downloads an input file lists, through a ``DownloadQueue`` whose
-/// journal makes rerunning the same command continue every unfinished download and skip the
-/// finished ones.
-///
-/// Runs in the supervised child (GetSupervisor.swift): the whole queue in one process, so that a
-/// FoundationNetworking trap set off by one server ends that process only. The supervisor then
-/// starts a new child, which reopens the journal and carries on. The journal is what makes a
-/// restart cheap and safe, so no per-item supervision is needed.
-///
-/// The input is read as it comes (QueueCommand+Input.swift): its first line's download starts
-/// before the next line is written, and reading pauses while ``maximumUnfinished(parallel:)``
-/// of its items are unfinished, so a producer that never stops makes the command neither grow
-/// nor wait for an end of input that never comes.
-///
-/// Each line's item has a stable id (``DownloadList/Entry/id``): a rerun finds the items
-/// already journaled and adds only new lines. Items in the journal whose line is not in the
-/// input are paused once the input has ended, never deleted (their bytes stay; putting the line
-/// back continues them). Failed, paused and cancelled items of the input are queued again.
+/// `courier get -i FILE`: the listed downloads through a ``DownloadQueue`` whose journal makes a
+/// rerun continue the unfinished and skip the finished, read as the input comes (QueueCommand+Input.swift),
+/// in one supervised child. Docs/CommandLine.md, "`courier get -i`", has the rules.
 struct QueueCommand {
     /// Set by the supervisor to the file its children keep the input in as they read it
     /// (``InputSpool``): stdin can be read once, and a child started after a crash must see
@@ -41,17 +26,16 @@ struct QueueCommand {
     /// Runs the queue until every item of the input is finished, or a stop signal; returns the
     /// exit code (every message is printed).
     func run() -> Int32 {
-        if let connection = options.store { return runFleet(connection: connection) }
-        let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         let spool: InputSpool
         do {
             spool = try Self.openSpool(options)
         } catch {
-            return fail(error.message, error.status)
+            return CourierCommand.fail(error.message, error.status)
         }
+        if let connection = options.store { return runFleet(connection: connection, spool: spool) }
+        let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         let shared = options.shared
-        let stops = StopSignals()
-        let watcher = stops.watch()
+        let (stops, watcher) = StopSignals.watching()
         defer { watcher.cancel() }
 
         // The first lines are read before anything is created: a mistake in them leaves nothing behind.
@@ -65,21 +49,14 @@ struct QueueCommand {
         do {
             try FileManager.default.createDirectory(at: options.outputDirectory(in: cwd), withIntermediateDirectories: true)
         } catch {
-            return fail("cannot create \(options.outputDirectory(in: cwd).path): \(error.localizedDescription)", ExitCode.fileSystem)
+            return CourierCommand.fail(
+                "cannot create \(options.outputDirectory(in: cwd).path): \(error.localizedDescription)", ExitCode.fileSystem)
         }
 
         let display = Locked<QueueProgress?>(nil)
-        var managerConfiguration = GetCommand.managerConfiguration(
-            shared,
-            say: { line in
-                if let display = display.current { display.message(line) } else { ProgressPrinter.writeToStandardError(line + "\n") }
-            }, retryLine: GetCommand.downloadRetryLine)
-        // The queue's --per-host counts every connection (a split item holds several); the
-        // manager must not hold back what it allows.
-        managerConfiguration.maximumRunningTasksPerHost = GetCommand.runningTasksPerHost(
-            managerConfiguration.maximumRunningTasksPerHost, for: shared.split, perHost: options.perHost)
-        Self.addHeaders(shared.headers, to: &managerConfiguration)
-        let manager = SessionManager(configuration: managerConfiguration)
+        let manager = makeManager(split: shared.split) { line in
+            if let display = display.current { display.message(line) } else { ProgressPrinter.writeToStandardError(line + "\n") }
+        }
         defer { manager.invalidate(cancelingTasks: true) }
 
         var configuration = DownloadQueue.Configuration()
@@ -95,7 +72,7 @@ struct QueueCommand {
         do {
             queue = try DownloadQueue(directory: stateDirectory, manager: manager, configuration: configuration)
         } catch {
-            return fail("cannot open the download queue: \(error.message)", ExitCode.forError(error))
+            return CourierCommand.fail("cannot open the download queue: \(error.message)", ExitCode.forError(error))
         }
         // Damage is reported, never fatal: what it cost is at worst a download run again.
         for skipped in queue.openReport.skipped {
@@ -123,17 +100,26 @@ struct QueueCommand {
         return end(ending, queue: queue, shown: shown, spool: spool, list: list)
     }
 
-    /// `-H` goes into every request through an adapter rather than the items' headers, which the
-    /// journal (or a fleet's database) keeps in the clear: like a single get, a token is never stored.
-    static func addHeaders(_ headers: [(name: String, value: String)], to configuration: inout SessionManager.Configuration) {
-        guard !headers.isEmpty else { return }
-        configuration.interceptor = Interceptor(adapters: [
-            Adapter { request in
-                var request = request
-                for header in headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
-                return request
-            }
-        ])
+    /// The manager of the queue's (or the fleet worker's) downloads, its lines said through `say`.
+    /// The queue's `--per-host` counts every connection (a split item holds several): the manager
+    /// must not hold back what it allows. `-H` goes into every request through an adapter rather
+    /// than the items' headers, which the journal (or a fleet's database) keeps in the clear:
+    /// like a single get, a token is never stored.
+    func makeManager(split: DownloadSplit, say: @escaping @Sendable (String) -> Void) -> SessionManager {
+        let shared = options.shared
+        var configuration = GetCommand.managerConfiguration(shared, say: say, retryLine: GetCommand.downloadRetryLine)
+        configuration.maximumRunningTasksPerHost = GetCommand.runningTasksPerHost(
+            configuration.maximumRunningTasksPerHost, for: split, perHost: options.perHost)
+        if !shared.headers.isEmpty {
+            configuration.interceptor = Interceptor(adapters: [
+                Adapter { request in
+                    var request = request
+                    for header in shared.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
+                    return request
+                }
+            ])
+        }
+        return SessionManager(configuration: configuration)
     }
 
     /// Stops the queue (when there is one) and says how the command ended; returns its exit code.
@@ -143,7 +129,7 @@ struct QueueCommand {
     private func end(
         _ ending: Ending, queue: DownloadQueue?, shown: QueueProgress?, spool: InputSpool, list: DownloadList
     ) -> Int32 {
-        if let queue { Self.stop(queue) }
+        if let queue { CourierCommand.blocking { await queue.stop() } }
         shown?.finish()
         switch ending {
         case .signal(let signal):
@@ -155,13 +141,13 @@ struct QueueCommand {
             ProgressPrinter.writeToStandardError("courier: \(error.message)\nRun '\(error.help)' for usage.\n")
             return ExitCode.usage
         case .failure(let problem):
-            return fail(problem.message, problem.status)
+            return CourierCommand.fail(problem.message, problem.status)
         case .finished:
             guard let queue else { return ExitCode.failure }  // the input ends only with a queue open
             do {
                 return try summarize(queue, spool, list)
             } catch {
-                return fail((error as? GetFailure)?.message ?? "\(error)", ExitCode.fileSystem)
+                return CourierCommand.fail((error as? GetFailure)?.message ?? "\(error)", ExitCode.fileSystem)
             }
         }
     }
@@ -215,16 +201,6 @@ struct QueueCommand {
         return nil
     }
 
-    /// `await queue.stop()` from this synchronous command.
-    static func stop(_ queue: DownloadQueue) {
-        let stopped = DispatchSemaphore(value: 0)
-        Task {
-            await queue.stop()
-            stopped.signal()
-        }
-        stopped.wait()
-    }
-
     /// Prints the saved paths (stdout) and the failures (stderr); returns the exit code. The
     /// input is read again from the spool, so the paths come in its order without the lines
     /// having been kept; only the failures are held until they are printed.
@@ -247,27 +223,27 @@ struct QueueCommand {
             }
         }
         if !paths.isEmpty { FileHandle.standardOutput.write(Data(paths.utf8)) }
-        guard !failures.isEmpty else {
-            if !options.shared.quiet {
-                ProgressPrinter.writeToStandardError("courier: all \(count) downloads complete\n")
-            }
-            return ExitCode.success
-        }
-        var lines = ["courier: \(failures.count) of \(count) downloads failed:"]
         var worst = ExitCode.success
-        for (entry, failure) in failures {
-            let why = failure.map(Self.describe) ?? "no longer in the queue"
-            lines.append("courier:   line \(entry.line): \(entry.name): \(GetCommand.oneLine(why)) (\(GetCommand.displayURL(entry.url)))")
+        let lines = failures.map { entry, failure in
             worst = Self.worse(worst, failure.map { ExitCode.forCode($0.code) } ?? ExitCode.failure)
+            let why = failure.map(Self.describe) ?? "no longer in the queue"
+            return "courier:   line \(entry.line): \(entry.name): \(GetCommand.oneLine(why)) (\(GetCommand.displayURL(entry.url)))"
         }
-        lines.append("courier: run the same command again to retry them; the completed ones are not fetched again")
-        ProgressPrinter.writeToStandardError(lines.joined(separator: "\n") + "\n")
-        return worst
+        return reportEnd(
+            count: count, failures: lines, worst: worst,
+            trailer: "courier: run the same command again to retry them; the completed ones are not fetched again")
     }
 
-    private func fail(_ message: String, _ status: Int32) -> Int32 {
-        ProgressPrinter.writeToStandardError("courier: \(GetCommand.oneLine(message))\n")
-        return status
+    /// Says how the input's `count` items ended: every one complete (unless quiet), or the lines
+    /// of those that did not, after how many, and `trailer`; returns `worst` when some failed.
+    func reportEnd(count: Int, failures: [String], worst: Int32, trailer: String? = nil) -> Int32 {
+        guard !failures.isEmpty else {
+            if !options.shared.quiet { ProgressPrinter.writeToStandardError("courier: all \(count) downloads complete\n") }
+            return ExitCode.success
+        }
+        let lines = ["courier: \(failures.count) of \(count) downloads failed:"] + failures + (trailer.map { [$0] } ?? [])
+        ProgressPrinter.writeToStandardError(lines.joined(separator: "\n") + "\n")
+        return worst
     }
 
     // MARK: - Failures

@@ -49,9 +49,10 @@ final class StopSignals: Sendable {
     /// The first stop signal that came, if one did.
     var signal: Int32? { state.current.signal }
 
-    /// Starts watching; keep the watcher until the command is done.
-    func watch() -> SignalWatcher {
-        SignalWatcher(signals: [SIGINT, SIGTERM]) { [self] signal in received(signal) }
+    /// New stop signals, watched until the watcher is cancelled (when the command is done).
+    static func watching() -> (StopSignals, SignalWatcher) {
+        let stops = StopSignals()
+        return (stops, SignalWatcher(signals: [SIGINT, SIGTERM]) { signal in stops.received(signal) })
     }
 
     /// What stopping means from now on; run at once if a stop already came.
@@ -61,6 +62,20 @@ final class StopSignals: Sendable {
             return state.signal != nil
         }
         if stopped { action() }
+    }
+
+    /// Runs `work` in a task while this thread waits for its result; a stop signal calls `stop`
+    /// (by default, cancels the task).
+    func wait<Result: Sendable>(stop: (@Sendable () -> Void)? = nil, _ work: sending @escaping () async -> Result) -> Result? {
+        let result = Locked<Result?>(nil)
+        let finished = DispatchSemaphore(value: 0)
+        let task = Task {
+            result.set(await work())
+            finished.signal()
+        }
+        onStop(stop ?? { task.cancel() })
+        finished.wait()
+        return result.current  // set before `finished` is signalled
     }
 
     /// What to do just before leaving at a second signal (end the progress line).

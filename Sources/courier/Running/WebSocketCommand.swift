@@ -8,17 +8,9 @@ import Glibc
 import Courier
 import CourierSupport
 
-/// `courier ws <url>`: a WebSocket client in websocat's habits. Each line of stdin is sent as a
-/// message (text, or binary with `--binary`); each message received is one write on stdout, the
-/// message and a newline (binary: its bytes, or hex with `--hex`). End of stdin closes with 1000
-/// and waits for the server's Close frame; the exit code says how the conversation ended
-/// (``exit(for:signal:url:)``).
-///
-/// It is the library's ``WebSocketTask`` (`manager.webSocketTask(with:)`, `send`, `messages`,
-/// `cancel(with:reason:)`), so what it shows is what an app built on Courier would see. Like
-/// `courier events`, it runs in this process, unsupervised (EventsCommand.swift says why): the
-/// WebSocket does not go through FoundationNetworking's transfers, whose traps the supervisor of
-/// `courier get` exists for.
+/// `courier ws <url>`: stdin's lines sent as messages, each message received one write on stdout,
+/// through the library's ``WebSocketTask``; the exit code says how it ended (``exit(for:signal:url:)``).
+/// Unsupervised, as `events` (Docs/CommandLine.md, "`courier ws`").
 struct WebSocketCommand {
     let options: Options
 
@@ -43,8 +35,7 @@ struct WebSocketCommand {
     func run() -> Int32 {
         // A reader that goes away (`| head -n 3`) is a failed write said on stderr, not a death.
         signal(SIGPIPE, SIG_IGN)
-        let stops = StopSignals()
-        let watcher = stops.watch()
+        let (stops, watcher) = StopSignals.watching()
         defer { watcher.cancel() }
 
         var configuration = SessionManager.Configuration()
@@ -64,43 +55,33 @@ struct WebSocketCommand {
         let manager = SessionManager(configuration: configuration)
         defer { manager.invalidate(cancelingTasks: true) }
         let task = makeTask(manager)
-
-        let ending = Locked<Ending?>(nil)
-        let refused = Locked<String?>(nil)
-        let finished = DispatchSemaphore(value: 0)
         task.resume()
-        Task { [options] in
-            ending.set(await Self.receive(task, options: options))
-            finished.signal()
-        }
-        StandardInputLines.start(limit: options.maximumMessageSize, binary: options.binary) { next in
-            switch next {
-            case .message(let message): return Self.send(message, on: task)
-            case .end:
-                // End of stdin: a normal close; the receiving loop ends with the server's answer.
-                settled.wait()
-                task.close(withCloseCode: .normalClosure, reason: nil)
-            case .refused(let reason):
-                refused.set(reason)
+        let refused = Locked<String?>(nil)
+        let (binary, limit) = (options.binary, options.maximumMessageSize)
+        Task {
+            let ending = await task.sendLines(from: STDIN_FILENO, binary: binary)
+            guard ending != .taskEnded else { return }  // the receiving loop reports why
+            refused.set(StandardInputLines.refusal(ending, limit: limit))
+            // End of stdin or a refused line: a normal close once the handshake is decided; the
+            // receiving loop ends with the server's answer.
+            DispatchQueue.global().async {
                 settled.wait()
                 task.close(withCloseCode: .normalClosure, reason: nil)
             }
-            return true
         }
         // A signal closes with 1001 ("going away"); the server's answer ends the receiving loop.
-        stops.onStop { task.close(withCloseCode: .goingAway, reason: nil) }
-        finished.wait()
+        let options = options
+        let ending = stops.wait(stop: { task.close(withCloseCode: .goingAway, reason: nil) }) {
+            await Self.receive(task, options: options)
+        }
         // The sequence ends when the outcome is decided; the task completes once its last frame
         // (our Close, or the echo of the server's) is written and TCP is closed. Exiting before
         // would cut that frame off. Bounded by the close timeout (5 s), with room.
         _ = completed.wait(timeout: .now() + .seconds(10))
-        // `finished` is signalled only after `ending` is set; a refused line is why it closed.
-        let end =
-            refused.current.map(Ending.badInput) ?? ending.current
-            ?? .failed(CourierError(code: .network, message: "ended without a result"))
+        // A refused line is why it closed.
+        let end = refused.current.map(Ending.badInput) ?? ending ?? .failed(CourierError(code: .network, message: "ended without a result"))
         let decision = Self.exit(for: end, signal: stops.signal, url: options.url)
-        if let line = decision.line { ProgressPrinter.writeToStandardError("courier: \(GetCommand.oneLine(line))\n") }
-        return decision.status
+        return decision.line.map { CourierCommand.fail($0, decision.status) } ?? decision.status
     }
 
     private func makeTask(_ manager: SessionManager) -> WebSocketTask {
@@ -136,34 +117,6 @@ struct WebSocketCommand {
             // The sequence throws the task's CourierError (WebSocketMessages.swift).
             return .failed((error as? CourierError) ?? CourierError(code: .network, message: "\(error)", url: task.originalRequest.url))
         }
-    }
-
-    /// Sends `message`, waiting for it to be queued (the task's send buffer holds stdin back
-    /// when the server reads slowly). Returns whether reading stdin should stop.
-    private static func send(_ message: URLSessionWebSocketTask.Message, on task: WebSocketTask) -> Bool {
-        let sent = DispatchSemaphore(value: 0)
-        let failed = Locked(false)
-        Task {
-            do throws(CourierError) {
-                try await task.send(message)
-            } catch {
-                // The task failed or is closing: the receiving loop reports why.
-                failed.set(true)
-            }
-            sent.signal()
-        }
-        sent.wait()
-        return failed.current
-    }
-
-    /// Waits for the task to end after a close (bounded by its close timeout).
-    private static func drain(_ task: WebSocketTask) -> Bool {
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            while (try? await task.receive()) != nil {}
-            done.signal()
-        }
-        return done.wait(timeout: .now() + .seconds(30)) == .success
     }
 
     /// The bytes written for one message: text as UTF-8, binary as it is or as lowercase hex,

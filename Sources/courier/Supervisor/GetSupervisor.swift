@@ -4,16 +4,9 @@ import Courier
 import Glibc
 #endif
 
-/// Runs `courier get` in a child process and outlives it when it crashes.
-///
-/// A server can make FoundationNetworking trap (`Docs/Platform.md` §7), and a Swift trap cannot
-/// be caught inside the process that hits it: so the command re-executes its own binary
-/// (`/proc/self/exe`) with the same arguments and ``childVariable`` set, and only watches that
-/// child — its exit status is the command's, a trap signal restarts it (within `--retries` and
-/// `--max-time`), SIGINT and SIGTERM are forwarded, and the kernel kills it if this process dies.
-/// With `-i` one child runs the whole queue. The rules, with their reasons: Docs/CommandLine.md,
-/// "The supervised child". Signals are blocked in this (single-threaded) process and taken with
-/// `sigwaitinfo`, so nothing here runs in a signal handler, and each comes with its origin (`si_code`).
+/// Runs `courier get` in a child process (`/proc/self/exe` with ``childVariable`` set) and outlives
+/// it when a FoundationNetworking trap kills it (Docs/Platform.md §7): the decisions are Docs/CommandLine.md,
+/// "The supervised child". Signals are blocked here (one thread) and taken with `sigwaitinfo`.
 struct GetSupervisor {
     /// Set in the child's environment to the supervising process's id.
     static let childVariable = "COURIER_GET_CHILD"
@@ -27,20 +20,7 @@ struct GetSupervisor {
     /// `arguments` parsed, for `--retries` and `--quiet` (with `-i`, the options the items share).
     let options: GetCommand.Options
     /// With `-i`: the queue's options.
-    let queue: GetCommand.QueueOptions?
-
-    init(arguments: [String], options: GetCommand.Options) {
-        self.arguments = arguments
-        self.options = options
-        self.queue = nil
-    }
-
-    /// Supervises `courier get -i`.
-    init(arguments: [String], queue: GetCommand.QueueOptions) {
-        self.arguments = arguments
-        self.options = queue.shared
-        self.queue = queue
-    }
+    var queue: GetCommand.QueueOptions? = nil
 
     // MARK: - Child side
 
