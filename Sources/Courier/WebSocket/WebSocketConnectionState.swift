@@ -452,6 +452,20 @@ struct WebSocketConnectionState {
         return effects
     }
 
+    /// A wait for the handshake's answer: resumed with success once the connection is open, or
+    /// with the task's error if it never opens (a sender that sends nothing).
+    mutating func awaitOpen(_ sender: Sender) -> WebSocketEffects {
+        var effects = WebSocketEffects()
+        if handshakeAnswered {
+            effects.senders.append((sender, .success(())))
+        } else if ending != nil || phase == .closed {
+            effects.senders.append((sender, .failure(sendRefusal)))
+        } else {
+            senders.append(sender)
+        }
+        return effects
+    }
+
     /// Whether the handshake's 101 arrived (the connection is, or was, open).
     var handshakeAnswered: Bool { phase == .open || phase == .closing }
 

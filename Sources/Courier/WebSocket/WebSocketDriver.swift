@@ -335,6 +335,18 @@ final class WebSocketDriver: Sendable {
         return try result.get()
     }
 
+    /// Waits until the connection is open (the 101 arrived), or returns the error that ended it
+    /// first. Cancelling the calling Swift task cancels the WebSocket task.
+    func opened() async -> Result<Void, CourierError> {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (sender: WebSocketConnectionState.Sender) in
+                perform(state.withLock { $0.awaitOpen(sender) })
+            }
+        } onCancel: {
+            cancel(code: .goingAway, reason: nil, failure: .cancelled(url: url))
+        }
+    }
+
     func receive() async throws(CourierError) -> Message {
         if let message = try await receiveOrEnd() { return message }
         throw state.withLock { $0.ending?.error }
