@@ -126,10 +126,16 @@ final class WebSocketDefectTests: WebSocketTaskTestCase {
         }
         try await Task.sleep(for: .milliseconds(100))
 
-        // When its Swift task is cancelled
+        // When its Swift task is cancelled (a watchdog closes the WebSocket after 2 s, so that a
+        // receive that ignores the cancellation fails this test instead of hanging it)
         let start = ContinuousClock.now
         waiting.cancel()
+        let watchdog = Task { [task] in
+            try await Task.sleep(for: .seconds(2))
+            task.cancel()
+        }
         let error = await waiting.value
+        watchdog.cancel()
 
         // Then it ends at once with cancelled, the waiter is gone, and the connection is still open
         XCTAssertEqual(error?.code, .cancelled)
@@ -158,10 +164,17 @@ final class WebSocketDefectTests: WebSocketTaskTestCase {
         }
         try await Task.sleep(for: .milliseconds(100))
 
+        let start = ContinuousClock.now
         iterating.cancel()
+        let watchdog = Task { [task] in  // as above: fail, never hang
+            try await Task.sleep(for: .seconds(2))
+            task.cancel()
+        }
         let error = await iterating.value
+        watchdog.cancel()
 
         XCTAssertEqual((error as? CourierError)?.code, .cancelled)
+        XCTAssertLessThan(ContinuousClock.now - start, .milliseconds(500))
         XCTAssertEqual(task.state, .running)
         try await task.send(.string("next"))
         let next = try await task.receive()
