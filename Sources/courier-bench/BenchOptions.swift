@@ -160,6 +160,10 @@ struct BenchOptions: Equatable, Sendable {
     var messages = 10_000
     var messageSize = 32
     var bigMessages = 64
+    /// websocket: after the echoes, how long the connection stays open with nothing sent (`--idle`,
+    /// seconds; 0: not at all), and its ping interval (`--ping`, seconds; `nil`: no pings).
+    var idleSeconds: Double = 0
+    var pingSeconds: Double?
 
     init(workload: Workload, url: URL) {
         self.workload = workload
@@ -185,7 +189,7 @@ struct BenchOptions: Equatable, Sendable {
           courier-bench idle     --url BASE [--shape head|sse|sse16] [--seconds S] [--timeout S]
                                  [--client courier|urlsession]
           courier-bench websocket --url ws://…|wss://… [--ca FILE] [--messages N] [--size B] [--big-mib M]
-                                 [--warmup W] [--timeout S]
+                                 [--warmup W] [--idle S] [--ping P] [--timeout S]
           courier-bench segmented [options]   (courier-bench segmented --help)
           courier-bench autobahn --url ws://…|wss://… [options]   (courier-bench autobahn --help)
           courier-bench cache-proxy --upstream URL [options]   (courier-bench cache-proxy --help)
@@ -226,7 +230,9 @@ struct BenchOptions: Equatable, Sendable {
                      /ws/echo): W untimed messages (default 200), then N text messages of B bytes (default
                      10000 of 32) one in flight, each timed from send to its echo, then M binary messages
                      of 1 MiB (default 64) echoed one at a time. Courier only. --ca: a CA file (PEM) the
-                     wss:// server's certificate chains to, trusted beside the system's.
+                     wss:// server's certificate chains to, trusted beside the system's. --idle S: then
+                     S seconds open with nothing sent (the CPU they cost: idle_cpu_core), --ping P: a
+                     ping every P seconds (WebSocketOptions.pingInterval).
           --timeout  The request timeout and the deadline for the whole run, in seconds (default 60).
           --client   courier (default): Courier's SessionManager; urlsession: one raw URLSession;
                      urlsession-lean: the same raw client on a URLSession set up as Courier sets up its
@@ -260,7 +266,8 @@ struct BenchOptions: Equatable, Sendable {
         case .sse: ["--url", "--expect-events", "--timeout", "--client"]
         case .queue: common.union(["--files", "--concurrency", "--dir", "--mode", "--items-only"])
         case .idle: ["--url", "--shape", "--seconds", "--timeout", "--client"]
-        case .websocket: ["--url", "--ca", "--messages", "--size", "--big-mib", "--warmup", "--timeout", "--client"]
+        case .websocket:
+            ["--url", "--ca", "--messages", "--size", "--big-mib", "--warmup", "--idle", "--ping", "--timeout", "--client"]
         // Parsed by SegmentedOptions: it starts its own server and runs several clients.
         case .segmented: []
         }
@@ -368,6 +375,13 @@ struct BenchOptions: Equatable, Sendable {
         if let text = values["--messages"] { options.messages = try integer("--messages", text, atLeast: 1) }
         if let text = values["--size"] { options.messageSize = try integer("--size", text, atLeast: 1) }
         if let text = values["--big-mib"] { options.bigMessages = try integer("--big-mib", text, atLeast: 0) }
+        for (flag, minimum) in [("--idle", 0.0), ("--ping", 0.001)] {
+            guard let text = values[flag] else { continue }
+            guard let seconds = Double(text), seconds.isFinite, seconds >= minimum else {
+                throw BenchUsageError(message: "\(flag) takes a number of seconds of at least \(minimum), not '\(text)'")
+            }
+            if flag == "--idle" { options.idleSeconds = seconds } else { options.pingSeconds = seconds }
+        }
         if let path = values["--ca"] {
             guard !path.isEmpty else { throw BenchUsageError(message: "--ca needs a file path") }
             guard options.url.scheme?.lowercased() == "wss" else { throw BenchUsageError(message: "--ca needs a wss:// URL") }
@@ -520,9 +534,11 @@ struct BenchOptions: Equatable, Sendable {
         case .queue:
             return [("mode", itemsOnly ? "items" : mode.rawValue), timeout]
         case .websocket:
-            return [
-                ("big_mib", String(bigMessages)), ("scheme", url.scheme?.lowercased() ?? "ws"), ("size", String(messageSize)),
-                timeout, ("warmup", String(warmup)),
+            // The idle phase and pings only when asked for: the echo lines stay as they were.
+            let idle = idleSeconds > 0 ? [("idle", ResultLine.seconds(idleSeconds))] : []
+            let ping = pingSeconds.map { [("ping", ResultLine.seconds($0))] } ?? []
+            return [("big_mib", String(bigMessages))] + idle + ping + [
+                ("scheme", url.scheme?.lowercased() ?? "ws"), ("size", String(messageSize)), timeout, ("warmup", String(warmup)),
             ]
         case .idle:
             return [

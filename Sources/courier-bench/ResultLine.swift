@@ -96,6 +96,9 @@ struct ResultLine {
         /// 1 MiB messages echoed, and the wall time they took.
         var bigMessages: Int
         var bigSeconds: Double
+        /// The idle phase (`--idle`): its wall seconds and the CPU seconds it cost (0 when none).
+        var idleSeconds: Double = 0
+        var idleCPUSeconds: Double = 0
     }
 
     /// What the workload adds after `config=`.
@@ -200,6 +203,11 @@ struct ResultLine {
                 "cpu_us_per_msg=\(Self.fixed(echo.smallCPUSeconds / Double(max(1, echo.latencies.count)) * 1e6, 1))",
                 "big_mib=\(echo.bigMessages)", "mib_s=\(Self.fixed(Double(echo.bigMessages) / echo.bigSeconds, 1))",
             ]
+            if echo.idleSeconds > 0 {
+                fields += [
+                    "idle_s=\(Self.fixed(echo.idleSeconds, 1))", "idle_cpu_core=\(Self.fixed(echo.idleCPUSeconds / echo.idleSeconds, 5))",
+                ]
+            }
         case .segmented(let run):
             // speed_ratio: the ideal time over the time taken (1 = at the limit); refetched: the
             // bytes served beyond one copy of the file, per kill and connection active then.

@@ -23,6 +23,7 @@ struct WebSocketWorkload {
         defer { manager.invalidate(cancelingTasks: true) }
         let task = manager.webSocketTask(with: options.url)
         task.maximumMessageSize = 2 << 20
+        if let ping = options.pingSeconds { task.options.pingInterval = .milliseconds(Int64((ping * 1000).rounded())) }
         task.resume()
 
         let outcome = Locked<Result<(ResultLine.WebSocketEcho, seconds: Double, cpuSeconds: Double), BenchFailure>?>(nil)
@@ -71,9 +72,20 @@ struct WebSocketWorkload {
         let bigStarted = MonotonicClock.seconds()
         for _ in 0..<options.bigMessages { try await echo(.data(bigMessage), on: task) }
         let ended = MonotonicClock.seconds()
-        let figures = ResultLine.WebSocketEcho(
+        var figures = ResultLine.WebSocketEcho(
             latencies: latencies, smallCPUSeconds: smallCPU, bigMessages: options.bigMessages, bigSeconds: ended - bigStarted)
-        return (figures, ended - started, ResourceUsage.now().cpuSeconds - start.cpuSeconds)
+        let cpuSeconds = ResourceUsage.now().cpuSeconds - start.cpuSeconds
+        if options.idleSeconds > 0 {
+            // The whole process while the connection only waits (pings, when asked for, go on).
+            let idleStart = ResourceUsage.now()
+            let idleStarted = MonotonicClock.seconds()
+            try await Task.sleep(for: .milliseconds(Int64((options.idleSeconds * 1000).rounded())))
+            figures.idleCPUSeconds = ResourceUsage.now().cpuSeconds - idleStart.cpuSeconds
+            figures.idleSeconds = MonotonicClock.seconds() - idleStarted
+            // Still open: the echo answers after the wait.
+            try await echo(.string(small), on: task)
+        }
+        return (figures, ended - started, cpuSeconds)
     }
 
     /// Sends `message` and checks that the next message is the same.

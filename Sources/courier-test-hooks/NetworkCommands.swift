@@ -72,7 +72,7 @@ enum NetworkCommands {
     /// Exits when the test closes stdin, serves on all addresses (inside the test's own
     /// namespace), prints `server <port>`, and makes a manager that waits `wait` seconds for
     /// connectivity and prints its events.
-    private static func serveAndMakeManager(wait: Double?) throws -> (TestServer, Int, SessionManager) {
+    static func serveAndMakeManager(wait: Double?) throws -> (TestServer, Int, SessionManager) {
         exitWhenInputCloses()
         let server = try TestServer(host: "0.0.0.0")
         let port = server.baseURL.port ?? 0

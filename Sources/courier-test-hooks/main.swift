@@ -22,6 +22,8 @@ do {
         exit(try NetworkCommands.fetch(wait: Double(arguments[1]), path: arguments[2]))
     case "network-events" where arguments.count == 2:
         exit(try NetworkCommands.events(wait: Double(arguments[1])))
+    case "network-ws" where arguments.count == 2:
+        exit(try NetworkCommands.webSocket(wait: Double(arguments[1])))
     case "network-queue" where arguments.count == 3 || arguments.count == 4:
         exit(try NetworkCommands.queue(directory: arguments[1], bytes: Int(arguments[2]) ?? 1024, slow: arguments.count == 4))
     case "fleet-worker":
@@ -29,7 +31,7 @@ do {
     default:
         throw UsageError(
             message:
-                "usage: courier-test-hooks journal-append … | cache-store DIR COUNT | network-monitor [HOST…] | network-fetch WAIT PATH | network-events WAIT | network-queue DIR BYTES [slow] | fleet-worker CONNECTION DIR NAME LEASE [PER-HOST]"
+                "usage: courier-test-hooks journal-append … | cache-store DIR COUNT | network-monitor [HOST…] | network-fetch WAIT PATH | network-events WAIT | network-ws WAIT | network-queue DIR BYTES [slow] | fleet-worker CONNECTION DIR NAME LEASE [PER-HOST]"
         )
     }
 } catch let error as UsageError {

@@ -19,6 +19,19 @@ final class WebSocketBenchTests: XCTestCase {
         XCTAssertEqual([tls.messages, tls.messageSize, tls.bigMessages], [5, 8, 0])
     }
 
+    func testAnIdlePhaseWithPingsIsParsedAndNamed() throws {
+        let options = try XCTUnwrap(try BenchOptions.parse(["websocket", "--url", "ws://127.0.0.1:9/", "--idle", "60", "--ping", "1"]))
+
+        XCTAssertEqual(options.idleSeconds, 60)
+        XCTAssertEqual(options.pingSeconds, 1)
+        XCTAssertEqual(
+            options.configuration.map { "\($0.key):\($0.value)" },
+            ["big_mib:64", "idle:60", "ping:1", "scheme:ws", "size:32", "timeout:60", "warmup:200"])
+        XCTAssertThrowsError(try BenchOptions.parse(["websocket", "--url", "ws://h/", "--ping", "0"])) { error in
+            XCTAssertEqual((error as? BenchUsageError)?.message, "--ping takes a number of seconds of at least 0.001, not '0'")
+        }
+    }
+
     func testMistakesAreUsageErrors() {
         let cases: [([String], String)] = [
             (["websocket", "--url", "http://h/"], "--url takes a ws:// or wss:// URL, not 'http://h/'"),

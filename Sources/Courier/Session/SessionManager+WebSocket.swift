@@ -26,7 +26,7 @@ extension SessionManager {
         webSocketTask(with: request, protocols: [])
     }
 
-    private func webSocketTask(with request: URLRequest, protocols: [String]) -> WebSocketTask {
+    func webSocketTask(with request: URLRequest, protocols: [String]) -> WebSocketTask {
         let driver = WebSocketDriver(
             request: request, sentRequest: prepared(request), protocols: protocols, taskIdentifier: core.nextTaskIdentifier(),
             core: core, events: events, delivery: settings(for: .default).delivery, configuration: configuration)

@@ -16,33 +16,31 @@ struct AttemptFacts: Sendable {
 /// The transfer's side of waiting for connectivity (the driver's is TransferTask+Connectivity.swift).
 /// Docs/Reachability.md.
 extension TransferState {
-    /// The rule for a transport failure while the host has no route (one place, asked before any
-    /// retry policy): it is the network's fault, so no retry is spent on it. With
+    /// The rule for a transport failure while the host has no route (``RouteRule``, asked before
+    /// any retry policy): it is the network's fault, so no retry is spent on it. With
     /// `waitsForConnectivity` a request that may be sent again waits for the route (the next
     /// attempt, not counted as a retry, continues with `Range` when the bytes allow); otherwise
     /// the task fails with `networkUnreachable` (a download keeps its bytes for resuming).
     /// `nil` when the rule does not apply. Whether the host has a route is one of the `facts`.
     mutating func routeFollowUp(after failure: CourierError?, facts: AttemptFacts) -> FollowUp? {
-        // A timeout counts: a link that went away mid-transfer shows as silence.
-        guard let failure, failure.isTransport || failure.code == .timedOut, failure.code != .networkUnreachable,
-            phase.state == .running, !facts.invalidated, facts.routeIsGone
-        else { return nil }
-        let request = currentRequest ?? context.originalRequest
-        // Nothing was sent when no connection was made; otherwise only a request that may be
-        // sent again automatically is.
-        let nothingSent = failure.code == .connectionRefused || failure.code == .dnsFailed
-        if context.waitsForConnectivity, stream == nil,
-            nothingSent || AutomaticResend.isAllowed(.reconnection, for: request)
-        {
+        guard let failure, phase.state == .running, !facts.invalidated else { return nil }
+        let rule = RouteRule.after(
+            failure, routeIsGone: facts.routeIsGone, waitsForConnectivity: context.waitsForConnectivity && stream == nil,
+            maySendAgain: AutomaticResend.isAllowed(.reconnection, for: currentRequest ?? context.originalRequest))
+        switch rule {
+        case nil:
+            return nil
+        case .waitForRoute:
             metrics.endAttempt(.failed, error: failure)
             let next = nextAttempt(spendingRetry: false)
             metrics.nextKind = next.continuesFrom != nil ? .continuation : .restart
             metrics.nextOwner = .routeWait
             phase.attemptAwaitsRetry(pendingFailure: nil)
             return .retry(next.request, .zero, nil)
+        case .failUnreachable:
+            let unreachable = CourierError.networkUnreachable(url: context.originalRequest.url, waited: nil, underlying: failure)
+            return .finish(finishFailedAttempt(unreachable))
         }
-        let unreachable = CourierError.networkUnreachable(url: context.originalRequest.url, waited: nil, underlying: failure)
-        return .finish(finishFailedAttempt(unreachable))
     }
 
     /// Marks a wait for a route in the timeline and for the monitors (a pause, reason `connectivity`).

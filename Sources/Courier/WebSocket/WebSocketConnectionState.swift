@@ -84,7 +84,15 @@ struct WebSocketConnectionState {
     var inbox: [Message] = []
     var inboxStart = 0
     var inboxBytes = 0
-    var receivers: [Receiver] = []
+    /// `receive()` calls waiting, each with its ticket (``ReceiveTicket``).
+    var receivers: [(ticket: UInt64, receiver: Receiver)] = []
+    /// Tickets given to `receive()` calls that have not reached ``receive(_:ticket:)`` yet, and
+    /// whether their Swift task was cancelled meanwhile (the cancellation handler can run first).
+    var unregisteredReceives: [UInt64: Bool] = [:]
+    var nextReceiveTicket: UInt64 = 0
+    /// While the consumer is behind (``ReadMode/controlFrames``), a read brought data: reading
+    /// stops until the consumer catches up.
+    var readDataWhileBehind = false
 
     var pings: [(payload: Data, handler: PongHandler)] = []
     var pingCounter: UInt64 = 0
@@ -116,11 +124,42 @@ struct WebSocketConnectionState {
         self.headParser = WebSocketResponseHeadParser(url: url)
     }
 
-    /// Whether the driver should stop reading the socket: the consumer is behind (with
-    /// ``StreamPolicy/Overflow/pause``) or `suspend()` asked. TCP then slows the server down.
-    var readingPaused: Bool {
-        userSuspended || (options.overflow == .pause && inboxBytes >= options.receiveBufferLimit && phase == .open)
+    /// How the driver reads the socket now.
+    enum ReadMode: Equatable {
+        /// Whole reads.
+        case all
+        /// The consumer is behind (``StreamPolicy/Overflow/pause``): reads of at most
+        /// ``WebSocketConnectionState/controlFrameReadSize`` bytes, so that a ping or a Close frame
+        /// the server sends while no data waits in the socket is still read and answered; the
+        /// first read that brings data stops reading (``readDataWhileBehind``).
+        case controlFrames
+        /// Not at all: `suspend()` asked, or the consumer is behind and data waits (TCP then
+        /// slows the server down; what the server sends after that data, pings included, waits).
+        case none
     }
+
+    /// The largest control frame a server sends: a 2-byte header and 125 bytes of payload (§5.5).
+    static let controlFrameReadSize = 127
+
+    /// Whether the consumer holds ``WebSocketOptions/receiveBufferLimit`` or more message bytes
+    /// under ``StreamPolicy/Overflow/pause``.
+    var consumerIsBehind: Bool {
+        options.overflow == .pause && inboxBytes >= options.receiveBufferLimit && phase == .open
+    }
+
+    /// How the driver is to read the socket now.
+    var readMode: ReadMode {
+        if userSuspended { return .none }
+        guard consumerIsBehind else { return .all }
+        // A data frame half read, or data read since falling behind: the next bytes may be data.
+        if readDataWhileBehind || reader?.isInsideDataFrame == true { return .none }
+        return .controlFrames
+    }
+
+    /// Whether the driver should stop reading the socket: the consumer is behind (with
+    /// ``StreamPolicy/Overflow/pause``) and data waits, or `suspend()` asked. TCP then slows
+    /// the server down.
+    var readingPaused: Bool { readMode == .none }
 
     /// Whether the socket is connected, so that writes can go out.
     var isConnected: Bool { phase == .handshaking || phase == .open || phase == .closing }
@@ -175,6 +214,7 @@ struct WebSocketConnectionState {
                 phase = .open
                 effects.opened = true
                 effects.flush = !outgoing.isEmpty  // Frames sent before the answer go out now.
+                releaseSenders(into: &effects)
                 if let response { effects.events.append(.response(response)) }
                 if !remainder.isEmpty {
                     remainder.withUnsafeBytes { readFrames($0, into: &effects) }
@@ -191,9 +231,15 @@ struct WebSocketConnectionState {
     }
 
     private mutating func readFrames(_ bytes: UnsafeRawBufferPointer, into effects: inout WebSocketEffects) {
+        let wasBehind = consumerIsBehind
         // Optional chaining mutates the reader in place (a copy would copy its buffers).
         guard let result = reader?.read(bytes) else { return }
         var delivered = false
+        defer {
+            // Data read while behind (a whole message, or a frame begun): stop reading until the
+            // consumer catches up, so memory stays at the limit plus this one short read.
+            if wasBehind, delivered || reader?.isInsideDataFrame == true { readDataWhileBehind = true }
+        }
         for output in result.outputs {
             switch output {
             case .text(let text):
@@ -265,7 +311,7 @@ struct WebSocketConnectionState {
     private mutating func deliver(_ message: Message, size: Int, into effects: inout WebSocketEffects) {
         guard ending == nil else { return }  // Nothing is delivered after the end was decided.
         if !receivers.isEmpty {
-            effects.receivers.append((receivers.removeFirst(), .success(message)))
+            effects.receivers.append((receivers.removeFirst().receiver, .success(message)))
             consumerHoldsMessage = true
             return
         }
@@ -311,9 +357,42 @@ struct WebSocketConnectionState {
 
     // MARK: Consumer
 
-    /// `receive()`: a message held, the end, or a wait.
-    mutating func receive(_ receiver: Receiver) -> WebSocketEffects {
+    /// A ticket for a `receive()` about to wait, so that cancelling its Swift task can find it
+    /// (``cancelReceive(_:)``), even before it reaches ``receive(_:ticket:)``.
+    mutating func makeReceiveTicket() -> UInt64 {
+        nextReceiveTicket += 1
+        unregisteredReceives[nextReceiveTicket] = false
+        return nextReceiveTicket
+    }
+
+    /// The Swift task of the `receive()` holding `ticket` was cancelled: that call ends with
+    /// ``receiveCancelled`` and the connection stays open (as Darwin's task does: cancelling the
+    /// Swift task is not closing the socket). A call that was answered already keeps its answer.
+    mutating func cancelReceive(_ ticket: UInt64) -> WebSocketEffects {
         var effects = WebSocketEffects()
+        if unregisteredReceives[ticket] != nil {
+            unregisteredReceives[ticket] = true
+        } else if let index = receivers.firstIndex(where: { $0.ticket == ticket }) {
+            effects.receivers.append((receivers.remove(at: index).receiver, .failure(receiveCancelled)))
+        }
+        return effects
+    }
+
+    /// What a `receive()` whose Swift task was cancelled throws.
+    var receiveCancelled: CourierError {
+        CourierError(
+            code: .cancelled, message: "the Swift task waiting for a WebSocket message was cancelled (the WebSocket stays open)",
+            url: url)
+    }
+
+    /// `receive()`: a message held, the end, or a wait. `ticket` from ``makeReceiveTicket()``.
+    mutating func receive(_ receiver: Receiver, ticket: UInt64) -> WebSocketEffects {
+        var effects = WebSocketEffects()
+        if unregisteredReceives.removeValue(forKey: ticket) == true {
+            // Cancelled before it got here: nothing is taken, the next call gets the next message.
+            effects.receivers.append((receiver, .failure(receiveCancelled)))
+            return effects
+        }
         // Back for more after taking every message held: the failure that waited applies now.
         consumerHoldsMessage = false
         if inboxStart == inbox.count, let pendingFailure { apply(pendingFailure, into: &effects) }
@@ -323,6 +402,7 @@ struct WebSocketConnectionState {
             let message = inbox[inboxStart]
             inboxStart += 1
             inboxBytes -= Self.size(of: message)
+            if !consumerIsBehind { readDataWhileBehind = false }
             if inboxStart == inbox.count {
                 inbox.removeAll(keepingCapacity: true)
                 inboxStart = 0
@@ -338,7 +418,7 @@ struct WebSocketConnectionState {
             case .failed(let error): effects.receivers.append((receiver, .failure(error)))
             }
         } else {
-            receivers.append(receiver)
+            receivers.append((ticket, receiver))
         }
         return effects
     }
@@ -362,13 +442,32 @@ struct WebSocketConnectionState {
             return effects
         }
         append(frame, into: &effects)
-        if outgoingBytes > options.sendBufferLimit {
+        // Before the 101 the sender waits for it: a handshake that fails fails its sends too
+        // (as Darwin's task fails queued sends with the task's error).
+        if outgoingBytes > options.sendBufferLimit || !handshakeAnswered {
             senders.append(sender)
         } else {
             effects.senders.append((sender, .success(())))
         }
         return effects
     }
+
+    /// A wait for the handshake's answer: resumed with success once the connection is open, or
+    /// with the task's error if it never opens (a sender that sends nothing).
+    mutating func awaitOpen(_ sender: Sender) -> WebSocketEffects {
+        var effects = WebSocketEffects()
+        if handshakeAnswered {
+            effects.senders.append((sender, .success(())))
+        } else if ending != nil || phase == .closed {
+            effects.senders.append((sender, .failure(sendRefusal)))
+        } else {
+            senders.append(sender)
+        }
+        return effects
+    }
+
+    /// Whether the handshake's 101 arrived (the connection is, or was, open).
+    var handshakeAnswered: Bool { phase == .open || phase == .closing }
 
     private var sendRefusal: CourierError {
         if case .failed(let error)? = ending { return error }
@@ -407,11 +506,15 @@ struct WebSocketConnectionState {
             outgoingOffset = 0
             headQueued = false
         }
-        if outgoingBytes <= options.sendBufferLimit, !senders.isEmpty {
-            effects.senders += senders.map { ($0, .success(())) }
-            senders.removeAll()
-        }
+        releaseSenders(into: &effects)
         return effects
+    }
+
+    /// Senders waiting for room or for the 101 go on once both are there.
+    private mutating func releaseSenders(into effects: inout WebSocketEffects) {
+        guard outgoingBytes <= options.sendBufferLimit, handshakeAnswered, !senders.isEmpty else { return }
+        effects.senders += senders.map { ($0, .success(())) }
+        senders.removeAll()
     }
 
     private mutating func enqueue(_ frame: WebSocketFrame, into effects: inout WebSocketEffects) {
@@ -462,7 +565,7 @@ struct WebSocketConnectionState {
     private mutating func end(_ ending: Ending, into effects: inout WebSocketEffects) {
         guard self.ending == nil else { return }
         self.ending = ending
-        for receiver in receivers {
+        for (_, receiver) in receivers {
             switch ending {
             case .clean: effects.receivers.append((receiver, .success(nil)))
             case .failed(let error): effects.receivers.append((receiver, .failure(error)))

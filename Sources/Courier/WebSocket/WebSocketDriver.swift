@@ -28,10 +28,10 @@ final class WebSocketDriver: Sendable {
     /// What only ``queue`` touches.
     let io: WebSocketIO
     private let core: SessionCore
-    private let events: EventDispatcher
+    let events: EventDispatcher
     private let delivery: Delivery
-    private let configuration: SessionManager.Configuration
-    private let created = ContinuousClock.now
+    let configuration: SessionManager.Configuration
+    let created = ContinuousClock.now
 
     init(
         request: URLRequest, sentRequest: URLRequest, protocols: [String], taskIdentifier: Int, core: SessionCore,
@@ -109,6 +109,12 @@ final class WebSocketDriver: Sendable {
         guard resumed else { return }
         started()
         let openTimeout = timeout ?? .seconds(max(0.001, sentRequest.timeoutInterval))
+        // With waitsForConnectivity, a host with no route holds the open here (WebSocketDriver+Connectivity.swift).
+        openWhenRouted(timeout: openTimeout)
+    }
+
+    /// Connects within `openTimeout` (the timer starts now), then sends the handshake.
+    func connect(timeout openTimeout: Duration) {
         // Weak: a finished task must not stay in memory until its timer's deadline.
         queue.asyncAfter(deadline: .now() + openTimeout.dispatchInterval) { [weak self] in
             guard let self else { return }
@@ -124,7 +130,7 @@ final class WebSocketDriver: Sendable {
             } catch {
                 var error = error
                 if error.url == nil { error.url = target }
-                perform(state.withLock { $0.connectionEnded(error) })
+                connectFailed(error, timeout: openTimeout)
             }
         }
     }
@@ -248,18 +254,27 @@ final class WebSocketDriver: Sendable {
         }
     }
 
-    /// Reads until the socket would block, the consumer is behind, or 16 reads were made (then
-    /// again later, so that a flood cannot keep the queue from writing).
+    /// Reads until the socket would block, reading stops (``WebSocketConnectionState/readMode``),
+    /// or 16 reads were made (then again later, so that a flood cannot keep the queue from
+    /// writing). While the consumer is behind, reads are one control frame long: a ping or Close
+    /// frame is answered, and the first data read stops reading.
     func readAvailable() {
         guard let stream = io.stream else { return }
         for _ in 0..<16 {
-            if state.withLock({ $0.readingPaused }) {
+            let buffer: UnsafeMutableRawBufferPointer
+            switch state.withLock({ $0.readMode }) {
+            case .none:
                 io.setReadPaused(true)
                 return
+            case .controlFrames:
+                buffer = UnsafeMutableRawBufferPointer(
+                    rebasing: io.buffer[0..<WebSocketConnectionState.controlFrameReadSize])
+            case .all:
+                buffer = io.buffer
             }
             let outcome: ByteStreamRead
             do throws(CourierError) {
-                outcome = try stream.read(into: io.buffer)
+                outcome = try stream.read(into: buffer)
             } catch {
                 perform(state.withLock { $0.connectionEnded(error) })
                 return
@@ -304,11 +319,32 @@ final class WebSocketDriver: Sendable {
     }
 
     /// The next message, or `nil` once the WebSocket closed cleanly.
+    ///
+    /// Cancelling the calling Swift task ends the wait with
+    /// ``WebSocketConnectionState/receiveCancelled`` and leaves the connection open; no message is
+    /// taken by a cancelled call.
     func receiveOrEnd() async throws(CourierError) -> Message? {
-        let result = await withCheckedContinuation { (receiver: WebSocketConnectionState.Receiver) in
-            perform(state.withLock { $0.receive(receiver) })
+        let ticket = state.withLock { $0.makeReceiveTicket() }
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (receiver: WebSocketConnectionState.Receiver) in
+                perform(state.withLock { $0.receive(receiver, ticket: ticket) })
+            }
+        } onCancel: {
+            perform(state.withLock { $0.cancelReceive(ticket) })
         }
         return try result.get()
+    }
+
+    /// Waits until the connection is open (the 101 arrived), or returns the error that ended it
+    /// first. Cancelling the calling Swift task cancels the WebSocket task.
+    func opened() async -> Result<Void, CourierError> {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (sender: WebSocketConnectionState.Sender) in
+                perform(state.withLock { $0.awaitOpen(sender) })
+            }
+        } onCancel: {
+            cancel(code: .goingAway, reason: nil, failure: .cancelled(url: url))
+        }
     }
 
     func receive() async throws(CourierError) -> Message {

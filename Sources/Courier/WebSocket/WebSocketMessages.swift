@@ -6,7 +6,8 @@ import FoundationNetworking
 
 /// A ``WebSocketTask``'s messages as an `AsyncSequence` (``WebSocketTask/messages``): each
 /// `next()` is a ``WebSocketTask/receive()``, the sequence ends after a clean close, and it throws
-/// the ``CourierError`` that failed the task.
+/// the ``CourierError`` that failed the task. Cancelling the iterating Swift task throws
+/// ``CourierError/Code-swift.struct/cancelled`` and leaves the connection open.
 public struct WebSocketMessages: AsyncSequence, Sendable {
     /// A text or binary message.
     public typealias Element = URLSessionWebSocketTask.Message

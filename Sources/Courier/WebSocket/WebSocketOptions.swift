@@ -6,12 +6,14 @@ public struct WebSocketOptions: Sendable, Equatable {
     /// Sends a ping this often and fails the task with ``CourierError/Code-swift.struct/timedOut``
     /// when nothing at all came from the server (no pong, no message) for a whole interval after
     /// one: a dead peer is found within 2 × the interval. `nil` (the default): no pings of its own.
+    /// While reading is stopped for a consumer that is behind, silence does not count.
     public var pingInterval: Duration?
     /// The most message bytes held for the consumer (at least 1) before ``overflow`` applies.
     public var receiveBufferLimit: Int
     /// What happens when the consumer falls more than ``receiveBufferLimit`` bytes behind:
-    /// ``StreamPolicy/Overflow/pause`` (the default) stops reading the socket until the consumer
-    /// catches up, so TCP slows the server down and nothing is lost;
+    /// ``StreamPolicy/Overflow/pause`` (the default) stops reading data until the consumer
+    /// catches up, so TCP slows the server down and nothing is lost; meanwhile reads shrink to one
+    /// control frame, so a ping or Close frame with no data ahead of it is still answered;
     /// ``StreamPolicy/Overflow/fail`` closes with 1008 and fails the task with
     /// ``CourierError/Code-swift.struct/bufferOverflow`` once the messages held are taken.
     public var overflow: StreamPolicy.Overflow

@@ -46,6 +46,13 @@ struct WebSocketReader: Sendable {
         assembler.decompression = .init(stream: stream, resetsAfterEachMessage: resetsAfterEachMessage)
     }
 
+    /// Whether a data frame's header has been read and its payload has not all arrived: the next
+    /// bytes from the connection are data.
+    var isInsideDataFrame: Bool {
+        guard let partial = decoder.partialFrame else { return false }
+        return !partial.header.opcode.isControl
+    }
+
     /// Reads one chunk from the connection, of any size. A ``WebSocketMessageAssembler/Output/close(_:)``
     /// is the last output ever: its answer says what to send back, and its
     /// ``WebSocketCloseAnswer/violation`` whether the peer's close was itself a failure.

@@ -109,9 +109,10 @@ public final class WebSocketTask: SessionTask {
     }
 
     /// Sends a message as one frame, masked with a fresh key. Returns once it is queued; suspends
-    /// while more than ``WebSocketOptions/sendBufferLimit`` bytes wait to be written. Messages
-    /// sent before `resume()` or the handshake's answer go out after it. Throws once the
-    /// WebSocket is closing or closed.
+    /// while more than ``WebSocketOptions/sendBufferLimit`` bytes wait to be written. A message
+    /// sent before `resume()` or the handshake's answer waits for it: it goes out first once the
+    /// connection is open, and `send` then returns, or throws the handshake's error when the
+    /// connection never opens. Throws once the WebSocket is closing or closed.
     public func send(_ message: URLSessionWebSocketTask.Message) async throws(CourierError) {
         try await driver.send(message)
     }
@@ -134,7 +135,8 @@ public final class WebSocketTask: SessionTask {
     /// close (either side's) and the messages before it, throws
     /// ``CourierError/Code-swift.struct/cancelled`` when the client closed and
     /// ``CourierError/Code-swift.struct/connectionLost`` when the server did (``messages`` ends
-    /// instead).
+    /// instead). Cancelling the calling Swift task ends the wait at once with
+    /// ``CourierError/Code-swift.struct/cancelled``, takes no message and leaves the connection open.
     public func receive() async throws(CourierError) -> URLSessionWebSocketTask.Message {
         try await driver.receive()
     }
@@ -153,7 +155,9 @@ public final class WebSocketTask: SessionTask {
     }
 
     /// The messages as an `AsyncSequence`: it ends after a clean close and throws the task's
-    /// error otherwise. One consumer at a time (each message goes to one `next()`).
+    /// error otherwise. One consumer at a time (each message goes to one `next()`). Cancelling
+    /// the iterating Swift task ends the iteration with ``CourierError/Code-swift.struct/cancelled``
+    /// and leaves the connection open.
     public var messages: WebSocketMessages { WebSocketMessages(driver: driver) }
 
     /// Sends a ping; `pongReceiveHandler` is called once with `nil` when its pong arrives, or

@@ -81,22 +81,90 @@ final class WebSocketConnectionStateTests: XCTestCase {
         XCTAssertEqual(state.pings.count, 1)
     }
 
-    func testThePausePolicyStopsReadingAtTheLimitAndResumesBelowIt() async throws {
+    func testThePausePolicyReadsOnlyControlFramesAtTheLimitStopsAtDataAndResumesBelowIt() async throws {
         var state = try makeState(open: true, options: WebSocketOptions(receiveBufferLimit: 100, overflow: .pause))
 
         _ = try receive(WebSocketFrame(opcode: .binary, payload: Data(count: 60)), into: &state)
-        XCTAssertFalse(state.readingPaused)
+        XCTAssertEqual(state.readMode, .all)
         _ = try receive(WebSocketFrame(opcode: .binary, payload: Data(count: 60)), into: &state)
+        // Behind: short reads, so that a ping is still read and answered
+        XCTAssertEqual(state.readMode, .controlFrames)
+        let answer = try receive(WebSocketFrame(opcode: .ping, payload: Data("p".utf8)), into: &state)
+        XCTAssertTrue(answer.flush)
+        XCTAssertEqual(state.readMode, .controlFrames)
+        // A data frame begun while behind stops reading
+        let header = try WebSocketFrame(opcode: .binary, payload: Data(count: 60)).encoded(maskingKey: nil).prefix(10)
+        _ = header.withUnsafeBytes { state.received($0) }
+        XCTAssertEqual(state.readMode, .none)
         XCTAssertTrue(state.readingPaused)
 
         var effects = WebSocketEffects()
+        let ticket = state.makeReceiveTicket()
         let taken = await withCheckedContinuation { (receiver: WebSocketConnectionState.Receiver) in
-            effects = state.receive(receiver)
+            effects = state.receive(receiver, ticket: ticket)
             for (waiting, outcome) in effects.receivers { waiting.resume(returning: outcome) }
         }
 
         XCTAssertEqual(try taken.get().map { WebSocketConnectionState.size(of: $0) }, 60)
         XCTAssertTrue(effects.resumeReading)
-        XCTAssertFalse(state.readingPaused)
+        XCTAssertEqual(state.readMode, .all)
+    }
+
+    func testAWholeMessageReadWhileBehindStopsReading() throws {
+        var state = try makeState(open: true, options: WebSocketOptions(receiveBufferLimit: 100, overflow: .pause))
+        _ = try receive(WebSocketFrame(opcode: .binary, payload: Data(count: 100)), into: &state)
+        XCTAssertEqual(state.readMode, .controlFrames)
+
+        _ = try receive(WebSocketFrame(opcode: .text, payload: Data("x".utf8)), into: &state)
+
+        XCTAssertEqual(state.readMode, .none)
+        XCTAssertEqual(state.inboxBytes, 101)
+    }
+
+    func testAReceiveCancelledBeforeItWaitsTakesNoMessage() async throws {
+        var state = try makeState(open: true)
+        _ = try receive(WebSocketFrame(opcode: .text, payload: Data("kept".utf8)), into: &state)
+
+        let ticket = state.makeReceiveTicket()
+        XCTAssertTrue(state.cancelReceive(ticket).receivers.isEmpty)
+        let cancelled = await withCheckedContinuation { (receiver: WebSocketConnectionState.Receiver) in
+            for (waiting, outcome) in state.receive(receiver, ticket: ticket).receivers { waiting.resume(returning: outcome) }
+        }
+
+        XCTAssertEqual(courierError { () throws(CourierError) in try cancelled.get() }?.code, .cancelled)
+        XCTAssertEqual(state.inboxBytes, 4)
+        XCTAssertTrue(state.unregisteredReceives.isEmpty)
+        XCTAssertEqual(state.phase, .open)
+    }
+
+    func testAWaitingReceiveIsCancelledAndRemoved() async throws {
+        var state = try makeState(open: true)
+        let ticket = state.makeReceiveTicket()
+        var cancellation = WebSocketEffects()
+
+        let cancelled = await withCheckedContinuation { (receiver: WebSocketConnectionState.Receiver) in
+            XCTAssertTrue(state.receive(receiver, ticket: ticket).receivers.isEmpty)
+            cancellation = state.cancelReceive(ticket)
+            for (waiting, outcome) in cancellation.receivers { waiting.resume(returning: outcome) }
+        }
+
+        XCTAssertEqual(courierError { () throws(CourierError) in try cancelled.get() }?.code, .cancelled)
+        XCTAssertTrue(state.receivers.isEmpty)
+        XCTAssertTrue(state.unregisteredReceives.isEmpty)
+        XCTAssertTrue(cancellation.completion == nil)
+        XCTAssertFalse(cancellation.teardown)
+    }
+
+    func testASendBeforeTheAnswerWaitsForItAndGetsTheHandshakesError() async throws {
+        var state = try makeState(open: false)
+        let frame = try WebSocketFrame(opcode: .text, payload: Data("early".utf8)).encoded(maskingKey: rfcMaskingKey)
+
+        let result = await withCheckedContinuation { (sender: WebSocketConnectionState.Sender) in
+            XCTAssertTrue(state.send(frame, sender: sender).senders.isEmpty)  // waits for the 101
+            let refused = Data("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".utf8).withUnsafeBytes { state.received($0) }
+            for (waiting, outcome) in refused.senders { waiting.resume(returning: outcome) }
+        }
+
+        XCTAssertEqual(courierError { () throws(CourierError) in try result.get() }?.code, .unacceptableStatusCode)
     }
 }

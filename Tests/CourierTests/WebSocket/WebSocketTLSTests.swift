@@ -146,11 +146,13 @@ final class WebSocketTLSTests: WebSocketTaskTestCase {
         let task = makeManager(TLSPolicy(trust: .only([.file(pki.otherCAFile)]))).webSocketTask(with: front.url("/ws/echo"))
         task.resume()
 
-        // When a message is sent (queued: the connection is not open yet) and the answer awaited
-        try await task.send(.string("never"))
+        // When a message is sent before the connection is open, and the answer awaited
+        let sendError = await thrown { try await task.send(.string("never")) }
         let error = await thrown { try await task.receive() }
 
-        // Then the task fails with the TLS error, and no handshake (so no frame) reached the server
+        // Then the send (which waited for the handshake) and the receive get the TLS error, and no
+        // handshake (so no frame) reached the server
+        XCTAssertEqual(sendError?.code, .tlsCertificateUntrusted, sendError?.message ?? "")
         XCTAssertEqual(error?.code, .tlsCertificateUntrusted, error?.message ?? "")
         let completion = await waitForCompletion(of: task)
         XCTAssertEqual(completion?.error?.code, .tlsCertificateUntrusted)
