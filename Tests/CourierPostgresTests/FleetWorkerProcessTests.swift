@@ -135,4 +135,33 @@ final class FleetWorkerProcessTests: PostgresTestCase {
         let states = try query("SELECT state, count(*) FROM courier_items GROUP BY state")
         XCTAssertEqual(states, [["completed", "12"]])
     }
+
+    func testAnIdleWorkerSleepsOnListenUsesNoCPUAndWakesWhenAnItemIsAdded() throws {
+        // Given a worker process on an empty list (30 s leases: its safety poll is 30 s away)
+        let store = try openStore()
+        let child = try startWorker("idle", lease: 30)
+        Thread.sleep(forTimeInterval: 0.5)  // it asked once, found nothing, and waits on LISTEN
+        // While idle its CPU time (user + system, from /proc) does not move
+        let seconds = Double(ProcessInfo.processInfo.environment["COURIER_IDLE_SECONDS"] ?? "") ?? 3
+        let before = try Self.cpuSeconds(of: child.process.processIdentifier)
+        Thread.sleep(forTimeInterval: seconds)
+        let used = try Self.cpuSeconds(of: child.process.processIdentifier) - before
+        print("idle worker process: \(Int((used * 1000).rounded())) ms CPU in \(Int(seconds)) s")
+        XCTAssertLessThanOrEqual(used, 0.02 * max(1, seconds / 3), "an idle worker does not poll")
+        // When an item is added (NOTIFY from the adding transaction)
+        let added = Date()
+        try store.add([DownloadQueue.NewItem(url: http.url("/bytes/100?seed=1"), to: root.appendingPathComponent("out/w"), id: "w")])
+        // Then it is leased and completed at once, not at the poll
+        waitUntil("completed") { child.lines.contains("completed w") }
+        XCTAssertLessThan(Date().timeIntervalSince(added), 3)
+    }
+
+    /// User plus system CPU seconds of process `pid` so far (`/proc/<pid>/stat`, fields 14 and 15).
+    static func cpuSeconds(of pid: Int32) throws -> Double {
+        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+        // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
+        let fields = stat[stat.index(after: try XCTUnwrap(stat.lastIndex(of: ")")))...].split(separator: " ")
+        let ticks = (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
+        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
 }
