@@ -143,9 +143,9 @@ final class FleetWorkerProcessTests: PostgresTestCase {
         Thread.sleep(forTimeInterval: 0.5)  // it asked once, found nothing, and waits on LISTEN
         // While idle its CPU time (user + system, from /proc) does not move
         let seconds = Double(ProcessInfo.processInfo.environment["COURIER_IDLE_SECONDS"] ?? "") ?? 3
-        let before = try Self.cpuSeconds(of: child.process.processIdentifier)
+        let before = ProcessCPU.seconds(of: child.process.processIdentifier)
         Thread.sleep(forTimeInterval: seconds)
-        let used = try Self.cpuSeconds(of: child.process.processIdentifier) - before
+        let used = ProcessCPU.seconds(of: child.process.processIdentifier) - before
         print("idle worker process: \(Int((used * 1000).rounded())) ms CPU in \(Int(seconds)) s")
         XCTAssertLessThanOrEqual(used, 0.02 * max(1, seconds / 3), "an idle worker does not poll")
         // When an item is added (NOTIFY from the adding transaction)
@@ -156,12 +156,4 @@ final class FleetWorkerProcessTests: PostgresTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(added), 3)
     }
 
-    /// User plus system CPU seconds of process `pid` so far (`/proc/<pid>/stat`, fields 14 and 15).
-    static func cpuSeconds(of pid: Int32) throws -> Double {
-        let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
-        // The command name (field 2) may hold spaces: count fields after its closing parenthesis.
-        let fields = stat[stat.index(after: try XCTUnwrap(stat.lastIndex(of: ")")))...].split(separator: " ")
-        let ticks = (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
-        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
 }

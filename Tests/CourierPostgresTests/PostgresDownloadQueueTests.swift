@@ -113,9 +113,9 @@ final class PostgresDownloadQueueTests: PostgresTestCase {
         try await Task.sleep(for: .milliseconds(300))
         // While idle it uses (next to) no CPU
         let seconds = Double(ProcessInfo.processInfo.environment["COURIER_IDLE_SECONDS"] ?? "") ?? 3
-        let cpuBefore = Self.processCPU()
+        let cpuBefore = ProcessCPU.ownSeconds()
         try await Task.sleep(for: .seconds(seconds))
-        let idleCPU = Self.processCPU() - cpuBefore
+        let idleCPU = ProcessCPU.ownSeconds() - cpuBefore
         print("idle queue on PostgreSQL: \(String(format: "%.1f", idleCPU * 1000)) ms CPU in \(seconds) s")
         XCTAssertLessThan(idleCPU, 0.05 * seconds / 3, "an idle queue does not poll")
         // When another process adds an item (NOTIFY from its transaction)
@@ -130,10 +130,4 @@ final class PostgresDownloadQueueTests: PostgresTestCase {
         await queue.stop()
     }
 
-    /// User plus system CPU seconds of this process so far.
-    static func processCPU() -> Double {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
-    }
 }
