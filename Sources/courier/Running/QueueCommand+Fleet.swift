@@ -57,21 +57,24 @@ extension QueueCommand {
         Self.addHeaders(options.shared.headers, to: &managerConfiguration)
         let manager = SessionManager(configuration: managerConfiguration)
         defer { manager.invalidate(cancelingTasks: true) }
-        var configuration = DownloadQueueWorker.Configuration()
+        var configuration = DownloadQueue.Configuration()
         configuration.maximumRunning = options.parallel
         configuration.maximumRunningPerHost = options.perHost
         configuration.policy = options.shared.downloadPolicy
-        let worker: DownloadQueueWorker
+        // The queue on the shared store (its engine is the library's DownloadQueueWorker). It
+        // starts leasing at once: an item ended before the observer below is added (a download
+        // takes longer than that) would only miss its `done` line; the summary reads the database.
+        let quiet = options.shared.quiet
+        let names = Dictionary(entries.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+        let queue: DownloadQueue
         do {
-            worker = try DownloadQueueWorker(
+            queue = try DownloadQueue(
                 store: store, directory: options.stateDirectory(in: cwd).appendingPathComponent("fleet", isDirectory: true),
                 manager: manager, configuration: configuration)
         } catch {
             return fleetFail(error.message, ExitCode.forError(error))
         }
-        let quiet = options.shared.quiet
-        let names = Dictionary(entries.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
-        worker.addObserver { change in
+        queue.addObserver { change in
             guard !quiet, let name = names[change.id] else { return }
             switch change.state {
             case .completed: ProgressPrinter.writeToStandardError("courier: \(name): done\n")
@@ -80,12 +83,11 @@ extension QueueCommand {
             default: break
             }
         }
-        worker.start()
         let ids = Set(entries.map(\.id))
         var finished: [String: DownloadQueue.State] = [:]
         while true {
             if let signal = stops.signal {
-                Self.stop(worker)
+                Self.stop(queue)
                 if !quiet { ProgressPrinter.writeToStandardError("courier: interrupted; its items went back to the list\n") }
                 return ExitCode.forSignal(signal)
             }
@@ -98,7 +100,7 @@ extension QueueCommand {
             }
             usleep(250_000)
         }
-        Self.stop(worker)
+        Self.stop(queue)
         return summarize(entries, finished)
     }
 
@@ -118,16 +120,6 @@ extension QueueCommand {
                 continue
             }
         }
-    }
-
-    /// `await worker.stop()` from this synchronous command.
-    static func stop(_ worker: DownloadQueueWorker) {
-        let stopped = DispatchSemaphore(value: 0)
-        Task {
-            await worker.stop()
-            stopped.signal()
-        }
-        stopped.wait()
     }
 
     /// The saved paths on stdout, in the input's order; the failures on stderr; the exit code.
