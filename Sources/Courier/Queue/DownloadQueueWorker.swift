@@ -323,7 +323,7 @@ public final class DownloadQueueWorker: Sendable {
             guard let self else { return }
             self.queue.async { self.finished(id, token: lease.token, response.result) }
         }
-        if let record = DownloadQueue.recordForRefreshedURL(beside: policy.partialFile!, request: request) {
+        if let record = DownloadQueue.recordForRefreshedURL(beside: partialFile(for: id), request: request) {
             return manager.downloadTask(
                 resumingFrom: record, request: request, to: destination, policy: policy, queue: .immediate, progress: progress,
                 completion: completion)
