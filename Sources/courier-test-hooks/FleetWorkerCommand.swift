@@ -16,7 +16,8 @@ enum FleetWorkerCommand {
         var configuration = DownloadQueueWorker.Configuration()
         configuration.name = arguments[2]
         configuration.leaseDuration = lease
-        configuration.pollInterval = 0.1
+        // Idle workers wait on LISTEN/NOTIFY; the safety poll (for expired leases) is a lease long.
+        configuration.pollInterval = lease
         configuration.maximumRunning = 2
         if arguments.count == 5, let perHost = Int(arguments[4]) { configuration.maximumRunningPerHost = perHost }
         let worker = try DownloadQueueWorker(

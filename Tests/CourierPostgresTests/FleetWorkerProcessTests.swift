@@ -135,4 +135,25 @@ final class FleetWorkerProcessTests: PostgresTestCase {
         let states = try query("SELECT state, count(*) FROM courier_items GROUP BY state")
         XCTAssertEqual(states, [["completed", "12"]])
     }
+
+    func testAnIdleWorkerSleepsOnListenUsesNoCPUAndWakesWhenAnItemIsAdded() throws {
+        // Given a worker process on an empty list (30 s leases: its safety poll is 30 s away)
+        let store = try openStore()
+        let child = try startWorker("idle", lease: 30)
+        Thread.sleep(forTimeInterval: 0.5)  // it asked once, found nothing, and waits on LISTEN
+        // While idle its CPU time (user + system, from /proc) does not move
+        let seconds = Double(ProcessInfo.processInfo.environment["COURIER_IDLE_SECONDS"] ?? "") ?? 3
+        let before = ProcessCPU.seconds(of: child.process.processIdentifier)
+        Thread.sleep(forTimeInterval: seconds)
+        let used = ProcessCPU.seconds(of: child.process.processIdentifier) - before
+        print("idle worker process: \(Int((used * 1000).rounded())) ms CPU in \(Int(seconds)) s")
+        XCTAssertLessThanOrEqual(used, 0.02 * max(1, seconds / 3), "an idle worker does not poll")
+        // When an item is added (NOTIFY from the adding transaction)
+        let added = Date()
+        try store.add([DownloadQueue.NewItem(url: http.url("/bytes/100?seed=1"), to: root.appendingPathComponent("out/w"), id: "w")])
+        // Then it is leased and completed at once, not at the poll
+        waitUntil("completed") { child.lines.contains("completed w") }
+        XCTAssertLessThan(Date().timeIntervalSince(added), 3)
+    }
+
 }

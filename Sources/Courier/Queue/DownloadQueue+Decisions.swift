@@ -105,15 +105,17 @@ extension DownloadQueue.QueueState {
             refreshes[id] = nil
             set(id, .completed(url))
         case .failure(let error):
-            if entry.phase == .active, let status = error.response?.statusCode, configuration.refresher != nil,
-                configuration.refreshStatusCodes.contains(status), (refreshes[id] ?? 0) < configuration.maximumRefreshes
+            if entry.phase == .active,
+                let reason = DownloadQueue.refreshReason(
+                    after: error, hasRefresher: configuration.refresher != nil, statusCodes: configuration.refreshStatusCodes,
+                    refreshesSoFar: refreshes[id] ?? 0, maximum: configuration.maximumRefreshes)
             {
                 // The slot stays the item's while the refresher works.
                 refreshes[id, default: 0] += 1
                 running[id]?.task = nil
                 // Announced (its state unchanged) so that a monitor sees who tries again.
                 if let item = items[id] { emit(item, retry: .queueRefresh) }
-                actions.append(.refresh(run, .expired(status: status)))
+                actions.append(.refresh(run, reason))
                 return
             }
             release(id, entry)

@@ -74,6 +74,7 @@ extension DownloadQueue {
     public func reconcile(
         _ list: [NewItem], unlisted: UnlistedItems = .pause, replacingExistingFiles: Bool = false
     ) throws(CourierError) -> [Reconciliation] {
+        try refuseOnSharedStore("reconcile")
         var byID: [String: NewItem] = [:]
         for new in list {
             guard let id = new.id else {

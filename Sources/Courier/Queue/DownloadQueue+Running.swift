@@ -64,7 +64,7 @@ extension DownloadQueue {
             var failure: CourierError?
             if !records.isEmpty {
                 do throws(CourierError) {
-                    try journal.append(contentsOf: records)
+                    try journal?.append(contentsOf: records)
                 } catch {
                     failure = error
                 }
@@ -91,7 +91,7 @@ extension DownloadQueue {
             switch action {
             case .signal(let signal): signal(error)
             case .stopped(let waiters):
-                journal.close()
+                journal?.close()
                 for waiter in waiters { waiter() }
             default: break
             }
@@ -103,13 +103,7 @@ extension DownloadQueue {
         case .start(let run): start(run)
         case .launch(let run, let request): launch(run, request: request)
         case .refresh(let run, let reason): refresh(run, reason)
-        case .emit(let item, let retry):
-            let change = Change(item: item, retry: retry)
-            let (continuations, observers) = state.withLock { (Array($0.continuations.values), Array($0.observers.values)) }
-            for continuation in continuations { continuation.yield(change) }
-            if !observers.isEmpty {
-                callbackQueue.async { for observer in observers { observer(change) } }
-            }
+        case .emit(let item, let retry): deliver(Change(item: item, retry: retry))
         case .stopTask(let task, let keepingBytes):
             if keepingBytes { task.cancel(producingResumeData: { _ in }) } else { task.cancel() }
         case .removePartialFiles(let id):
@@ -125,7 +119,7 @@ extension DownloadQueue {
                 defer { state.continuations = [:] }
                 return Array(state.continuations.values)
             }
-            journal.close()
+            journal?.close()
             for continuation in continuations { continuation.finish() }
             for waiter in waiters { waiter() }
         }
@@ -195,8 +189,7 @@ extension DownloadQueue {
     /// The partial file of an item, inside the queue's directory (named after a hash of the id,
     /// which may hold any character).
     func partialFile(for id: String) -> URL {
-        let name = SHA256.hexString(SHA256.hash(Data(id.utf8))).prefix(40)
-        return partsDirectory.appendingPathComponent("\(name).courier-partial")
+        partsDirectory.appendingPathComponent(Self.partialFileName(for: id))
     }
 
     /// The item's download, with `split` (the connections its run was granted) as its policy's split.
@@ -226,15 +219,10 @@ extension DownloadQueue {
         let completion: @Sendable (DownloadResponse) -> Void = { [weak self] response in self?.finished(run, response) }
         // A record made for an earlier URL of this item (before a refresh) continues with the
         // new one: If-Range still proves it is the same version.
-        if let url = request.url, var record = try? ResumeData.record(beside: partial),
-            record.url != ResumeData.withoutCredentials(url)
-        {
-            record.url = ResumeData.withoutCredentials(url)
-            if SessionManager.problem(resuming: record, with: request) == nil {
-                return manager.downloadTask(
-                    resumingFrom: record, request: request, to: destination, policy: policy, queue: .immediate,
-                    progress: progress, completion: completion)
-            }
+        if let record = Self.recordForRefreshedURL(beside: partial, request: request) {
+            return manager.downloadTask(
+                resumingFrom: record, request: request, to: destination, policy: policy, queue: .immediate,
+                progress: progress, completion: completion)
         }
         return manager.downloadTask(
             with: request, to: destination, policy: policy, queue: .immediate, progress: progress, completion: completion)
@@ -278,37 +266,16 @@ extension DownloadQueue {
         let id = run.id
         commit { state in
             guard let entry = state.entry(run), entry.phase == .active else { return }
-            switch outcome {
-            case .success(let request?) where request.url != nil:
-                if let url = request.url, url != state.items[id]?.url {
+            switch Self.refreshOutcome(outcome, reason: reason, url: state.items[id]?.url) {
+            case .launch(let request):
+                if let url = request?.url, url != state.items[id]?.url {
                     state.items[id]?.url = url
                     state.record(.url(id: id, url: url))
                 }
                 state.actions.append(.launch(run, request))
-            case .success:
-                if reason == .beforeAttempt {
-                    state.actions.append(.launch(run, nil))  // nothing new: the URL as it is
-                    return
-                }
+            case .fail(let error):
                 state.release(id, entry)
-                state.set(
-                    id,
-                    .failed(
-                        Failure(
-                            CourierError(
-                                code: .unacceptableStatusCode,
-                                message: "the URL seems to have expired (\(reason)) and the refresher gave no new request",
-                                url: state.items[id]?.url))))
-                scheduleLocked(&state)
-            case .failure(let error):
-                state.release(id, entry)
-                state.set(
-                    id,
-                    .failed(
-                        Failure(
-                            CourierError(
-                                code: .adaptationFailed, message: "the URL refresher failed: \(error)", url: state.items[id]?.url,
-                                underlyingError: error))))
+                state.set(id, .failed(Failure(error)))
                 scheduleLocked(&state)
             }
         }
@@ -320,6 +287,7 @@ extension DownloadQueue {
     /// would (and more than 1 MiB): appends stay O(1), and the file stays proportional to the
     /// queue, also after many items were removed.
     private func compactIfNeeded() {
+        guard let journal else { return }
         let size = journal.byteCount
         let live = state.withLock { $0.liveBytes }
         guard size > 1 << 20, size > 2 * max(live, 1) else { return }

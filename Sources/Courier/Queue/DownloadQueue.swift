@@ -20,6 +20,11 @@ internal import CourierSupport
 /// (a signed URL), and the download continues with `Range` when the validator still matches.
 ///
 /// The journal format and the crash-consistency argument are in Docs/DownloadQueue.md.
+///
+/// The same queue can run on a list shared by a fleet of processes instead
+/// (``init(store:directory:manager:configuration:)``, Docs/DownloadQueue.md "A fleet"): its items
+/// are then leased from a ``DownloadQueueStore`` — a PostgreSQL database with the
+/// `CourierPostgres` product — and each is fetched by one live process at a time.
 public final class DownloadQueue: Sendable {
     /// How the queue runs its downloads.
     public struct Configuration: Sendable {
@@ -52,6 +57,24 @@ public final class DownloadQueue: Sendable {
         public var pausesWhileOffline = true
         /// The monitor that tells the queue when routes change; `nil` for ``NetworkMonitor/shared``.
         public var networkMonitor: NetworkMonitor?
+        /// How this process leases items from a shared store; used only by
+        /// ``DownloadQueue/init(store:directory:manager:configuration:)``.
+        public var leasing = Leasing()
+
+        /// How a queue on a shared store leases its items (``DownloadQueueWorker/Configuration``
+        /// says the same of a worker).
+        public struct Leasing: Sendable {
+            /// This process's name in the store (who holds a lease). Default: host name and process id.
+            public var workerName = DownloadQueueWorker.defaultName()
+            /// How long a lease lasts unless renewed, in seconds. Default 30; renewed every third of it.
+            public var leaseDuration: TimeInterval = 30
+            /// The longest an idle queue waits for the store's wake-up before asking again (expired
+            /// leases send none), in seconds. Default 30.
+            public var pollInterval: TimeInterval = 30
+
+            /// The defaults.
+            public init() {}
+        }
 
         /// The defaults.
         public init() {}
@@ -76,7 +99,10 @@ public final class DownloadQueue: Sendable {
     public let openReport: OpenReport
     let manager: SessionManager
     let configuration: Configuration
-    let journal: Journal
+    /// The journal of a one-process queue; `nil` on a shared store.
+    let journal: Journal?
+    /// The lease engine of a queue on a shared store; `nil` for a one-process queue.
+    let shared: DownloadQueueWorker?
     let state: Locked<QueueState>
     /// Writes the journal and then performs what each record allows, in order.
     let writer = DispatchQueue(label: "courier.download-queue.journal")
@@ -100,6 +126,7 @@ public final class DownloadQueue: Sendable {
         self.callbackQueue = configuration.callbackQueue ?? DispatchQueue(label: "courier.download-queue.callbacks")
         let (journal, records, report) = try Journal.open(directory: directory)
         self.journal = journal
+        self.shared = nil
         var initial = QueueState()
         var skipped = report.skipped.map { "record at byte \($0.offset): \($0.reason)" }
         let wasRunning = initial.replay(records, skipped: &skipped)
@@ -162,9 +189,41 @@ public final class DownloadQueue: Sendable {
         }
     }
 
+    /// Runs the queue on a list shared through `store` (a fleet's `PostgresQueueStore`, or a
+    /// ``JournalQueueStore``): items are leased from the store — one live process at a time holds
+    /// each, and takes over the items of processes that died — fetched into `directory`, renewed
+    /// with a heartbeat and published under the store's fence. The API is the queue's: ``add(_:)``,
+    /// ``items``, ``changes(bufferingNewest:)``, observers, ``stop()``. What a shared store does
+    /// not offer is refused with ``CourierError/Code-swift.struct/invalidRequest``: ``pause(_:)``,
+    /// ``resume(_:)``, ``cancel(_:)``, ``remove(_:)`` and ``reconcile(_:unlisted:replacingExistingFiles:)``
+    /// (Docs/DownloadQueue.md, "A fleet", says why). Items are fetched unsplit, and
+    /// ``Configuration/pausesWhileOffline`` does not apply. Fetching starts at once.
+    ///
+    /// - Parameters:
+    ///   - store: the shared list.
+    ///   - directory: this process's own directory for partial files (created 0700).
+    ///   - configuration: the queue's settings; ``Configuration/leasing`` says how it leases.
+    /// - Throws: ``CourierError/Code-swift.struct/fileSystem`` when the directory cannot be created.
+    public init(
+        store: any DownloadQueueStore, directory: URL, manager: SessionManager, configuration: Configuration = Configuration()
+    ) throws(CourierError) {
+        let worker = try DownloadQueueWorker(
+            store: store, directory: directory, manager: manager, configuration: Self.workerConfiguration(configuration))
+        self.directory = directory
+        self.manager = manager
+        self.configuration = configuration
+        self.callbackQueue = configuration.callbackQueue ?? DispatchQueue(label: "courier.download-queue.callbacks")
+        self.journal = nil
+        self.shared = worker
+        self.openReport = OpenReport(records: 0, skipped: [], truncatedTailBytes: 0)
+        self.state = Locked(QueueState())
+        worker.addObserver { [weak self] change in self?.deliver(change) }
+        worker.start()
+    }
+
     deinit {
         if let watch = connectivityWatch.withLock({ $0 }) { networkMonitor.removeRefreshHandler(watch) }
-        journal.close()
+        journal?.close()
     }
 
     /// Where partial files and their records live.
@@ -174,12 +233,15 @@ public final class DownloadQueue: Sendable {
 
     /// The item with `id`, if the queue has it.
     public func item(_ id: String) -> Item? {
-        state.withLock { $0.items[id] }
+        if shared != nil { return items.first { $0.id == id } }
+        return state.withLock { $0.items[id] }
     }
 
-    /// Every item, in the order they were added.
+    /// Every item, in the order they were added. On a shared store: as the store has them, or
+    /// none while it cannot be reached.
     public var items: [Item] {
-        state.withLock { Array($0.items.values) }.sorted { $0.sequence < $1.sequence }
+        if let shared { return (try? shared.store.items()) ?? [] }
+        return state.withLock { Array($0.items.values) }.sorted { $0.sequence < $1.sequence }
     }
 
     // MARK: - Changing
@@ -197,6 +259,11 @@ public final class DownloadQueue: Sendable {
     /// Adds downloads with one journal write (one `fsync` for all); returns once they are durable.
     @discardableResult
     public func add(contentsOf newItems: [NewItem]) throws(CourierError) -> [Item] {
+        if let shared {
+            let added = try shared.store.add(newItems)
+            shared.wake()
+            return added
+        }
         var added: [Item] = []
         var problem: CourierError?
         let ids = newItems.map { $0.id ?? UUID().uuidString.lowercased() }
@@ -230,11 +297,13 @@ public final class DownloadQueue: Sendable {
     /// once journaled. Does nothing to an item that is finished or already paused, nor to one
     /// whose download is already publishing its file: completion wins over a late pause.
     public func pause(_ id: String) throws(CourierError) {
+        try refuseOnSharedStore("pause")
         try commitAndWait { $0.apply(.pause, to: id) }
     }
 
     /// Queues a paused, failed or cancelled item again (it continues from its bytes, if any).
     public func resume(_ id: String) throws(CourierError) {
+        try refuseOnSharedStore("resume")
         try commitAndWait { state in
             state.apply(.resume, to: id)
             scheduleLocked(&state)
@@ -245,12 +314,14 @@ public final class DownloadQueue: Sendable {
     /// An item whose download is already publishing its file is not cancelled: it completes (a
     /// cancel never deletes a published file). Returns once journaled.
     public func cancel(_ id: String) throws(CourierError) {
+        try refuseOnSharedStore("cancel")
         try commitAndWait { $0.apply(.cancel, to: id) }
     }
 
     /// Removes an item from the queue (stopping it and discarding its bytes). A published file
     /// stays, also one whose download was already publishing it.
     public func remove(_ id: String) throws(CourierError) {
+        try refuseOnSharedStore("remove")
         try commitAndWait { $0.apply(.remove, to: id) }
     }
 
@@ -259,6 +330,7 @@ public final class DownloadQueue: Sendable {
     /// record is durable. The journal still lists them as running, so the next open continues
     /// them. The queue is unusable afterwards (its lock is released).
     public func stop() async {
+        if let shared { return await stopShared(shared) }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             commit { state in
                 state.stopping = true

@@ -64,6 +64,20 @@ public protocol DownloadQueueStore: AnyObject, Sendable {
     func release(_ lease: DownloadQueue.Lease) throws(CourierError)
     /// Every item, in the order they were added, with its state as the store has it.
     func items() throws(CourierError) -> [DownloadQueue.Item]
+    /// Waits until work may be there — an item added, or a lease completed, failed or released
+    /// (which frees a slot on its host) by any user of the store — or `timeout` seconds. `true`
+    /// for a wake-up (also one that came since the previous call returned), `false` for the
+    /// timeout. An expired lease sends no wake-up: an idle worker waits at most about a lease.
+    /// The default (for a store that cannot tell) sleeps `timeout` and returns `false`.
+    func waitForWork(timeout: TimeInterval) async -> Bool
+}
+
+extension DownloadQueueStore {
+    /// Sleeps `timeout` seconds and returns `false`: a store without wake-ups is polled.
+    public func waitForWork(timeout: TimeInterval) async -> Bool {
+        try? await Task.sleep(for: .seconds(max(0, timeout)))
+        return false
+    }
 }
 
 extension DownloadQueue {

@@ -16,10 +16,14 @@ internal import CourierSupport
 ///
 /// The rules, in order, for each item (Docs/DownloadQueue.md, "A fleet"):
 /// 1. **Lease** (``DownloadQueueStore/lease(worker:duration:maximumPerHost:)``) while fewer than
-///    ``Configuration/maximumRunning`` run; the store keeps the per-host cap fleet-wide.
+///    ``Configuration/maximumRunning`` run; the store keeps the per-host cap fleet-wide. With
+///    nothing to lease, wait for the store's wake-up (``DownloadQueueStore/waitForWork(timeout:)``:
+///    an item added, a lease ended), or ``Configuration/pollInterval`` for expired leases.
 /// 2. **Look at the destination**: a file there that is the item's (its SHA-256, or marked by an
 ///    earlier lease as being published) completes the item; anything else there fails it.
-/// 3. **Fetch** into the worker's `parts` directory, continuing its own partial file if one is there.
+/// 3. **Fetch** into the worker's `parts` directory, continuing its own partial file if one is
+///    there, or else a copy of the partial file the lease's resume record names when this worker
+///    can read it (shared storage; DownloadQueueWorker+TakeOver.swift), or else from zero.
 ///    Every heartbeat (a third of the lease) renews the lease and records the progress; a renewal
 ///    refused with ``CourierError/Code-swift.struct/leaseLost`` stops the download.
 /// 4. **Publish, fenced**: ``DownloadQueueStore/beginPublishing(_:file:)`` under the lease, then
@@ -28,9 +32,11 @@ internal import CourierSupport
 ///    ``CourierError/Code-swift.struct/leaseLost``.
 ///
 /// Store calls run on the worker's own serial queue; they block it (libpq is synchronous), never
-/// a caller. While idle, the worker costs its poll timer and nothing else. A store that cannot
-/// be reached (a database restarting) is asked again at the next poll and beat: downloads go on,
-/// and whatever their leases lost meanwhile the fence refuses.
+/// a caller. While idle, the worker waits on the store's wake-up and its heartbeat timer, and
+/// nothing else. A store that cannot be reached (a database restarting) is asked again at the
+/// next wake-up and beat: downloads go on, and whatever their leases lost meanwhile the fence
+/// refuses. ``DownloadQueue/init(store:directory:manager:configuration:)`` runs one of these
+/// behind the queue's API.
 public final class DownloadQueueWorker: Sendable {
     /// How the worker runs.
     public struct Configuration: Sendable {
@@ -42,8 +48,20 @@ public final class DownloadQueueWorker: Sendable {
         public var maximumRunningPerHost = 2
         /// How long a lease lasts unless renewed, in seconds. Default 30; renewed every third of it.
         public var leaseDuration: TimeInterval = 30
-        /// How often an idle worker asks the store for work, in seconds. Default 1.
-        public var pollInterval: TimeInterval = 1
+        /// The longest an idle worker waits for the store's wake-up before asking it again, in
+        /// seconds: an expired lease sends no wake-up, so this bounds how late a dead worker's
+        /// item is taken over by an idle one. Default 30 (a lease).
+        public var pollInterval: TimeInterval = 30
+        /// Asked for a fresh request when a URL seems to have expired; `nil` for none
+        /// (``DownloadQueue/Configuration/refresher``). The fresh request serves this lease; the
+        /// store keeps the item's URL, so a later lease asks again.
+        public var refresher: DownloadQueue.URLRefresher?
+        /// Also ask the refresher before every lease's first attempt.
+        public var refreshesBeforeEachAttempt = false
+        /// Statuses that suggest an expired URL and make the worker ask the refresher.
+        public var refreshStatusCodes: Set<Int> = [401, 403, 410]
+        /// How many refreshes in a row one lease may ask before its item fails. Default 3.
+        public var maximumRefreshes = 3
         /// The policy each download starts from; the item's expected length and SHA-256, and the
         /// partial file in the worker's directory, are set per item. Items are fetched unsplit.
         public var policy = DownloadPolicy.default
@@ -70,13 +88,17 @@ public final class DownloadQueueWorker: Sendable {
         var received: Int64 = 0
         /// A renewal found the lease taken over and stopped the download.
         var lost = false
+        /// Refreshes asked in a row under this lease.
+        var refreshes = 0
     }
 
     /// Everything that changes, behind the one lock.
     struct WorkerState {
         var jobs: [String: Job] = [:]
-        /// The poll and heartbeat timers, set by ``start()``, cancelled by ``stop()``.
+        /// The heartbeat timer, set by ``start()``, cancelled by ``stop()``.
         var timers: [any DispatchSourceTimer] = []
+        /// A wait for the store's wake-up is under way (one at a time).
+        var waiting = false
         var started = false
         var stopping = false
         var stopWaiters: [@Sendable () -> Void] = []
@@ -105,6 +127,7 @@ public final class DownloadQueueWorker: Sendable {
         configuration.maximumRunningPerHost = max(1, configuration.maximumRunningPerHost)
         configuration.leaseDuration = max(0.1, configuration.leaseDuration)
         configuration.pollInterval = max(0.01, configuration.pollInterval)
+        configuration.maximumRefreshes = max(0, configuration.maximumRefreshes)
         self.store = store
         self.directory = directory
         self.manager = manager
@@ -132,15 +155,12 @@ public final class DownloadQueueWorker: Sendable {
             return !state.started && !state.stopping
         }
         guard first else { return }
-        let poll = DispatchSource.makeTimerSource(queue: queue)
-        poll.schedule(deadline: .now(), repeating: configuration.pollInterval, leeway: .milliseconds(10))
-        poll.setEventHandler { [weak self] in self?.fill() }
+        queue.async { [weak self] in self?.fill() }
         let beat = Self.heartbeatInterval(leaseDuration: configuration.leaseDuration)
         let heartbeat = DispatchSource.makeTimerSource(queue: queue)
         heartbeat.schedule(deadline: .now() + beat, repeating: beat, leeway: .milliseconds(10))
         heartbeat.setEventHandler { [weak self] in self?.renewAll() }
-        state.withLock { $0.timers = [poll, heartbeat] }
-        poll.resume()
+        state.withLock { $0.timers = [heartbeat] }
         heartbeat.resume()
     }
 
@@ -185,7 +205,8 @@ public final class DownloadQueueWorker: Sendable {
 
     // MARK: - On the worker's queue
 
-    /// Leases items while slots are free. A store error ends this round: the next poll asks again.
+    /// Leases items while slots are free. When the store has none to give (or cannot be
+    /// reached), waits for its wake-up; a download's end asks again.
     func fill() {
         dispatchPrecondition(condition: .onQueue(queue))
         while state.withLock({ !$0.stopping && $0.jobs.count < configuration.maximumRunning }) {
@@ -195,11 +216,36 @@ public final class DownloadQueueWorker: Sendable {
                     worker: configuration.name, duration: configuration.leaseDuration,
                     maximumPerHost: configuration.maximumRunningPerHost)
             } catch {
-                return
+                lease = nil
             }
-            guard let lease else { return }
+            guard let lease else { return awaitWork() }
             begin(lease)
         }
+    }
+
+    /// Asks `fill()` again once the store says work may be there, or after ``Configuration/pollInterval``
+    /// (expired leases send no wake-up). One wait at a time; none while stopping. Nothing polls:
+    /// a PostgreSQL store waits on its `LISTEN` socket.
+    private func awaitWork() {
+        let begins = state.withLock { state -> Bool in
+            guard !state.waiting, !state.stopping else { return false }
+            state.waiting = true
+            return true
+        }
+        guard begins else { return }
+        let store = self.store
+        let timeout = configuration.pollInterval
+        Task { [weak self] in
+            _ = await store.waitForWork(timeout: timeout)
+            guard let self else { return }
+            self.state.withLock { $0.waiting = false }
+            self.queue.async { self.fill() }
+        }
+    }
+
+    /// Asks the store again now (an item was added through this process).
+    func wake() {
+        queue.async { [weak self] in self?.fill() }
     }
 
     /// Starts a lease: the destination decides (``start(destination:markedPublishing:)``), then
@@ -223,27 +269,42 @@ public final class DownloadQueueWorker: Sendable {
         case .download:
             break
         }
-        state.withLock { $0.jobs[item.id] = Job(lease: lease) }
-        emit(item.with(state: .running(received: lease.received, total: item.expectedLength)))
-        let task = makeTask(lease)
+        // A taken-over item continues from the previous holder's bytes when they can be read here.
+        let adopted = adoptRecordedPartial(of: lease)
+        state.withLock { $0.jobs[item.id] = Job(lease: lease, received: adopted) }
+        emit(item.with(state: .running(received: max(adopted, lease.received), total: item.expectedLength)))
+        if configuration.refreshesBeforeEachAttempt, configuration.refresher != nil {
+            refresh(lease, .beforeAttempt)
+        } else {
+            launch(lease, request: nil)
+        }
+    }
+
+    /// Creates and resumes the lease's download, unless the lease ended or the worker is stopping.
+    private func launch(_ lease: DownloadQueue.Lease, request: URLRequest?) {
+        let id = lease.item.id
+        let task = makeTask(lease, request: request)
+        // A lease lost meanwhile (found by a renewal while the refresher worked) still runs the
+        // task to its end: stopped at once, it ends the lease as lost, as any stopped download does.
         let launch = state.withLock { state -> Bool in
-            guard state.jobs[item.id] != nil else { return false }
-            state.jobs[item.id]?.task = task
-            return !state.stopping
+            guard let job = state.jobs[id], job.lease.token == lease.token else { return false }
+            state.jobs[id]?.task = task
+            return !state.stopping && !job.lost
         }
         if launch { task.resume() } else { task.cancel(producingResumeData: { _ in }) }
     }
 
-    /// The partial file of an item in this worker's directory (named after a hash of the id).
+    /// The partial file of an item in this worker's directory (named as the queue names it).
     func partialFile(for id: String) -> URL {
-        let name = SHA256.hexString(SHA256.hash(Data(id.utf8))).prefix(40)
-        return directory.appendingPathComponent("parts/\(name).courier-partial")
+        directory.appendingPathComponent("parts/\(DownloadQueue.partialFileName(for: id))")
     }
 
-    private func makeTask(_ lease: DownloadQueue.Lease) -> DownloadTask {
+    private func makeTask(_ lease: DownloadQueue.Lease, request: URLRequest?) -> DownloadTask {
         let item = lease.item
-        var request = URLRequest(url: item.url)
-        for (name, value) in item.headers { request.setValue(value, forHTTPHeaderField: name) }
+        var request = request ?? URLRequest(url: item.url)
+        for (name, value) in item.headers where request.value(forHTTPHeaderField: name) == nil {
+            request.setValue(value, forHTTPHeaderField: name)
+        }
         var policy = configuration.policy
         policy.expectedLength = item.expectedLength
         policy.expectedSHA256 = item.sha256.flatMap(DownloadPolicy.sha256(hex:))
@@ -255,25 +316,45 @@ public final class DownloadQueueWorker: Sendable {
         let destination = DownloadDestination.file(item.destination, options: [.createIntermediateDirectories])
             .checking { () throws(CourierError) in try store.beginPublishing(lease, file: item.destination) }
         let id = item.id
+        let progress: @Sendable (Progress) -> Void = { [weak self] progress in
+            self?.state.withLock { $0.jobs[id]?.received = progress.completedUnitCount }
+        }
+        let completion: @Sendable (DownloadResponse) -> Void = { [weak self] response in
+            guard let self else { return }
+            self.queue.async { self.finished(id, token: lease.token, response.result) }
+        }
+        if let record = DownloadQueue.recordForRefreshedURL(beside: partialFile(for: id), request: request) {
+            return manager.downloadTask(
+                resumingFrom: record, request: request, to: destination, policy: policy, queue: .immediate, progress: progress,
+                completion: completion)
+        }
         return manager.downloadTask(
-            with: request, to: destination, policy: policy, queue: .immediate,
-            progress: { [weak self] progress in
-                self?.state.withLock { $0.jobs[id]?.received = progress.completedUnitCount }
-            },
-            completion: { [weak self] response in
-                guard let self else { return }
-                self.queue.async { self.finished(id, token: lease.token, response.result) }
-            })
+            with: request, to: destination, policy: policy, queue: .immediate, progress: progress, completion: completion)
     }
 
     /// A download ended: its lease ends as ``end(_:lost:stopping:)`` decides.
     private func finished(_ id: String, token: Int64, _ result: Result<URL, CourierError>) {
-        let job = state.withLock { state -> (Job, stopping: Bool)? in
+        let refreshes = configuration.refresher != nil
+        let job = state.withLock { state -> (Job, stopping: Bool, refresh: DownloadQueue.RefreshReason?)? in
             guard let job = state.jobs[id], job.lease.token == token else { return nil }
+            if case .failure(let error) = result, refreshes, !job.lost, !state.stopping,
+                let reason = DownloadQueue.refreshReason(
+                    after: error, hasRefresher: true, statusCodes: configuration.refreshStatusCodes,
+                    refreshesSoFar: job.refreshes, maximum: configuration.maximumRefreshes)
+            {
+                // The lease stays this worker's while the refresher works (the heartbeat renews it).
+                state.jobs[id]?.refreshes += 1
+                state.jobs[id]?.task = nil
+                return (job, false, reason)
+            }
             state.jobs[id] = nil
-            return (job, state.stopping)
+            return (job, state.stopping, nil)
         }
-        guard let (job, stopping) = job else { return }
+        guard let (job, stopping, reason) = job else { return }
+        if let reason {
+            emit(job.lease.item.with(state: .running(received: job.received, total: job.lease.item.expectedLength)), retry: .queueRefresh)
+            return refresh(job.lease, reason)
+        }
         end(job.lease, Self.end(result, lost: job.lost, stopping: stopping))
         finishStopIfIdle()
         if !stopping { fill() }
@@ -317,7 +398,8 @@ public final class DownloadQueueWorker: Sendable {
     /// stops its download.
     private func renewAll() {
         let jobs = state.withLock { Array($0.jobs.values) }
-        for job in jobs where job.task != nil && !job.lost {
+        // A lease waiting for the refresher (no task yet) is renewed too: it is still this worker's.
+        for job in jobs where !job.lost {
             do throws(CourierError) {
                 let renewed = try store.renew(job.lease, duration: configuration.leaseDuration)
                 let record = try? ResumeData.record(beside: partialFile(for: job.lease.item.id))
@@ -345,10 +427,45 @@ public final class DownloadQueueWorker: Sendable {
         for waiter in waiters { waiter() }
     }
 
-    private func emit(_ item: DownloadQueue.Item) {
+    /// Asks the refresher (off the worker's queue: it may take its time), then launches with its
+    /// request or ends the lease with the failure ``DownloadQueue/refreshOutcome(_:reason:url:)`` decides.
+    private func refresh(_ lease: DownloadQueue.Lease, _ reason: DownloadQueue.RefreshReason) {
+        guard let refresher = configuration.refresher else { return }
+        Task { [weak self] in
+            var outcome: Result<URLRequest?, any Error>
+            do {
+                outcome = .success(try await refresher(lease.item, reason))
+            } catch {
+                outcome = .failure(error)
+            }
+            guard let self else { return }
+            let decided = DownloadQueue.refreshOutcome(outcome, reason: reason, url: lease.item.url)
+            self.queue.async { self.refreshed(lease, decided) }
+        }
+    }
+
+    private func refreshed(_ lease: DownloadQueue.Lease, _ outcome: DownloadQueue.RefreshOutcome) {
+        let id = lease.item.id
+        switch outcome {
+        case .launch(let request):
+            launch(lease, request: request)
+        case .fail(let error):
+            let ended = state.withLock { state -> Bool in
+                guard state.jobs[id]?.lease.token == lease.token else { return false }
+                state.jobs[id] = nil
+                return true
+            }
+            guard ended else { return }
+            end(lease, .fail(DownloadQueue.Failure(error)))
+            finishStopIfIdle()
+            fill()
+        }
+    }
+
+    private func emit(_ item: DownloadQueue.Item, retry: RetryOwner? = nil) {
         let observers = state.withLock { Array($0.observers.values) }
         guard !observers.isEmpty else { return }
-        let change = DownloadQueue.Change(item: item, retry: nil)
+        let change = DownloadQueue.Change(item: item, retry: retry)
         callbackQueue.async { for observer in observers { observer(change) } }
     }
 }

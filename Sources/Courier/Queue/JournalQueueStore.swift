@@ -29,6 +29,11 @@ public final class JournalQueueStore: DownloadQueueStore {
         var tokens: [String: Int64] = [:]
         /// Files a lease began publishing (``beginPublishing(_:file:)``), until the item's lease ends.
         var publishing: [String: URL] = [:]
+        /// The progress of released items, for their next lease (the protocol keeps it).
+        var released: [String: (received: Int64, resumeRecord: Data?)] = [:]
+        /// Tasks in ``waitForWork(timeout:)``, and a wake-up that came while none waited.
+        var waiters: [UUID: CheckedContinuation<Bool, Never>] = [:]
+        var wakePending = false
         var closed = false
     }
 
@@ -63,8 +68,43 @@ public final class JournalQueueStore: DownloadQueueStore {
 
     /// Releases the directory's lock; later calls throw.
     public func close() {
-        inner.withLock { $0.closed = true }
+        let waiters = inner.withLock { inner in
+            inner.closed = true
+            defer { inner.waiters = [:] }
+            return Array(inner.waiters.values)
+        }
+        for waiter in waiters { waiter.resume(returning: false) }
         journal.close()
+    }
+
+    /// Waits for an add, or a lease's end, in this process; or `timeout`.
+    public func waitForWork(timeout: TimeInterval) async -> Bool {
+        let id = UUID()
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let immediate = inner.withLock { inner -> Bool? in
+                if inner.wakePending {
+                    inner.wakePending = false
+                    return true
+                }
+                if inner.closed { return false }
+                inner.waiters[id] = continuation
+                return nil
+            }
+            if let immediate { return continuation.resume(returning: immediate) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + max(0, timeout)) { [weak self] in
+                self?.inner.withLock { $0.waiters.removeValue(forKey: id) }?.resume(returning: false)
+            }
+        }
+    }
+
+    /// Wakes every waiter (after the change that made work is journaled).
+    private func wake() {
+        let waiters = inner.withLock { inner -> [CheckedContinuation<Bool, Never>] in
+            defer { inner.waiters = [:] }
+            if inner.waiters.isEmpty { inner.wakePending = true }
+            return Array(inner.waiters.values)
+        }
+        for waiter in waiters { waiter.resume(returning: true) }
     }
 
     /// Runs `change` under the lock, then appends the records it decided. The append happens under
@@ -93,7 +133,8 @@ public final class JournalQueueStore: DownloadQueueStore {
     /// Adds `items` in one journal write (one sync); all or none.
     @discardableResult
     public func add(_ items: [DownloadQueue.NewItem]) throws(CourierError) -> [DownloadQueue.Item] {
-        try change { (inner: inout Inner) throws(CourierError) -> [DownloadQueue.Item] in
+        defer { wake() }
+        return try change { (inner: inout Inner) throws(CourierError) -> [DownloadQueue.Item] in
             let ids = items.map { $0.id ?? UUID().uuidString.lowercased() }
             var seen = Set<String>()
             for (new, id) in zip(items, ids) {
@@ -132,7 +173,9 @@ public final class JournalQueueStore: DownloadQueueStore {
             guard let item = chosen else { return nil }
             let token = (inner.tokens[item.id] ?? 0) + 1
             inner.tokens[item.id] = token
-            let previous = inner.leases[item.id]
+            let previous =
+                inner.leases[item.id].map { (received: $0.received, resumeRecord: $0.resumeRecord) }
+                ?? inner.released.removeValue(forKey: item.id)
             // A taken-over item is already `running` in the journal: only a new lease is recorded as such.
             if previous == nil { inner.queue.set(item.id, .running(received: 0, total: nil)) }
             let held = Held(
@@ -213,8 +256,12 @@ public final class JournalQueueStore: DownloadQueueStore {
 
     private func end(_ lease: DownloadQueue.Lease, as state: DownloadQueue.State) throws(CourierError) {
         let now = clock()
+        defer { wake() }
         try change { (inner: inout Inner) throws(CourierError) in
             try Self.check(lease, in: inner, now: now)
+            if state == .queued, let held = inner.leases[lease.item.id] {
+                inner.released[lease.item.id] = (held.received, held.resumeRecord)
+            }
             inner.leases[lease.item.id] = nil
             inner.publishing[lease.item.id] = nil
             inner.queue.set(lease.item.id, state)

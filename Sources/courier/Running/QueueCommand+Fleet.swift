@@ -40,21 +40,24 @@ extension QueueCommand {
 
         let manager = makeManager(split: .off) { ProgressPrinter.writeToStandardError($0 + "\n") }
         defer { manager.invalidate(cancelingTasks: true) }
-        var configuration = DownloadQueueWorker.Configuration()
+        var configuration = DownloadQueue.Configuration()
         configuration.maximumRunning = options.parallel
         configuration.maximumRunningPerHost = options.perHost
         configuration.policy = options.shared.downloadPolicy
-        let worker: DownloadQueueWorker
+        // The queue on the shared store (its engine is the library's DownloadQueueWorker). It
+        // starts leasing at once: an item ended before the observer below is added (a download
+        // takes longer than that) would only miss its `done` line; the summary reads the database.
+        let quiet = options.shared.quiet
+        let names = Dictionary(entries.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
+        let queue: DownloadQueue
         do {
-            worker = try DownloadQueueWorker(
+            queue = try DownloadQueue(
                 store: store, directory: options.stateDirectory(in: cwd).appendingPathComponent("fleet", isDirectory: true),
                 manager: manager, configuration: configuration)
         } catch {
             return CourierCommand.fail(error.message, ExitCode.forError(error))
         }
-        let quiet = options.shared.quiet
-        let names = Dictionary(entries.map { ($0.id, $0.name) }, uniquingKeysWith: { first, _ in first })
-        worker.addObserver { change in
+        queue.addObserver { change in
             guard !quiet, let name = names[change.id] else { return }
             switch change.state {
             case .completed: ProgressPrinter.writeToStandardError("courier: \(name): done\n")
@@ -63,12 +66,11 @@ extension QueueCommand {
             default: break
             }
         }
-        worker.start()
         let ids = Set(entries.map(\.id))
         var finished: [String: DownloadQueue.State] = [:]
         while true {
             if let signal = stops.signal {
-                CourierCommand.blocking { await worker.stop() }
+                CourierCommand.blocking { await queue.stop() }
                 if !quiet { ProgressPrinter.writeToStandardError("courier: interrupted; its items went back to the list\n") }
                 return ExitCode.forSignal(signal)
             }
@@ -81,7 +83,7 @@ extension QueueCommand {
             }
             usleep(250_000)
         }
-        CourierCommand.blocking { await worker.stop() }
+        CourierCommand.blocking { await queue.stop() }
         return summarize(entries, finished)
     }
 

@@ -151,7 +151,7 @@ final class DownloadQueueReconcileTests: CourierTestCase {
         XCTAssertEqual(server.requests.count, before)
         // The process "ends": its journal (and the directory's lock) is released now, not whenever
         // the last reference to the queue goes (a completion still in flight may hold one).
-        queue?.journal.close()
+        queue?.journal?.close()
         queue = nil
         let reopened = try makeQueue()
         XCTAssertEqual(reopened.item("a")?.state, .completed(file("a")))

@@ -63,4 +63,35 @@ final class DownloadQueueWorkerRuleTests: XCTestCase {
         XCTAssertFalse(DownloadQueueWorker.renewalStopsDownload(CourierError(code: .storeUnavailable, message: "")))
         XCTAssertFalse(DownloadQueueWorker.renewalStopsDownload(CourierError(code: .fileSystem, message: "")))
     }
+
+    func testATakenOverLeaseContinuesFromTheLongerReadableBytes() {
+        typealias Start = DownloadQueueWorker.PartialStart
+        let mine = URL(fileURLWithPath: "/w/b/parts/x.courier-partial")
+        let theirs = URL(fileURLWithPath: "/w/a/parts/x.courier-partial")
+        func record(_ file: URL, _ bytes: Int64) -> ResumeData {
+            ResumeData(url: URL(string: "http://h/x")!, partialFile: file, bytesOnDisk: bytes, validator: "\"v\"", totalLength: 1000)
+        }
+        let readable: (URL) -> Int64? = { $0 == theirs ? 600 : nil }
+        let unreadable: (URL) -> Int64? = { _ in nil }
+        func start(own: ResumeData?, recorded: ResumeData?, _ size: (URL) -> Int64? = readable) -> Start {
+            DownloadQueueWorker.partialStart(own: own, recorded: recorded, ownPartial: mine, readableSize: size)
+        }
+        // Nothing recorded: this worker's own bytes, or zero
+        XCTAssertEqual(start(own: nil, recorded: nil), .zero)
+        XCTAssertEqual(start(own: record(mine, 10), recorded: nil), .own)
+        // Recorded by another worker whose file is readable here (shared storage): a copy
+        XCTAssertEqual(start(own: nil, recorded: record(theirs, 500)), .copy(record(theirs, 500)))
+        XCTAssertEqual(start(own: record(mine, 100), recorded: record(theirs, 500)), .copy(record(theirs, 500)), "the longer")
+        XCTAssertEqual(start(own: record(mine, 500), recorded: record(theirs, 500)), .own, "no copy for nothing more")
+        // Not readable (another machine's disk), or shorter than recorded: own bytes or zero
+        XCTAssertEqual(start(own: nil, recorded: record(theirs, 500), unreadable), .zero)
+        XCTAssertEqual(start(own: record(mine, 100), recorded: record(theirs, 500), unreadable), .own)
+        XCTAssertEqual(start(own: nil, recorded: record(theirs, 700)), .zero, "the file holds 600 of the 700 recorded")
+        // This worker's own record (it held the item last), or an empty one: never a copy
+        XCTAssertEqual(start(own: record(mine, 300), recorded: record(mine, 300)), .own)
+        XCTAssertEqual(start(own: nil, recorded: record(theirs, 0)), .zero)
+        var split = record(theirs, 500)
+        split.segments = []
+        XCTAssertEqual(start(own: nil, recorded: split), .zero, "a split record is not copied")
+    }
 }
