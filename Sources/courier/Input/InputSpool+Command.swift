@@ -9,6 +9,13 @@ extension InputSpool {
             throw GetFailure(ExitCode.fileSystem, error.message)
         }
     }
+
+    /// A line of the input `name` over the limit, as courier reports it: a usage error naming it (exit 2).
+    static func tooLong(_ error: InputLineBuffer.LineTooLong, in name: String) -> UsageError {
+        UsageError(
+            get: "\(name), line \(error.line): longer than \(InputLineBuffer.maximumLineBytes) bytes, "
+                + "the most a line may have; no URL is that long")
+    }
 }
 
 extension InputSpool.Reader {
@@ -18,9 +25,7 @@ extension InputSpool.Reader {
         do {
             return try next(waitingUpTo: milliseconds)
         } catch let error as InputLineBuffer.LineTooLong {
-            throw UsageError(
-                get: "\(spool.name), line \(error.line): longer than \(InputLineBuffer.maximumLineBytes) bytes, "
-                    + "the most a line may have; no URL is that long")
+            throw InputSpool.tooLong(error, in: spool.name)
         } catch let error as CourierError {
             throw GetFailure(ExitCode.fileSystem, error.message)
         }
