@@ -52,7 +52,8 @@ public struct DownloadQueueFeeder {
 
     /// How feeding ended without a problem.
     public enum Ending: Equatable, Sendable {
-        /// The input ended and every item it listed finished (completed, failed, paused or cancelled).
+        /// The input ended and every item it listed finished (completed, failed or cancelled:
+        /// ``DownloadQueue/State/isFinished``) or left the queue. A paused item is waited for.
         case finished
         /// The caller's `shouldStop` said so.
         case stopped
