@@ -106,17 +106,7 @@ public struct DownloadQueueFeeder {
     public mutating func read(upTo count: Int) throws(Problem) -> Batch {
         var batch = Batch()
         while batch.entries.count < count {
-            let next: InputSpool.Reader.Next
-            do {
-                next = try reader.next(waitingUpTo: batch.entries.isEmpty ? Self.inputWaitMilliseconds : 0)
-            } catch let error as InputLineBuffer.LineTooLong {
-                throw .lineTooLong(error)
-            } catch let error as CourierError {
-                throw .unreadable(error)
-            } catch {
-                throw .unreadable(CourierError(code: .fileSystem, message: "\(error)"))
-            }
-            switch next {
+            switch try Self.next(&reader, waitingUpTo: batch.entries.isEmpty ? Self.inputWaitMilliseconds : 0) {
             case .line(let line):
                 do {
                     if let entry = try list.take(line) { batch.entries.append(entry) }
@@ -131,6 +121,33 @@ public struct DownloadQueueFeeder {
             }
         }
         return batch
+    }
+
+    /// Each download the spool holds, again, in the input's order: the spool read from its start
+    /// and its lines parsed anew, since nothing of them is kept. How a program lists each line's
+    /// outcome at the end (by ``DownloadList/Entry/id``); nothing is read from the input.
+    public func forEachEntry(_ body: (DownloadList.Entry) -> Void) throws(Problem) {
+        var again = InputSpool.Reader(spool, fills: false)
+        while case .line(let line) = try Self.next(&again, waitingUpTo: 0) {
+            do {
+                if let entry = try DownloadList.parse(line, directory: list.directory) { body(entry) }
+            } catch {
+                throw .mistake(error)
+            }
+        }
+    }
+
+    /// `reader`'s next line, its failures as problems.
+    private static func next(_ reader: inout InputSpool.Reader, waitingUpTo milliseconds: Int32) throws(Problem) -> InputSpool.Reader.Next {
+        do {
+            return try reader.next(waitingUpTo: milliseconds)
+        } catch let error as InputLineBuffer.LineTooLong {
+            throw .lineTooLong(error)
+        } catch let error as CourierError {
+            throw .unreadable(error)
+        } catch {
+            throw .unreadable(CourierError(code: .fileSystem, message: "\(error)"))
+        }
     }
 
     /// Waits for the input's first downloads (or its end) as long as it takes, before any queue

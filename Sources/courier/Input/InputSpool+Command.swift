@@ -17,17 +17,3 @@ extension InputSpool {
                 + "the most a line may have; no URL is that long")
     }
 }
-
-extension InputSpool.Reader {
-    /// The next line, with courier's errors: a line over the limit is a usage error naming it
-    /// (exit 2), an input or spool that cannot be read or kept a ``GetFailure`` (exit 6).
-    mutating func nextLine(waitingUpTo milliseconds: Int32) throws -> Next {
-        do {
-            return try next(waitingUpTo: milliseconds)
-        } catch let error as InputLineBuffer.LineTooLong {
-            throw InputSpool.tooLong(error, in: spool.name)
-        } catch let error as CourierError {
-            throw GetFailure(ExitCode.fileSystem, error.message)
-        }
-    }
-}

@@ -44,10 +44,10 @@ struct QueueCommand {
         let directory = options.outputDirectory(in: cwd)
         do {
             guard try feeder.readFirst(until: { stops.signal != nil }) else {
-                return end(.signal(stops.signal ?? SIGTERM), queue: nil, shown: nil, spool: spool, directory: directory)
+                return end(.signal(stops.signal ?? SIGTERM), queue: nil, shown: nil, feeder: feeder)
             }
         } catch {
-            return end(ending(error), queue: nil, shown: nil, spool: spool, directory: directory)
+            return end(ending(error), queue: nil, shown: nil, feeder: feeder)
         }
         do {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -103,7 +103,7 @@ struct QueueCommand {
         } catch {
             outcome = ending(error)
         }
-        return end(outcome, queue: queue, shown: shown, spool: spool, directory: directory)
+        return end(outcome, queue: queue, shown: shown, feeder: feeder)
     }
 
     /// The manager of the queue's (or the fleet worker's) downloads, its lines said through `say`.
@@ -133,7 +133,7 @@ struct QueueCommand {
     /// running download keeps its bytes and record, and the journal still lists it as running,
     /// so the next run continues it.
     private func end(
-        _ ending: Ending, queue: DownloadQueue?, shown: QueueProgress?, spool: InputSpool, directory: URL
+        _ ending: Ending, queue: DownloadQueue?, shown: QueueProgress?, feeder: DownloadQueueFeeder
     ) -> Int32 {
         if let queue { CourierCommand.blocking { await queue.stop() } }
         shown?.finish()
@@ -151,9 +151,10 @@ struct QueueCommand {
         case .finished:
             guard let queue else { return ExitCode.failure }  // the input ends only with a queue open
             do {
-                return try summarize(queue, spool, directory)
+                return try summarize(queue, feeder)
             } catch {
-                return CourierCommand.fail((error as? GetFailure)?.message ?? "\(error)", ExitCode.fileSystem)
+                guard case .failure(let failure) = self.ending(error) else { return CourierCommand.fail("\(error)", ExitCode.fileSystem) }
+                return CourierCommand.fail(failure.message, ExitCode.fileSystem)
             }
         }
     }
@@ -161,13 +162,11 @@ struct QueueCommand {
     /// Prints the saved paths (stdout) and the failures (stderr); returns the exit code. The
     /// input is read again from the spool, so the paths come in its order without the lines
     /// having been kept; only the failures are held until they are printed.
-    private func summarize(_ queue: DownloadQueue, _ spool: InputSpool, _ directory: URL) throws -> Int32 {
+    private func summarize(_ queue: DownloadQueue, _ feeder: DownloadQueueFeeder) throws(DownloadQueueFeeder.Problem) -> Int32 {
         var failures: [(DownloadList.Entry, DownloadQueue.Failure?)] = []
         var paths = ""
         var count = 0
-        var reader = InputSpool.Reader(spool, fills: false)
-        while case .line(let line) = try reader.nextLine(waitingUpTo: 0) {
-            guard let entry = try DownloadList.parse(line, directory: directory, source: Self.source(options)) else { continue }
+        try feeder.forEachEntry { entry in
             count += 1
             switch queue.item(entry.id)?.state {
             case .completed(let file): paths += file.path + "\n"

@@ -82,6 +82,11 @@ final class DownloadQueueFeederTests: CourierTestCase {
         XCTAssertTrue(queue.items.allSatisfy { if case .completed = $0.state { true } else { false } })
         XCTAssertEqual(
             try Data(contentsOf: outDirectory.appendingPathComponent("two")), TestServer.deterministicBytes(count: 2000, seed: 2))
+
+        // And the spool gives the entries again in the input's order, for a summary
+        var again: [String] = []
+        try feeder.forEachEntry { again.append("\($0.line) \($0.name)") }
+        XCTAssertEqual(again, ["2 1000", "4 two", "5 3000"])
     }
 
     func testAPipesLinesAreReadAsTheyComeAndNeverMoreThanTheCapIsUnfinished() throws {
