@@ -28,6 +28,11 @@ public struct DownloadList: Sendable {
             let key = url.absoluteString + "\n" + destination.path
             return "get-" + SHA256.hexString(SHA256.hash(Data(key.utf8))).prefix(32)
         }
+
+        /// The queue item this line asks for, with its ``id``, split as `split` says.
+        public func newItem(split: DownloadSplit = .off) -> DownloadQueue.NewItem {
+            DownloadQueue.NewItem(url: url, to: destination, id: id, sha256: sha256, split: split)
+        }
     }
 
     /// What is wrong with a line.

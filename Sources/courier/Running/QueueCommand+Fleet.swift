@@ -12,17 +12,16 @@ extension QueueCommand {
         let (stops, watcher) = StopSignals.watching()
         defer { watcher.cancel() }
         // The whole input first: a fleet's list is a finished file, and a mistake in it adds nothing.
-        var reader = InputSpool.Reader(spool, fills: true)
-        var list = DownloadList(directory: options.outputDirectory(in: cwd))
+        var feeder = makeFeeder(spool, in: cwd)
         var entries: [DownloadList.Entry] = []
         reading: while true {
             if let signal = stops.signal { return ExitCode.forSignal(signal) }
-            switch readBatch(&reader, &list, upTo: Int.max) {
-            case .success(let batch):
+            do {
+                let batch = try feeder.read(upTo: Int.max)
                 entries += batch.entries
                 if batch.inputEnded { break reading }
-            case .failure(let ending):
-                if case .mistake(let error) = ending.ending {
+            } catch {
+                if case .mistake(let error) = ending(error) {
                     ProgressPrinter.writeToStandardError("courier: \(error.message)\nRun '\(error.help)' for usage.\n")
                     return ExitCode.usage
                 }
@@ -92,9 +91,7 @@ extension QueueCommand {
     static func addMissing(_ entries: [DownloadList.Entry], to store: PostgresQueueStore, split: DownloadSplit) throws(CourierError) {
         for attempt in 1...3 {
             let stored = Set(try store.items().map(\.id))
-            let missing = entries.filter { !stored.contains($0.id) }.map {
-                DownloadQueue.NewItem(url: $0.url, to: $0.destination, id: $0.id, sha256: $0.sha256, split: split)
-            }
+            let missing = entries.filter { !stored.contains($0.id) }.map { $0.newItem(split: split) }
             guard !missing.isEmpty else { return }
             do throws(CourierError) {
                 try store.add(missing)

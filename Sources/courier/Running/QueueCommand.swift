@@ -6,7 +6,8 @@ import Courier
 import CourierSupport
 
 /// `courier get -i FILE`: the listed downloads through a ``DownloadQueue`` whose journal makes a
-/// rerun continue the unfinished and skip the finished, read as the input comes (QueueCommand+Input.swift),
+/// rerun continue the unfinished and skip the finished, fed as the input comes by the library's
+/// ``DownloadQueueFeeder`` (QueueCommand+Input.swift has courier's words for its problems),
 /// in one supervised child. Docs/CommandLine.md, "`courier get -i`", has the rules.
 struct QueueCommand {
     /// Set by the supervisor to the file its children keep the input in as they read it
@@ -39,18 +40,19 @@ struct QueueCommand {
         defer { watcher.cancel() }
 
         // The first lines are read before anything is created: a mistake in them leaves nothing behind.
-        var reader = InputSpool.Reader(spool, fills: true)
-        var list = DownloadList(directory: options.outputDirectory(in: cwd))
-        let first: Batch
-        switch firstBatch(&reader, &list, stops: stops) {
-        case .success(let batch): first = batch
-        case .failure(let ending): return end(ending.ending, queue: nil, shown: nil, spool: spool, list: list)
+        var feeder = makeFeeder(spool, in: cwd)
+        let directory = options.outputDirectory(in: cwd)
+        do {
+            guard try feeder.readFirst(until: { stops.signal != nil }) else {
+                return end(.signal(stops.signal ?? SIGTERM), queue: nil, shown: nil, feeder: feeder)
+            }
+        } catch {
+            return end(ending(error), queue: nil, shown: nil, feeder: feeder)
         }
         do {
-            try FileManager.default.createDirectory(at: options.outputDirectory(in: cwd), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         } catch {
-            return CourierCommand.fail(
-                "cannot create \(options.outputDirectory(in: cwd).path): \(error.localizedDescription)", ExitCode.fileSystem)
+            return CourierCommand.fail("cannot create \(directory.path): \(error.localizedDescription)", ExitCode.fileSystem)
         }
 
         let display = Locked<QueueProgress?>(nil)
@@ -80,24 +82,28 @@ struct QueueCommand {
                 "courier: warning: the queue's journal in \(stateDirectory.path) had a damaged record, skipped: \(skipped)\n")
         }
 
-        let wake = DispatchSemaphore(value: 0)
         let style = ProgressPrinter.style(quiet: shared.quiet)
         let shown = QueueProgress(
             style: style, columns: style == .terminal ? TerminalSize.columns() : 80, linePrefix: "courier: ",
             describe: QueueCommand.describe, write: ProgressPrinter.writeToStandardError)
         display.set(shown)
-        let observer = queue.addObserver { change in
-            display.current?.update(change)
-            wake.signal()
-        }
+        let observer = queue.addObserver { change in display.current?.update(change) }
         defer { queue.removeObserver(observer) }
         let resizes = style == .terminal ? SignalWatcher(signals: [SIGWINCH]) { _ in shown.resize(columns: TerminalSize.columns()) } : nil
         defer { resizes?.cancel() }
-        stops.onStop { wake.signal() }
+        stops.onStop(feeder.wake)
         stops.beforeLeaving { shown.finish() }
 
-        let ending = feed(queue, &reader, &list, first: first, shown: shown, stops: stops, wake: wake)
-        return end(ending, queue: queue, shown: shown, spool: spool, list: list)
+        let outcome: Ending
+        do {
+            switch try feeder.feed(queue, display: shown, until: { stops.signal != nil }) {
+            case .finished: outcome = .finished
+            case .stopped: outcome = .signal(stops.signal ?? SIGTERM)
+            }
+        } catch {
+            outcome = ending(error)
+        }
+        return end(outcome, queue: queue, shown: shown, feeder: feeder)
     }
 
     /// The manager of the queue's (or the fleet worker's) downloads, its lines said through `say`.
@@ -127,7 +133,7 @@ struct QueueCommand {
     /// running download keeps its bytes and record, and the journal still lists it as running,
     /// so the next run continues it.
     private func end(
-        _ ending: Ending, queue: DownloadQueue?, shown: QueueProgress?, spool: InputSpool, list: DownloadList
+        _ ending: Ending, queue: DownloadQueue?, shown: QueueProgress?, feeder: DownloadQueueFeeder
     ) -> Int32 {
         if let queue { CourierCommand.blocking { await queue.stop() } }
         shown?.finish()
@@ -145,72 +151,22 @@ struct QueueCommand {
         case .finished:
             guard let queue else { return ExitCode.failure }  // the input ends only with a queue open
             do {
-                return try summarize(queue, spool, list)
+                return try summarize(queue, feeder)
             } catch {
-                return CourierCommand.fail((error as? GetFailure)?.message ?? "\(error)", ExitCode.fileSystem)
+                guard case .failure(let failure) = self.ending(error) else { return CourierCommand.fail("\(error)", ExitCode.fileSystem) }
+                return CourierCommand.fail(failure.message, ExitCode.fileSystem)
             }
         }
-    }
-
-    /// Brings the journal in line with a batch of the input's lines through the queue's one
-    /// reconcile rule (``DownloadQueue/reconcile(_:unlisted:replacingExistingFiles:)``): new
-    /// lines added in one durable batch (a file already there with the line's `sha256=` adopted
-    /// as done), failed, paused and cancelled items queued again, an item whose `sha256=` changed
-    /// replaced. Each line is shown, and each not yet done put in `waitedFor`, before the queue
-    /// changes, so the display sees every change. Returns a problem that stops the command.
-    func reconcile(
-        _ queue: DownloadQueue, _ batch: [DownloadList.Entry], shown: QueueProgress, waitedFor: inout Set<String>
-    ) -> GetFailure? {
-        for entry in batch {
-            if case .completed = queue.item(entry.id)?.state {
-                shown.addDone()
-            } else {
-                shown.add(entry.id, name: entry.name)
-                waitedFor.insert(entry.id)
-            }
-        }
-        let split = options.shared.split
-        let items = batch.map {
-            DownloadQueue.NewItem(url: $0.url, to: $0.destination, id: $0.id, sha256: $0.sha256, split: split)
-        }
-        do {
-            // The rest of the input may come later: unlisted items are paused once it has ended.
-            try queue.reconcile(items, unlisted: .leave, replacingExistingFiles: options.shared.force)
-        } catch {
-            if error.code == .destinationFailed,
-                let entry = batch.first(where: { $0.destination.standardizedFileURL.path == error.url?.path })
-            {
-                return GetFailure(
-                    ExitCode.fileSystem,
-                    "\(entry.destination.path) already exists (line \(entry.line); use --force to replace it, or out= to save under another name)"
-                )
-            }
-            return GetFailure(ExitCode.forError(error), "cannot update the download queue: \(error.message)")
-        }
-        return nil
-    }
-
-    /// Once the input has ended: pauses the items in the journal that no line of it lists (an
-    /// earlier run's), keeping their bytes.
-    func pauseUnlisted(_ queue: DownloadQueue, _ list: DownloadList) -> GetFailure? {
-        do {
-            try queue.reconcile([], unlisted: .pauseUnless(listedEarlier: { list.lists($0) }))
-        } catch {
-            return GetFailure(ExitCode.forError(error), "cannot update the download queue: \(error.message)")
-        }
-        return nil
     }
 
     /// Prints the saved paths (stdout) and the failures (stderr); returns the exit code. The
     /// input is read again from the spool, so the paths come in its order without the lines
     /// having been kept; only the failures are held until they are printed.
-    private func summarize(_ queue: DownloadQueue, _ spool: InputSpool, _ list: DownloadList) throws -> Int32 {
+    private func summarize(_ queue: DownloadQueue, _ feeder: DownloadQueueFeeder) throws(DownloadQueueFeeder.Problem) -> Int32 {
         var failures: [(DownloadList.Entry, DownloadQueue.Failure?)] = []
         var paths = ""
         var count = 0
-        var reader = InputSpool.Reader(spool, fills: false)
-        while case .line(let line) = try reader.nextLine(waitingUpTo: 0) {
-            guard let entry = try DownloadList.parse(line, directory: list.directory, source: Self.source(options)) else { continue }
+        try feeder.forEachEntry { entry in
             count += 1
             switch queue.item(entry.id)?.state {
             case .completed(let file): paths += file.path + "\n"
