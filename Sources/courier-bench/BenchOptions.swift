@@ -160,6 +160,9 @@ struct BenchOptions: Equatable, Sendable {
     var messages = 10_000
     var messageSize = 32
     var bigMessages = 64
+    /// websocket: new connections opened one after another after the echoes (`--connects`), each
+    /// for one small echo and a close, to measure what a connect costs.
+    var connects = 0
 
     init(workload: Workload, url: URL) {
         self.workload = workload
@@ -185,7 +188,7 @@ struct BenchOptions: Equatable, Sendable {
           courier-bench idle     --url BASE [--shape head|sse|sse16] [--seconds S] [--timeout S]
                                  [--client courier|urlsession]
           courier-bench websocket --url ws://…|wss://… [--ca FILE] [--messages N] [--size B] [--big-mib M]
-                                 [--warmup W] [--timeout S]
+                                 [--connects K] [--warmup W] [--timeout S]
           courier-bench segmented [options]   (courier-bench segmented --help)
           courier-bench autobahn --url ws://…|wss://… [options]   (courier-bench autobahn --help)
           courier-bench cache-proxy --upstream URL [options]   (courier-bench cache-proxy --help)
@@ -260,7 +263,7 @@ struct BenchOptions: Equatable, Sendable {
         case .sse: ["--url", "--expect-events", "--timeout", "--client"]
         case .queue: common.union(["--files", "--concurrency", "--dir", "--mode", "--items-only"])
         case .idle: ["--url", "--shape", "--seconds", "--timeout", "--client"]
-        case .websocket: ["--url", "--ca", "--messages", "--size", "--big-mib", "--warmup", "--timeout", "--client"]
+        case .websocket: ["--url", "--ca", "--messages", "--size", "--big-mib", "--connects", "--warmup", "--timeout", "--client"]
         // Parsed by SegmentedOptions: it starts its own server and runs several clients.
         case .segmented: []
         }
@@ -368,6 +371,7 @@ struct BenchOptions: Equatable, Sendable {
         if let text = values["--messages"] { options.messages = try integer("--messages", text, atLeast: 1) }
         if let text = values["--size"] { options.messageSize = try integer("--size", text, atLeast: 1) }
         if let text = values["--big-mib"] { options.bigMessages = try integer("--big-mib", text, atLeast: 0) }
+        if let text = values["--connects"] { options.connects = try integer("--connects", text, atLeast: 0) }
         if let path = values["--ca"] {
             guard !path.isEmpty else { throw BenchUsageError(message: "--ca needs a file path") }
             guard options.url.scheme?.lowercased() == "wss" else { throw BenchUsageError(message: "--ca needs a wss:// URL") }

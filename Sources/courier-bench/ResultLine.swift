@@ -12,7 +12,8 @@ import Foundation
 /// `transfers=<N> cpu_per_wall=<r> kit=<state>` for `idle`, and `bytes=<B> mib_s=<m> ideal_s=<i>
 /// speed_ratio=<r> errors=<E> conns=<C> peak=<P> r429=<Q> served=<S> refetched=<X> kills=<K>
 /// refetched_per_kill_conn=<Y>` for `segmented`, and `n=<N> p50_us=<x> p99_us=<y> cpu_us_per_msg=<u>
-/// big_mib=<M> mib_s=<m>` for `websocket`. Every field is `key=value`
+/// big_mib=<M> mib_s=<m>` for `websocket` (then `connects=<K> connect_cpu_us_p50=<c> connect_ms_p50=<w>`
+/// when `--connects` asked for connects). Every field is `key=value`
 /// without spaces, so `awk`/`split` can read it; the order never changes.
 struct ResultLine {
     /// The request-rate workload's figures.
@@ -96,6 +97,9 @@ struct ResultLine {
         /// 1 MiB messages echoed, and the wall time they took.
         var bigMessages: Int
         var bigSeconds: Double
+        /// CPU and wall seconds of each new connection (connect, one echo, close), in order.
+        var connectCPUSeconds: [Double] = []
+        var connectSeconds: [Double] = []
     }
 
     /// What the workload adds after `config=`.
@@ -200,6 +204,14 @@ struct ResultLine {
                 "cpu_us_per_msg=\(Self.fixed(echo.smallCPUSeconds / Double(max(1, echo.latencies.count)) * 1e6, 1))",
                 "big_mib=\(echo.bigMessages)", "mib_s=\(Self.fixed(Double(echo.bigMessages) / echo.bigSeconds, 1))",
             ]
+            if !echo.connectCPUSeconds.isEmpty {
+                let cpu = Self.percentile(50, ofSorted: echo.connectCPUSeconds.sorted()) ?? .nan
+                let wall = Self.percentile(50, ofSorted: echo.connectSeconds.sorted()) ?? .nan
+                fields += [
+                    "connects=\(echo.connectCPUSeconds.count)", "connect_cpu_us_p50=\(Self.fixed(cpu * 1e6, 1))",
+                    "connect_ms_p50=\(Self.fixed(wall * 1e3, 3))",
+                ]
+            }
         case .segmented(let run):
             // speed_ratio: the ideal time over the time taken (1 = at the limit); refetched: the
             // bytes served beyond one copy of the file, per kill and connection active then.
