@@ -79,12 +79,15 @@ courier_stream *courier_stream_new(void) {
     return stream;
 }
 
-/// CURLOPT_SSL_CTX_FUNCTION: the shared store goes in before the handshake (libcurl fills the
-/// context's store only afterwards, from the CA file, which it was told to leave out).
-static CURLcode install_ca_store(CURL *easy, void *context, void *userp) {
+/// CURLOPT_SSL_CTX_FUNCTION, before the handshake: read-ahead (a WebSocket message of a few bytes
+/// then costs one recv, not two: measured, Docs/Performance.md), and the shared store when there
+/// is one (libcurl fills the context's store only afterwards, from the CA file, which it was
+/// told to leave out).
+static CURLcode configure_tls(CURL *easy, void *context, void *userp) {
     (void)easy;
     const courier_stream *stream = userp;
-    courier_stream_ca_store_install(context, stream->caStore);
+    courier_stream_read_ahead(context);
+    if (stream->caStore != NULL) courier_stream_ca_store_install(context, stream->caStore);
     return COURIER_CURLE_OK;
 }
 
@@ -115,17 +118,27 @@ static void share_ca_store(courier_stream *stream, int hasToken, const char *fil
     void *store = courier_stream_ca_store(file);
     if (store == NULL) return;
     CURL *easy = stream->easy;
-    if (curl.setopt(easy, COURIER_CURLOPT_SSL_CTX_FUNCTION, install_ca_store) != COURIER_CURLE_OK
-        || curl.setopt(easy, COURIER_CURLOPT_SSL_CTX_DATA, (void *)stream) != COURIER_CURLE_OK
-        || curl.setopt(easy, COURIER_CURLOPT_CAPATH, NULL) != COURIER_CURLE_OK
+    if (curl.setopt(easy, COURIER_CURLOPT_CAPATH, NULL) != COURIER_CURLE_OK
         || curl.setopt(easy, COURIER_CURLOPT_CAINFO, NULL) != COURIER_CURLE_OK) {
         // Back to libcurl's own loading of the same file (a failed setopt changed nothing).
-        curl.setopt(easy, COURIER_CURLOPT_SSL_CTX_FUNCTION, NULL);
         curl.setopt(easy, COURIER_CURLOPT_CAINFO, file);
         courier_stream_ca_store_release(store);
         return;
     }
     stream->caStore = store;
+}
+
+/// The TLS set-up of configure_tls, where libcurl's TLS library is the OpenSSL in the process:
+/// without the callback, nothing of it happens and libcurl parses the CA file itself.
+static void configure_openssl(courier_stream *stream, int hasToken, const char *caFileAlone) {
+    if (!courier_stream_openssl_available()) return;
+    CURL *easy = stream->easy;
+    if (curl.setopt(easy, COURIER_CURLOPT_SSL_CTX_FUNCTION, configure_tls) != COURIER_CURLE_OK
+        || curl.setopt(easy, COURIER_CURLOPT_SSL_CTX_DATA, (void *)stream) != COURIER_CURLE_OK) {
+        curl.setopt(easy, COURIER_CURLOPT_SSL_CTX_FUNCTION, NULL);
+        return;
+    }
+    share_ca_store(stream, hasToken, caFileAlone);
 }
 
 /// libcurl calls it while it connects, too: a nonzero answer ends the connect.
@@ -170,7 +183,7 @@ int courier_stream_connect(courier_stream *stream, const courier_stream_options 
         strncpy(stream->error, "the TLS policy could not be applied (Courier's platform kit is not active)", sizeof(stream->error) - 1);
         return COURIER_CURLE_FAILED_INIT;
     }
-    if (strncmp(options->url, "https:", 6) == 0) share_ca_store(stream, options->tlsToken != NULL, caFileAlone);
+    if (strncmp(options->url, "https:", 6) == 0) configure_openssl(stream, options->tlsToken != NULL, caFileAlone);
     if (__atomic_load_n(&stream->cancelled, __ATOMIC_ACQUIRE)) return COURIER_CURLE_ABORTED_BY_CALLBACK;
     return curl.perform(easy);
 }
