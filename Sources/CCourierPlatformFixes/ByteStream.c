@@ -79,14 +79,13 @@ courier_stream *courier_stream_new(void) {
     return stream;
 }
 
-/// CURLOPT_SSL_CTX_FUNCTION, before the handshake: read-ahead (a WebSocket message of a few bytes
-/// then costs one recv, not two: measured, Docs/Performance.md), and the shared store when there
-/// is one (libcurl fills the context's store only afterwards, from the CA file, which it was
-/// told to leave out).
+/// CURLOPT_SSL_CTX_FUNCTION, before the handshake: the shared store when there is one (libcurl
+/// fills the context's store only afterwards, from the CA file, which it was told to leave out).
+/// (OpenSSL's read-ahead was tried here too: one recv per record instead of two, but no faster
+/// echo was measured, Docs/Performance.md.)
 static CURLcode configure_tls(CURL *easy, void *context, void *userp) {
     (void)easy;
     const courier_stream *stream = userp;
-    courier_stream_read_ahead(context);
     if (stream->caStore != NULL) courier_stream_ca_store_install(context, stream->caStore);
     return COURIER_CURLE_OK;
 }

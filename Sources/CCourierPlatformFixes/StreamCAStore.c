@@ -39,7 +39,6 @@ typedef struct {
     void (*free)(void *store);
     int (*set_flags)(void *store, unsigned long flags);
     void (*set_cert_store)(void *context, void *store);
-    long (*ctx_ctrl)(void *context, int command, long larg, void *parg);
 } openssl_functions;
 
 /// The start of libcurl's `curl_version_info_data` (stable since its first age).
@@ -86,7 +85,6 @@ static void look_up(void) {
         { "X509_STORE_free", (void **)&ssl.free },
         { "X509_STORE_set_flags", (void **)&ssl.set_flags },
         { "SSL_CTX_set_cert_store", (void **)&ssl.set_cert_store },
-        { "SSL_CTX_ctrl", (void **)&ssl.ctx_ctrl },
     };
     for (size_t index = 0; index < sizeof(wanted) / sizeof(wanted[0]); index++) {
         *wanted[index].slot = dlsym(RTLD_DEFAULT, wanted[index].name);
@@ -179,11 +177,6 @@ void *courier_stream_ca_store(const char *file) {
 int courier_stream_openssl_available(void) {
     pthread_once(&lookupOnce, look_up);
     return available;
-}
-
-void courier_stream_read_ahead(void *context) {
-    // SSL_CTX_set_read_ahead is a macro for this control (SSL_CTRL_SET_READ_AHEAD, 41).
-    if (context != NULL) ssl.ctx_ctrl(context, 41, 1, NULL);
 }
 
 void courier_stream_ca_store_install(void *context, void *store) {

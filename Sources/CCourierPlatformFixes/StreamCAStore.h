@@ -10,13 +10,9 @@
 /// TLS library is not the OpenSSL found in the process, or the file does not parse.
 COURIER_HIDDEN void *courier_stream_ca_store(const char *file);
 
-/// Whether libcurl's TLS library is the OpenSSL found in the process (then the two functions
-/// below may be called on its SSL_CTX).
+/// Whether libcurl's TLS library is the OpenSSL found in the process (then the functions below
+/// may be called on its SSL_CTX).
 COURIER_HIDDEN int courier_stream_openssl_available(void);
-
-/// Lets OpenSSL read as many bytes as the socket has (SSL_CTX_set_read_ahead): one recv per TLS
-/// record instead of two (its 5-byte header, then its body).
-COURIER_HIDDEN void courier_stream_read_ahead(void *context);
 
 /// Makes `store` the certificate store of `context` (an SSL_CTX), with a reference of its own.
 COURIER_HIDDEN void courier_stream_ca_store_install(void *context, void *store);

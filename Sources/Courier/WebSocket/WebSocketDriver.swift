@@ -298,15 +298,10 @@ final class WebSocketDriver: Sendable {
         }
         let bytes = try frame.encoded(maskingKey: Self.freshMaskingKey(), compressed: compressor != nil)
         let result = await withCheckedContinuation { (sender: WebSocketConnectionState.Sender) in
-            var effects = state.withLock { $0.send(bytes, sender: sender) }
-            // Written from here: `queue.sync` runs the flush on this thread when the queue is idle
-            // (it only waits out a read in progress), where `queue.async` woke another thread for
-            // every message (measured: Docs/Performance.md, "wss:// echo latency"). Never on
-            // `queue` itself: `send` is async and `queue` runs no async code.
-            let flush = effects.flush
-            effects.flush = false
-            if flush { queue.sync { self.flushWrites() } }
-            perform(effects)
+            // The flush goes to `queue` (perform's queue.async). Writing from here with queue.sync
+            // was measured and dropped: in an echo the sender meets the read handler still on the
+            // queue and waits for it (Docs/Performance.md, "wss:// connect cost and echo latency").
+            perform(state.withLock { $0.send(bytes, sender: sender) })
         }
         try result.get()
     }
