@@ -9,7 +9,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include "CAStore.h"
 #include "EasyRecord.h"
+#include "StreamCAStore.h"
 
 /// One TLS record's plaintext at most per send (RFC 8446 §5.1): a send the socket blocks holds
 /// at most this much in OpenSSL's pending record.
@@ -24,6 +27,9 @@ struct courier_stream {
     /// and at least this many bytes.
     unsigned char staging[STAGING_SIZE];
     size_t staged;
+    /// The parsed CA store OpenSSL gets in place of libcurl loading the CA file (StreamCAStore.c),
+    /// or NULL; one reference, given back when the stream is freed.
+    void *caStore;
 };
 
 typedef struct {
@@ -73,6 +79,67 @@ courier_stream *courier_stream_new(void) {
     return stream;
 }
 
+/// CURLOPT_SSL_CTX_FUNCTION, before the handshake: the shared store when there is one (libcurl
+/// fills the context's store only afterwards, from the CA file, which it was told to leave out).
+/// (OpenSSL's read-ahead was tried here too: one recv per record instead of two, but no faster
+/// echo was measured, Docs/Performance.md.)
+static CURLcode configure_tls(CURL *easy, void *context, void *userp) {
+    (void)easy;
+    const courier_stream *stream = userp;
+    if (stream->caStore != NULL) courier_stream_ca_store_install(context, stream->caStore);
+    return COURIER_CURLE_OK;
+}
+
+/// Whether the environment names an https:// proxy for this connection: libcurl would make a TLS
+/// connection to the proxy too, and CURLOPT_SSL_CTX_FUNCTION cannot tell that one from the
+/// server's (the proxy has CAs of its own, PROXY_CAINFO).
+static int tls_proxy_possible(void) {
+    const char *names[] = { "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY" };
+    for (size_t index = 0; index < sizeof(names) / sizeof(names[0]); index++) {
+        const char *value = getenv(names[index]);
+        if (value != NULL && strncasecmp(value, "https://", 8) == 0) return 1;
+    }
+    return 0;
+}
+
+/// Uses a parsed store for the CA file the connection would load alone (`file`: the policy's, or
+/// NULL to take libcurl's defaults as the kit would leave them), so that libcurl parses nothing.
+/// Any step that does not hold leaves the handle as it was: libcurl then parses the file itself.
+static void share_ca_store(courier_stream *stream, int hasToken, const char *file) {
+    if (!hasToken) {
+        // libcurl's defaults: the built-in file alone when the kit found that the built-in
+        // directory adds nothing to it (CAStore.c).
+        const courier_ca_defaults *defaults = courier_ca_defaults_get();
+        if (defaults->cache != COURIER_CA_CACHE_DIRECTORY_LEFT_OUT && defaults->cache != COURIER_CA_CACHE_NO_DIRECTORY) return;
+        file = defaults->file;
+    }
+    if (file == NULL || tls_proxy_possible()) return;
+    void *store = courier_stream_ca_store(file);
+    if (store == NULL) return;
+    CURL *easy = stream->easy;
+    if (curl.setopt(easy, COURIER_CURLOPT_CAPATH, NULL) != COURIER_CURLE_OK
+        || curl.setopt(easy, COURIER_CURLOPT_CAINFO, NULL) != COURIER_CURLE_OK) {
+        // Back to libcurl's own loading of the same file (a failed setopt changed nothing).
+        curl.setopt(easy, COURIER_CURLOPT_CAINFO, file);
+        courier_stream_ca_store_release(store);
+        return;
+    }
+    stream->caStore = store;
+}
+
+/// The TLS set-up of configure_tls, where libcurl's TLS library is the OpenSSL in the process:
+/// without the callback, nothing of it happens and libcurl parses the CA file itself.
+static void configure_openssl(courier_stream *stream, int hasToken, const char *caFileAlone) {
+    if (!courier_stream_openssl_available()) return;
+    CURL *easy = stream->easy;
+    if (curl.setopt(easy, COURIER_CURLOPT_SSL_CTX_FUNCTION, configure_tls) != COURIER_CURLE_OK
+        || curl.setopt(easy, COURIER_CURLOPT_SSL_CTX_DATA, (void *)stream) != COURIER_CURLE_OK) {
+        curl.setopt(easy, COURIER_CURLOPT_SSL_CTX_FUNCTION, NULL);
+        return;
+    }
+    share_ca_store(stream, hasToken, caFileAlone);
+}
+
 /// libcurl calls it while it connects, too: a nonzero answer ends the connect.
 static int progress(void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow) {
     (void)dltotal;
@@ -108,12 +175,14 @@ int courier_stream_connect(courier_stream *stream, const courier_stream_options 
         strncpy(stream->error, "libcurl refused an option a byte stream needs", sizeof(stream->error) - 1);
         return COURIER_CURLE_FAILED_INIT;
     }
-    if (options->tlsToken != NULL && courier_tls_apply_token(easy, options->tlsToken) != 0) {
+    const char *caFileAlone = NULL;
+    if (options->tlsToken != NULL && courier_tls_apply_token(easy, options->tlsToken, &caFileAlone) != 0) {
         // Swift checks that the kit can enforce a policy before it gets here; never connect with
         // weaker checks than asked for.
         strncpy(stream->error, "the TLS policy could not be applied (Courier's platform kit is not active)", sizeof(stream->error) - 1);
         return COURIER_CURLE_FAILED_INIT;
     }
+    if (strncmp(options->url, "https:", 6) == 0) configure_openssl(stream, options->tlsToken != NULL, caFileAlone);
     if (__atomic_load_n(&stream->cancelled, __ATOMIC_ACQUIRE)) return COURIER_CURLE_ABORTED_BY_CALLBACK;
     return curl.perform(easy);
 }
@@ -164,5 +233,6 @@ int courier_stream_send(courier_stream *stream, const void *bytes, size_t length
 void courier_stream_free(courier_stream *stream) {
     if (stream == NULL) return;
     curl.cleanup(stream->easy);
+    courier_stream_ca_store_release(stream->caStore);
     free(stream);
 }

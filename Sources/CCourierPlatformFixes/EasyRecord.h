@@ -63,7 +63,9 @@ COURIER_HIDDEN const char *courier_tls_binding(int claim);
 /// Puts the policy registered as `token` on an easy handle of Courier's own (a byte stream's,
 /// ByteStream.c), as courier_tls_before_add does for FoundationNetworking's; an unknown token, or
 /// an option libcurl refuses, gets the refusing policy. -1 when the kit never resolved libcurl.
-COURIER_HIDDEN int courier_tls_apply_token(CURL *easy, const char *token);
+/// `*caFileAlone` gets the CA file when the connection's CAs come from that file alone (then a
+/// parsed store can stand in for it, StreamCAStore.c), else NULL; it lives as long as the policy.
+COURIER_HIDDEN int courier_tls_apply_token(CURL *easy, const char *token, const char **caFileAlone);
 /// Frees what the TLS policy kept for a handle libcurl has cleaned up.
 COURIER_HIDDEN void courier_tls_release(courier_easy_record *record);
 

@@ -364,8 +364,9 @@ static int caller_uses_default_file(const courier_tls_state *tls) {
 }
 
 /// Sets `policy`'s options on the handle, or libcurl's defaults when `policy` is NULL. Returns 0
-/// when every option a policy asks for was taken.
-static int apply(CURL *easy, courier_tls_state *tls, const stored_policy *policy) {
+/// when every option a policy asks for was taken. `caFileAlone`, when given, gets the CA file when
+/// the handle's CAs come from that file alone (verification on, no directory, no blob), else NULL.
+static int apply(CURL *easy, courier_tls_state *tls, const stored_policy *policy, const char **caFileAlone) {
     static const stored_policy defaults = { .verify = 1 };
     const stored_policy *wanted = policy != NULL ? policy : &defaults;
     int failed = 0;
@@ -402,6 +403,9 @@ static int apply(CURL *easy, courier_tls_state *tls, const stored_policy *policy
     }
     failed |= courier_real.easy_setopt(easy, COURIER_CURLOPT_SSL_VERIFYPEER, wanted->verify ? 1L : 0L) != COURIER_CURLE_OK;
     failed |= courier_real.easy_setopt(easy, COURIER_CURLOPT_SSL_VERIFYHOST, wanted->verify ? 2L : 0L) != COURIER_CURLE_OK;
+    if (caFileAlone != NULL) {
+        *caFileAlone = !failed && wanted->verify && caInfo != NULL && caPath == NULL && wanted->caBlob == NULL ? caInfo : NULL;
+    }
     return failed && policy != NULL ? -1 : 0;
 }
 
@@ -428,7 +432,7 @@ void courier_tls_before_add(CURL *easy, courier_easy_record *record, const char 
     if (wanted == NULL || wanted[0] == 0) {
         // No policy for this transfer: undo the last one's, if any (a redirect to a host without one).
         if (tls->applied) {
-            apply(easy, tls, NULL);
+            apply(easy, tls, NULL, NULL);
             tls->caDefaultsSet = 1;
         } else if (!tls->caDefaultsSet) {
             use_default_ca(easy, tls);
@@ -438,23 +442,23 @@ void courier_tls_before_add(CURL *easy, courier_easy_record *record, const char 
         return;
     }
     const stored_policy *policy = find_policy(wanted);
-    if (policy == NULL || apply(easy, tls, policy) != 0) {
+    if (policy == NULL || apply(easy, tls, policy, NULL) != 0) {
         // Unknown token, or an option libcurl refused: the connection must fail, not go out with
         // weaker checks than asked for.
-        apply(easy, tls, &refuseAll);
+        apply(easy, tls, &refuseAll, NULL);
     }
     tls->applied = 1;
     count_left_out(tls);
     __atomic_fetch_add(&courier_counters.tlsPoliciesApplied, 1, __ATOMIC_RELAXED);
 }
 
-int courier_tls_apply_token(CURL *easy, const char *token) {
+int courier_tls_apply_token(CURL *easy, const char *token, const char **caFileAlone) {
     if (courier_real.easy_setopt == NULL || courier_real.easy_getinfo == NULL || token == NULL) return -1;
     // A fresh handle: nothing set by FoundationNetworking to restore, libcurl's built-in CAs as the default.
     courier_tls_state tls;
     memset(&tls, 0, sizeof(tls));
     const stored_policy *policy = find_policy(token);
-    if (policy == NULL || apply(easy, &tls, policy) != 0) apply(easy, &tls, &refuseAll);
+    if (policy == NULL || apply(easy, &tls, policy, caFileAlone) != 0) apply(easy, &tls, &refuseAll, caFileAlone);
     __atomic_fetch_add(&courier_counters.tlsPoliciesApplied, 1, __ATOMIC_RELAXED);
     return 0;
 }

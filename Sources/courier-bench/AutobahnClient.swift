@@ -31,7 +31,7 @@ struct AutobahnClient: Sendable {
         if let caFile = options.caFile {
             configuration.tls = TLSPolicies(default: TLSPolicy(trust: .only([.file(caFile)])))
         }
-        if options.deflate { configuration.webSocket.compression = WebSocketCompression() }
+        configuration.webSocket.compression = options.deflate ? WebSocketCompression() : nil
         let manager = SessionManager(configuration: configuration)
         defer { manager.invalidate(cancelingTasks: true) }
 

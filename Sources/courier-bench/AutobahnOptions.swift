@@ -4,7 +4,7 @@ import Foundation
 ///
 /// ```
 /// courier-bench autobahn --url ws://…|wss://… [--ca FILE] [--cases LIST] [--agent NAME]
-///                        [--max-message-size B] [--case-timeout S] [--deflate]
+///                        [--max-message-size B] [--case-timeout S] [--deflate | --no-deflate]
 /// ```
 struct AutobahnOptions: Equatable, Sendable {
     /// The fuzzing server's base URL (`ws://127.0.0.1:9001`); its path is ignored.
@@ -19,12 +19,13 @@ struct AutobahnOptions: Equatable, Sendable {
     var maximumMessageSize = 64 << 20
     /// The longest one case may take before its connection is cancelled, in seconds.
     var caseTimeout: Double = 120
-    /// Offers `permessage-deflate` (`WebSocketOptions.compression`, off by default).
-    var deflate = false
+    /// Offers `permessage-deflate` (`WebSocketOptions.compression`, on by default as in the
+    /// library; `--no-deflate` turns it off).
+    var deflate = true
 
     static let usage = """
           courier-bench autobahn --url ws://HOST:PORT|wss://HOST:PORT [--ca FILE] [--cases LIST] [--agent NAME]
-                                 [--max-message-size B] [--case-timeout S] [--deflate]
+                                 [--max-message-size B] [--case-timeout S] [--deflate | --no-deflate]
 
           autobahn   Courier's WebSocketTask as an Autobahn|Testsuite client (Docs/bench/autobahn.sh runs
                      the fuzzing server): asks URL/getCaseCount, runs each case as an echo client
@@ -33,19 +34,21 @@ struct AutobahnOptions: Equatable, Sendable {
                      --max-message-size (default 64M: group 9 sends 16 MiB). --ca FILE: wss connections
                      trust only FILE's CAs (TLSPolicy.only). --cases takes case numbers and ranges
                      (1,3,10-20; default: all). --agent defaults to courier. A case that outlasts
-                     --case-timeout (default 120 s) is cancelled. --deflate offers permessage-deflate
-                     (WebSocketOptions.compression; off by default, as in the library). Prints one line per case that ended
+                     --case-timeout (default 120 s) is cancelled. permessage-deflate is offered
+                     (WebSocketOptions.compression, as the library does by default); --no-deflate
+                     offers none (--deflate, the default, is accepted). Prints one line per case that ended
                      with an error on stderr, a summary on stdout; exits 1 when the server could not be
                      reached or the report not updated.
         """
 
     private static let accepted: Set<String> = [
-        "--url", "--ca", "--cases", "--agent", "--max-message-size", "--case-timeout", "--deflate",
+        "--url", "--ca", "--cases", "--agent", "--max-message-size", "--case-timeout", "--deflate", "--no-deflate",
     ]
 
     /// The options after the word `autobahn`; `nil` when help was asked for.
     static func parse(_ arguments: [String]) throws(BenchUsageError) -> AutobahnOptions? {
-        guard let values = try scanOptions(arguments[...], accepted: accepted, flags: ["--deflate"], command: "autobahn") else {
+        guard let values = try scanOptions(arguments[...], accepted: accepted, flags: ["--deflate", "--no-deflate"], command: "autobahn")
+        else {
             return nil
         }
         guard let text = values["--url"] else { throw BenchUsageError(message: "autobahn needs --url ws://HOST:PORT") }
@@ -56,7 +59,10 @@ struct AutobahnOptions: Equatable, Sendable {
         }
         var options = AutobahnOptions(url: url)
         options.caFile = values["--ca"]
-        options.deflate = values["--deflate"] != nil
+        if values["--deflate"] != nil, values["--no-deflate"] != nil {
+            throw BenchUsageError(message: "--deflate and --no-deflate cannot both be given")
+        }
+        options.deflate = values["--no-deflate"] == nil
         if let text = values["--cases"] { options.cases = try cases(text) }
         if let agent = values["--agent"] {
             guard !agent.isEmpty, agent.allSatisfy({ $0.isLetter || $0.isNumber || "-_.".contains($0) }) else {

@@ -164,6 +164,9 @@ struct BenchOptions: Equatable, Sendable {
     /// seconds; 0: not at all), and its ping interval (`--ping`, seconds; `nil`: no pings).
     var idleSeconds: Double = 0
     var pingSeconds: Double?
+    /// websocket: new connections opened one after another after the echoes (`--connects`), each
+    /// for one small echo and a close, to measure what a connect costs.
+    var connects = 0
 
     init(workload: Workload, url: URL) {
         self.workload = workload
@@ -189,7 +192,7 @@ struct BenchOptions: Equatable, Sendable {
           courier-bench idle     --url BASE [--shape head|sse|sse16] [--seconds S] [--timeout S]
                                  [--client courier|urlsession]
           courier-bench websocket --url ws://…|wss://… [--ca FILE] [--messages N] [--size B] [--big-mib M]
-                                 [--warmup W] [--idle S] [--ping P] [--timeout S]
+                                 [--connects K] [--warmup W] [--idle S] [--ping P] [--timeout S]
           courier-bench segmented [options]   (courier-bench segmented --help)
           courier-bench autobahn --url ws://…|wss://… [options]   (courier-bench autobahn --help)
           courier-bench cache-proxy --upstream URL [options]   (courier-bench cache-proxy --help)
@@ -267,7 +270,7 @@ struct BenchOptions: Equatable, Sendable {
         case .queue: common.union(["--files", "--concurrency", "--dir", "--mode", "--items-only"])
         case .idle: ["--url", "--shape", "--seconds", "--timeout", "--client"]
         case .websocket:
-            ["--url", "--ca", "--messages", "--size", "--big-mib", "--warmup", "--idle", "--ping", "--timeout", "--client"]
+            ["--url", "--ca", "--messages", "--size", "--big-mib", "--connects", "--warmup", "--idle", "--ping", "--timeout", "--client"]
         // Parsed by SegmentedOptions: it starts its own server and runs several clients.
         case .segmented: []
         }
@@ -382,6 +385,7 @@ struct BenchOptions: Equatable, Sendable {
             }
             if flag == "--idle" { options.idleSeconds = seconds } else { options.pingSeconds = seconds }
         }
+        if let text = values["--connects"] { options.connects = try integer("--connects", text, atLeast: 0) }
         if let path = values["--ca"] {
             guard !path.isEmpty else { throw BenchUsageError(message: "--ca needs a file path") }
             guard options.url.scheme?.lowercased() == "wss" else { throw BenchUsageError(message: "--ca needs a wss:// URL") }

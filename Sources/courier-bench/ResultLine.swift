@@ -12,7 +12,8 @@ import Foundation
 /// `transfers=<N> cpu_per_wall=<r> kit=<state>` for `idle`, and `bytes=<B> mib_s=<m> ideal_s=<i>
 /// speed_ratio=<r> errors=<E> conns=<C> peak=<P> r429=<Q> served=<S> refetched=<X> kills=<K>
 /// refetched_per_kill_conn=<Y>` for `segmented`, and `n=<N> p50_us=<x> p99_us=<y> cpu_us_per_msg=<u>
-/// big_mib=<M> mib_s=<m>` for `websocket`. Every field is `key=value`
+/// big_mib=<M> mib_s=<m>` for `websocket` (then `connects=<K> connect_cpu_us_p50=<c> connect_ms_p50=<w>`
+/// when `--connects` asked for connects). Every field is `key=value`
 /// without spaces, so `awk`/`split` can read it; the order never changes.
 struct ResultLine {
     /// The request-rate workload's figures.
@@ -99,6 +100,9 @@ struct ResultLine {
         /// The idle phase (`--idle`): its wall seconds and the CPU seconds it cost (0 when none).
         var idleSeconds: Double = 0
         var idleCPUSeconds: Double = 0
+        /// CPU and wall seconds of each new connection (connect, one echo, close), in order.
+        var connectCPUSeconds: [Double] = []
+        var connectSeconds: [Double] = []
     }
 
     /// What the workload adds after `config=`.
@@ -206,6 +210,14 @@ struct ResultLine {
             if echo.idleSeconds > 0 {
                 fields += [
                     "idle_s=\(Self.fixed(echo.idleSeconds, 1))", "idle_cpu_core=\(Self.fixed(echo.idleCPUSeconds / echo.idleSeconds, 5))",
+                ]
+            }
+            if !echo.connectCPUSeconds.isEmpty {
+                let cpu = Self.percentile(50, ofSorted: echo.connectCPUSeconds.sorted()) ?? .nan
+                let wall = Self.percentile(50, ofSorted: echo.connectSeconds.sorted()) ?? .nan
+                fields += [
+                    "connects=\(echo.connectCPUSeconds.count)", "connect_cpu_us_p50=\(Self.fixed(cpu * 1e6, 1))",
+                    "connect_ms_p50=\(Self.fixed(wall * 1e3, 3))",
                 ]
             }
         case .segmented(let run):

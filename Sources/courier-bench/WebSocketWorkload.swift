@@ -8,8 +8,9 @@ import FoundationNetworking
 
 /// `websocket`: one `WebSocketTask` to an echo server. `--warmup` untimed messages, then
 /// `--messages` text messages of `--size` bytes, one in flight, each timed from `send` to its
-/// echo; then `--big-mib` binary messages of 1 MiB echoed one at a time. Every echo must equal
-/// what was sent. The same shape as Docs/bench/ws-peers.py's clients, so the lines compare.
+/// echo; then `--big-mib` binary messages of 1 MiB echoed one at a time; then `--connects` new
+/// connections one after another (connect, one echo, close), each timed and its CPU counted.
+/// Every echo must equal what was sent. The same shape as Docs/bench/ws-peers.py's clients, so the lines compare.
 struct WebSocketWorkload {
     let options: BenchOptions
 
@@ -30,7 +31,9 @@ struct WebSocketWorkload {
         let done = DispatchSemaphore(value: 0)
         let run = Task { [options] in
             do {
-                outcome.set(.success(try await Self.measure(task, options: options)))
+                var measured = try await Self.measure(task, options: options)
+                (measured.0.connectCPUSeconds, measured.0.connectSeconds) = try await Self.connects(manager, options: options)
+                outcome.set(.success(measured))
             } catch let failure as BenchFailure {
                 outcome.set(.failure(failure))
             } catch {
@@ -86,6 +89,27 @@ struct WebSocketWorkload {
             try await echo(.string(small), on: task)
         }
         return (figures, ended - started, cpuSeconds)
+    }
+
+    /// `--connects` connections one after another, each opened, used for one echo and closed (the
+    /// server's Close frame awaited); the CPU and wall time of each.
+    private static func connects(
+        _ manager: SessionManager, options: BenchOptions
+    ) async throws -> (cpu: [Double], wall: [Double]) {
+        var cpu: [Double] = []
+        var wall: [Double] = []
+        for _ in 0..<options.connects {
+            let startCPU = ResourceUsage.now().cpuSeconds
+            let started = MonotonicClock.seconds()
+            let task = manager.webSocketTask(with: options.url)
+            task.resume()
+            try await echo(.string("x"), on: task)
+            task.close(withCloseCode: .normalClosure, reason: nil)
+            for try await _ in task.messages {}
+            wall.append(MonotonicClock.seconds() - started)
+            cpu.append(ResourceUsage.now().cpuSeconds - startCPU)
+        }
+        return (cpu, wall)
     }
 
     /// Sends `message` and checks that the next message is the same.

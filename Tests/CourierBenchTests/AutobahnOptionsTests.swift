@@ -20,7 +20,8 @@ final class AutobahnOptionsTests: XCTestCase {
         XCTAssertNil(options.cases)
         XCTAssertEqual(options.agent, "courier")
         XCTAssertEqual(options.maximumMessageSize, 64 << 20)
-        XCTAssertFalse(options.deflate, "the library's default: no compression")
+        XCTAssertTrue(options.deflate, "the library's default: permessage-deflate offered")
+        XCTAssertFalse(try XCTUnwrap(try AutobahnOptions.parse(["--url", "ws://h:1", "--no-deflate"])).deflate)
         XCTAssertTrue(options.includes(1))
         XCTAssertTrue(options.includes(517))
     }

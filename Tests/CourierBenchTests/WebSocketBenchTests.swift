@@ -62,4 +62,16 @@ final class WebSocketBenchTests: XCTestCase {
             "RESULT client=courier workload=websocket secs=2.500 cpu_s=1.250 rss_kib=30000 config=scheme:ws "
                 + "n=4 p50_us=200.0 p99_us=4000.0 cpu_us_per_msg=50.0 big_mib=64 mib_s=128.0")
     }
+
+    func testConnectsAddTheirMedianCPUAndWallTimeAtTheEnd() throws {
+        let options = try XCTUnwrap(try BenchOptions.parse(["websocket", "--url", "wss://h:9/", "--connects", "20"]))
+        XCTAssertEqual(options.connects, 20)
+        var echo = ResultLine.WebSocketEcho(latencies: [0.0001], smallCPUSeconds: 0.0001, bigMessages: 0, bigSeconds: 1)
+        echo.connectCPUSeconds = [0.003, 0.001, 0.024]
+        echo.connectSeconds = [0.004, 0.002, 0.030]
+        let line = ResultLine(
+            client: .courier, workload: .websocket, seconds: 1, cpuSeconds: 1, maxRSSKiB: 1, configuration: [("scheme", "wss")],
+            metrics: .webSocket(echo))
+        XCTAssertTrue(line.text.hasSuffix(" connects=3 connect_cpu_us_p50=3000.0 connect_ms_p50=4.000"), line.text)
+    }
 }

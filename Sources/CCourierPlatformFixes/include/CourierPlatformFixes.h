@@ -230,6 +230,16 @@ int courier_stream_send(courier_stream *stream, const void *bytes, size_t length
 /// Closes the connection and frees the stream (curl_easy_cleanup). Once.
 void courier_stream_free(courier_stream *stream);
 
+/// How often a stream's TLS connect parsed a CA file, and how often it took a store parsed by an
+/// earlier connect instead (StreamCAStore.c), since the process started.
+typedef struct {
+    uint64_t parsed;
+    uint64_t reused;
+} courier_stream_ca_counts;
+
+/// The counts so far.
+courier_stream_ca_counts courier_stream_ca_store_counts(void);
+
 /// Installs the kit into the loaded object that contains `anchor` (any address inside
 /// FoundationNetworking's code or data). Idempotent and thread-safe: later calls return the first
 /// result. `wrap` says which functions to take over (the COURIER_WRAP_ bits).

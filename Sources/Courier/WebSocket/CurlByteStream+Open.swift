@@ -88,6 +88,13 @@ extension CurlByteStream {
         return target
     }
 
+    /// How often a TLS connect parsed its CA file and how often it took the store an earlier
+    /// connect parsed (ByteStream.c, StreamCAStore.c), since the process started.
+    static var caStoreCounts: (parsed: UInt64, reused: UInt64) {
+        let counts = courier_stream_ca_store_counts()
+        return (counts.parsed, counts.reused)
+    }
+
     /// Why this process cannot open a stream (libcurl lacks a function it needs), or `nil`.
     static var unavailableReason: String? {
         missingFunctions(found: functionsFound).map { "the system libcurl lacks \($0.joined(separator: ", "))" }

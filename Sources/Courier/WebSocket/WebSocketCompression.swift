@@ -1,5 +1,5 @@
 /// `permessage-deflate` (RFC 7692): messages compressed with DEFLATE, offered in the handshake
-/// when ``WebSocketOptions/compression`` is set (off by default). The server's messages are
+/// when ``WebSocketOptions/compression`` is set (as it is by default; `nil` turns it off). The server's messages are
 /// decompressed with the context it chose; Courier's own are always compressed without context
 /// takeover (each message on its own, the offer's `client_no_context_takeover`), so messages
 /// sent from several tasks at once need no common compression order.

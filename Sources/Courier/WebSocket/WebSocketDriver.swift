@@ -313,6 +313,9 @@ final class WebSocketDriver: Sendable {
         }
         let bytes = try frame.encoded(maskingKey: Self.freshMaskingKey(), compressed: compressor != nil)
         let result = await withCheckedContinuation { (sender: WebSocketConnectionState.Sender) in
+            // The flush goes to `queue` (perform's queue.async). Writing from here with queue.sync
+            // was measured and dropped: in an echo the sender meets the read handler still on the
+            // queue and waits for it (Docs/Performance.md, "wss:// connect cost and echo latency").
             perform(state.withLock { $0.send(bytes, sender: sender) })
         }
         try result.get()

@@ -26,16 +26,17 @@ public struct WebSocketOptions: Sendable, Equatable {
     /// handshake (the server's Close frame, then the server closing TCP first, RFC 6455 §7.1.1)
     /// before Courier closes the connection itself.
     public var closeTimeout: Duration
-    /// `permessage-deflate` (RFC 7692) to offer the server; `nil` (the default): no compression.
+    /// `permessage-deflate` (RFC 7692) to offer the server: `WebSocketCompression()` by default
+    /// (Autobahn|Testsuite's groups 12 and 13 all OK, Docs/WebSocket.md); `nil`: no compression.
     /// Offered only where the system's zlib loads; a server that declines it is fine.
     public var compression: WebSocketCompression?
 
     /// Options; by default no pings, 4 MiB held with back-pressure, 1 MiB of unsent bytes, the
-    /// request's timeout to open, 5 s to close and no compression.
+    /// request's timeout to open, 5 s to close and `permessage-deflate` offered.
     public init(
         pingInterval: Duration? = nil, receiveBufferLimit: Int = 4 << 20, overflow: StreamPolicy.Overflow = .pause,
         sendBufferLimit: Int = 1 << 20, openTimeout: Duration? = nil, closeTimeout: Duration = .seconds(5),
-        compression: WebSocketCompression? = nil
+        compression: WebSocketCompression? = WebSocketCompression()
     ) {
         self.compression = compression
         self.pingInterval = pingInterval.map { max(.milliseconds(1), $0) }

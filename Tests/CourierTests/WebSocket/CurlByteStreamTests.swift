@@ -183,6 +183,38 @@ final class CurlByteStreamTests: TLSServerTestCase {
         XCTAssertEqual(error.code, .tlsCertificateUntrusted, error.message)
     }
 
+    func testASecondConnectTrustingTheSameCAsTakesTheStoreTheFirstParsed() async throws {
+        // Given two servers and one policy
+        let first = try startRawServer()
+        let second = try startRawServer()
+        let enforcer = TLSEnforcer(TLSPolicies(default: trustingTestCA))
+        let before = CurlByteStream.caStoreCounts
+        // When a stream opens to each
+        let one = try await CurlByteStream.open(url: wssURL(first.port), tls: enforcer, timeout: 10)
+        let afterFirst = CurlByteStream.caStoreCounts
+        let two = try await CurlByteStream.open(url: wssURL(second.port), tls: enforcer, timeout: 10)
+        let afterSecond = CurlByteStream.caStoreCounts
+        one.close()
+        two.close()
+        // Then the first parsed the CA file (or took a store another test parsed) and the second
+        // took that store without parsing
+        XCTAssertEqual(afterFirst.parsed + afterFirst.reused, before.parsed + before.reused + 1)
+        XCTAssertEqual(afterSecond.parsed, afterFirst.parsed)
+        XCTAssertEqual(afterSecond.reused, afterFirst.reused + 1)
+    }
+
+    func testAStoreKeptForOneCAFileTrustsNothingForAnother() async throws {
+        // Given a store parsed for the test CA by a connect that succeeded
+        let trusted = try startRawServer()
+        _ = try await open(wssURL(trusted.port), trustingTestCA)
+        // When a policy trusting another CA connects to the same kind of server
+        let other = try startRawServer()
+        let error = try await XCTUnwrapAsync(
+            await openingError(wssURL(other.port), TLSPolicy(trust: .only([.file(pki.otherCAFile)]))))
+        // Then it is refused: stores are kept per CA file
+        XCTAssertEqual(error.code, .tlsCertificateUntrusted, error.message)
+    }
+
     func testAWrongPinFailsWithATypedErrorNamingThePin() async throws {
         // Given a trusted server and a pin of another key
         let server = try startRawServer()

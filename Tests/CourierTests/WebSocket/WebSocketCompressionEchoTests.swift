@@ -28,6 +28,26 @@ final class WebSocketCompressionEchoTests: WebSocketTaskTestCase {
         return task
     }
 
+    func testATaskWithTheDefaultOptionsOffersPermessageDeflateAndInflates() async throws {
+        // Given a server that accepts permessage-deflate and sends one compressed "Hello"
+        let server = try WebSocketTestServer(
+            script: .init(
+                handshake: .acceptExtensions("permessage-deflate"),
+                steps: [.send(.init(opcode: 1, payload: hello, reservedBits: rsv1)), .send(.close(1000)), .read(count: 1)]))
+        // When a task with the manager's default options reads it
+        let task = manager.webSocketTask(with: server.url("/"))
+        XCTAssertEqual(task.options.compression, WebSocketCompression())
+        task.resume()
+        let message = try await task.receive()
+
+        // Then the offer went out and the message arrived inflated
+        XCTAssertEqual(text(message), "Hello")
+        XCTAssertEqual(
+            server.requests.first?.header("Sec-WebSocket-Extensions"),
+            "permessage-deflate; client_no_context_takeover; client_max_window_bits")
+        task.cancel(with: .normalClosure, reason: nil)
+    }
+
     func testCompressedMessagesFromTheServerArriveInflatedWithTheContextKept() async throws {
         // Given a server that accepts permessage-deflate and sends "Hello" twice with its context
         // kept, then "Hello" in two fragments (RSV1 on the first only)
