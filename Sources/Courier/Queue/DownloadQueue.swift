@@ -202,6 +202,7 @@ public final class DownloadQueue: Sendable {
     /// - Parameters:
     ///   - store: the shared list.
     ///   - directory: this process's own directory for partial files (created 0700).
+    ///   - manager: the session manager that runs the downloads.
     ///   - configuration: the queue's settings; ``Configuration/leasing`` says how it leases.
     /// - Throws: ``CourierError/Code-swift.struct/fileSystem`` when the directory cannot be created.
     public init(

@@ -7,7 +7,7 @@ import FoundationNetworking
 
 extension ReconnectingWebSocket {
     /// Reads one event per call, connecting and reconnecting as needed. Whether to reconnect is
-    /// ``reconnectReason(after:closeCode:closedByClient:)`` and `ReconnectState`'s (the event
+    /// `reconnectReason(closeCode:closedByClient:url:)`'s and `ReconnectState`'s (the event
     /// stream's decisions: transient, the bound, the waits); the iterator opens and waits.
     public struct AsyncIterator: AsyncIteratorProtocol {
         /// An event of the connection.
