@@ -129,17 +129,16 @@ public final class TLSRelay: Sendable {
     }
 
     /// Waits (up to 10 s) until `/proc/net/tcp` shows 127.0.0.1:`port` listening. A probe
-    /// connection cannot tell: it would be the one connection `-naccept 1` serves.
+    /// connection cannot tell: it would be the one connection `-naccept 1` serves. The line is
+    /// searched for in the raw bytes: late in the full suite the table holds tens of thousands of
+    /// TIME_WAIT lines, and splitting them all into strings took longer than the whole wait (CI
+    /// saw "did not listen" after five 10 s attempts).
     private static func waitUntilListening(_ port: Int, process: Process) -> Bool {
-        let entry = String(format: "0100007F:%04X", port)
+        // local address, remote 0.0.0.0:0, state 0A (LISTEN)
+        let listening = Data(String(format: "0100007F:%04X 00000000:0000 0A", port).utf8)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, process.isRunning {
-            if let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8),
-                table.split(separator: "\n").contains(where: { line in
-                    let fields = line.split(separator: " ")
-                    return fields.count > 3 && fields[1] == entry && fields[3] == "0A"  // 0A: LISTEN
-                })
-            {
+            if let table = FileManager.default.contents(atPath: "/proc/net/tcp"), table.range(of: listening) != nil {
                 return true
             }
             Thread.sleep(forTimeInterval: 0.01)
