@@ -28,7 +28,7 @@ public final class TLSRelay: Sendable {
         // `-quiet` also silences the "ACCEPT host:port" line that says which port the system gave,
         // so the port is picked here; another process may take it first, hence the retries.
         var lastFailure = ""
-        for _ in 0..<5 {
+        for _ in 0..<8 {
             let candidate = try Self.freePort()
             let connection = try Self.connect(to: targetPort)
             let process = Process()
@@ -61,8 +61,11 @@ public final class TLSRelay: Sendable {
                 self.errors = errors
                 return
             }
+            // Where it waited, for the failure's message: late in the full suite an `s_server` has
+            // been seen not to listen within the wait while a fresh one a moment later did.
+            let state = Self.processState(process.processIdentifier)
             process.stopAndWait()
-            lastFailure = String(decoding: errors.all.reduce(Data(), +), as: UTF8.self)
+            lastFailure = String(decoding: errors.all.reduce(Data(), +), as: UTF8.self) + " [" + state + "]"
         }
         throw OpenSSL.Failure(description: "openssl s_server did not listen: \(lastFailure)")
     }
@@ -83,6 +86,16 @@ public final class TLSRelay: Sendable {
     /// Stops `s_server` (its own PID only) and waits for it.
     public func stop() {
         process.stopAndWait()
+    }
+
+    /// The kernel's word on a process (`/proc`: its state and where it sleeps), for a failure's message.
+    private static func processState(_ pid: Int32) -> String {
+        let read = { (name: String) in
+            (try? String(contentsOfFile: "/proc/\(pid)/\(name)", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+        }
+        let state = read("status").split(separator: "\n").first { $0.hasPrefix("State:") }.map(String.init) ?? "State: ?"
+        return "\(state), wchan \(read("wchan"))"
     }
 
     /// A port nothing listens on right now, from the system.
@@ -128,15 +141,15 @@ public final class TLSRelay: Sendable {
         return address
     }
 
-    /// Waits (up to 10 s) until `/proc/net/tcp` shows 127.0.0.1:`port` listening. A probe
+    /// Waits (up to 15 s) until `/proc/net/tcp` shows 127.0.0.1:`port` listening. A probe
     /// connection cannot tell: it would be the one connection `-naccept 1` serves. The line is
-    /// searched for in the raw bytes: late in the full suite the table holds tens of thousands of
-    /// TIME_WAIT lines, and splitting them all into strings took longer than the whole wait (CI
-    /// saw "did not listen" after five 10 s attempts).
+    /// searched for in the raw bytes: late in the full suite the table holds thousands of
+    /// TIME_WAIT lines. (That was not why CI saw "did not listen" after five 10 s attempts: the
+    /// cause is not known yet, hence more attempts and the process's state in the message.)
     private static func waitUntilListening(_ port: Int, process: Process) -> Bool {
         // local address, remote 0.0.0.0:0, state 0A (LISTEN)
         let listening = Data(String(format: "0100007F:%04X 00000000:0000 0A", port).utf8)
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(15)
         while Date() < deadline, process.isRunning {
             if let table = FileManager.default.contents(atPath: "/proc/net/tcp"), table.range(of: listening) != nil {
                 return true
