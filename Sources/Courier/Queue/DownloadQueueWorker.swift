@@ -17,14 +17,16 @@ internal import CourierSupport
 /// The rules, in order, for each item (Docs/DownloadQueue.md, "A fleet"):
 /// 1. **Lease** (``DownloadQueueStore/lease(worker:duration:maximumPerHost:)``) while fewer than
 ///    ``Configuration/maximumRunning`` run; the store keeps the per-host cap fleet-wide, counting
-///    each lease's connections (a split item's lease holds several: ``DownloadQueue/Lease/connections``). With
-///    nothing to lease, wait for the store's wake-up (``DownloadQueueStore/waitForWork(timeout:)``:
-///    an item added, a lease ended), or ``Configuration/pollInterval`` for expired leases.
+///    each lease's connections (a split item's lease holds several:
+///    ``DownloadQueue/Lease/connections``). With nothing to lease, wait for the store's wake-up
+///    (``DownloadQueueStore/waitForWork(timeout:)``: an item added, a lease ended), or
+///    ``Configuration/pollInterval`` for expired leases.
 /// 2. **Look at the destination**: a file there that is the item's (its SHA-256, or marked by an
 ///    earlier lease as being published) completes the item; anything else there fails it.
-/// 3. **Fetch**, split over exactly the lease's connections, into the worker's `parts` directory, continuing its own partial file if one is
-///    there, or else a copy of the partial file the lease's resume record names when this worker
-///    can read it (shared storage; DownloadQueueWorker+TakeOver.swift), or else from zero.
+/// 3. **Fetch**, split over exactly the lease's connections, into the worker's `parts` directory,
+///    continuing its own partial file if one is there, or else a copy of the partial file the
+///    lease's resume record names when this worker can read it (shared storage;
+///    DownloadQueueWorker+TakeOver.swift), or else from zero.
 ///    Every heartbeat (a third of the lease) renews the lease and records the progress; a renewal
 ///    refused with ``CourierError/Code-swift.struct/leaseLost`` stops the download.
 /// 4. **Publish, fenced**: ``DownloadQueueStore/beginPublishing(_:file:)`` under the lease, then
