@@ -14,9 +14,10 @@ import Foundation
 ///
 /// - Leasing is one transaction, one round trip (the `courier_lease` function): the best runnable
 ///   row (`ORDER BY priority DESC, sequence`) is taken with `SELECT … FOR UPDATE SKIP LOCKED`, so
-///   concurrent workers skip each other's rows instead of waiting; the host's unexpired leases are
-///   counted under a transaction-scoped advisory lock of that host, so the per-host cap holds
-///   across the fleet.
+///   concurrent workers skip each other's rows instead of waiting; the connections of the host's
+///   unexpired leases are summed under a transaction-scoped advisory lock of that host, so the
+///   per-host cap holds across the fleet, and the lease holds its item's split capped at what is
+///   free (``DownloadQueue/Lease/connections``).
 /// - Each lease raises the row's `token`. Renew, progress, complete, fail and release change the
 ///   row only `WHERE token = <the lease's> AND worker = … AND lease_expires >= now()`, in the
 ///   statement that makes the change: a worker whose lease was taken over changes nothing and
@@ -111,18 +112,23 @@ public final class PostgresQueueStore: DownloadQueueStore, CustomStringConvertib
                         throw PostgresConnection.Failure(sqlState: nil, error: error)
                     }
                 }
-                // Rows in batches of 500 (six parameters each, well under the protocol's 65,535).
+                // Rows in batches of 500 (seven parameters each, well under the protocol's 65,535).
+                // `split_connections` is the most the item's split asks for (the queue's rule).
                 for start in stride(from: 0, to: stored.count, by: 500) {
                     let batch = stored[start..<min(start + 500, stored.count)]
                     var values: [String] = []
                     var parameters: [String?] = []
                     for item in batch {
                         let base = parameters.count
-                        values.append("($\(base + 1), $\(base + 2)::bigint, $\(base + 3)::int, $\(base + 4), $\(base + 5))")
-                        parameters += [item.id, String(item.sequence), String(item.priority), item.storeHostKey, Self.json(item)]
+                        values.append(
+                            "($\(base + 1), $\(base + 2)::bigint, $\(base + 3)::int, $\(base + 4), $\(base + 5), $\(base + 6)::int)")
+                        parameters += [
+                            item.id, String(item.sequence), String(item.priority), item.storeHostKey, Self.json(item),
+                            String(DownloadQueue.connectionsWanted(by: item.split)),
+                        ]
                     }
                     _ = try session.execute(
-                        "INSERT INTO courier_items (id, sequence, priority, host, item) VALUES \(values.joined(separator: ", "))",
+                        "INSERT INTO courier_items (id, sequence, priority, host, item, split_connections) VALUES \(values.joined(separator: ", "))",
                         parameters)
                 }
                 _ = try session.execute("SELECT pg_notify('courier_queue', 'add')")
@@ -145,13 +151,14 @@ public final class PostgresQueueStore: DownloadQueueStore, CustomStringConvertib
 
     // MARK: - Leasing
 
-    /// Leases the best runnable item whose host has room, or `nil`: one call of `courier_lease`
-    /// (PostgresQueueStore+Schema.swift), one round trip.
+    /// Leases the best runnable item whose host has a connection free, or `nil`: one call of
+    /// `courier_lease` (PostgresQueueStore+Schema.swift), one round trip. The lease holds the
+    /// connections the function granted (its item's split, capped at what the host had free).
     public func lease(worker: String, duration: TimeInterval, maximumPerHost: Int) throws(CourierError) -> DownloadQueue.Lease? {
         // A row edited into something unreadable is failed, and the next one leased instead.
         for _ in 0..<8 {
             let rows = try execute(
-                "SELECT id, token, expires, item, received, resume_record FROM courier_lease($1, $2::float8, $3::int)",
+                "SELECT id, token, expires, item, received, resume_record, connections FROM courier_lease($1, $2::float8, $3::int)",
                 [worker, String(duration), String(max(1, maximumPerHost))])
             guard let values = rows.first, let id = values[0] else { return nil }
             switch makeLease(id: id, worker: worker, Array(values.dropFirst())) {
@@ -170,12 +177,13 @@ public final class PostgresQueueStore: DownloadQueueStore, CustomStringConvertib
         case unreadable(DownloadQueue.Lease, why: String)
     }
 
-    /// `values`: token, expiry (epoch seconds), item JSON, received, resume record (hex).
+    /// `values`: token, expiry (epoch seconds), item JSON, received, resume record (hex), connections.
     private func makeLease(id: String, worker: String, _ values: [String?]) -> LeaseRow {
         let token = Int64(values[0] ?? "") ?? 0
         let expires = Date(timeIntervalSince1970: Double(values[1] ?? "") ?? 0)
         let received = Int64(values[3] ?? "") ?? 0
         let resumeRecord = values[4].flatMap(Self.bytes(hex:))
+        let connections = Int(values[5] ?? "") ?? 1
         guard let json = values[2], let item = try? JSONDecoder().decode(DownloadQueue.Item.self, from: Data(json.utf8)), item.id == id
         else {
             let placeholder = DownloadQueue.Item.placeholder(id: id)
@@ -187,7 +195,7 @@ public final class PostgresQueueStore: DownloadQueueStore, CustomStringConvertib
         }
         let lease = DownloadQueue.Lease(
             item: item.with(state: .running(received: received, total: item.expectedLength)), worker: worker, token: token,
-            expires: expires, received: received, resumeRecord: resumeRecord)
+            expires: expires, received: received, resumeRecord: resumeRecord, connections: connections)
         return .leased(lease)
     }
 

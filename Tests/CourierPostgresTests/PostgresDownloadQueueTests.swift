@@ -30,11 +30,14 @@ final class PostgresDownloadQueueTests: PostgresTestCase {
     func file(_ name: String) -> URL { root.appendingPathComponent("out/\(name)") }
 
     /// A queue on a store of its own (as a process of the fleet would have), as `name`.
-    func makeQueue(_ name: String, _ configure: (inout DownloadQueue.Configuration) -> Void = { _ in }) throws -> DownloadQueue {
+    func makeQueue(
+        _ name: String, manager managerConfiguration: SessionManager.Configuration = SessionManager.Configuration(),
+        _ configure: (inout DownloadQueue.Configuration) -> Void = { _ in }
+    ) throws -> DownloadQueue {
         var configuration = DownloadQueue.Configuration()
         configuration.leasing.workerName = name
         configure(&configuration)
-        let manager = SessionManager()
+        let manager = SessionManager(configuration: managerConfiguration)
         managers.append(manager)
         return try DownloadQueue(
             store: try openStore(), directory: root.appendingPathComponent("worker-\(name)"), manager: manager,
@@ -71,6 +74,59 @@ final class PostgresDownloadQueueTests: PostgresTestCase {
         XCTAssertEqual(Set(paths).count, 30)
         await first.stop()
         await second.stop()
+    }
+
+    func testTwoQueuesOnSplitItemsFetchThemSplitUnderTheFleetWideCap() async throws {
+        // Given 12 files of 2 MiB on one host, paced, split 1 to 6, and two queues (a store and a
+        // manager each, as two processes) sharing a cap of 6 connections on the host
+        let size = 2 << 20
+        let splits = [6, 2, 4, 1, 3, 6, 1, 5, 2, 4, 3, 6]
+        for index in splits.indices {
+            testServer.addFile(
+                "f\(index).bin", data: TestServer.deterministicBytes(count: size, seed: UInt64(index)), etag: "\"f\(index)\"")
+        }
+        var managerConfiguration = SessionManager.Configuration()
+        managerConfiguration.maximumRunningTasksPerHost = 6
+        let queues = try ["A", "B"].map { name in
+            try makeQueue(name, manager: managerConfiguration) {
+                $0.maximumRunning = 4
+                $0.maximumRunningPerHost = 6
+            }
+        }
+        // When the items are added and both queues run them
+        try queues[0].add(
+            contentsOf: splits.enumerated().map { index, split in
+                DownloadQueue.NewItem(
+                    url: testServer.url("/files/f\(index).bin?chunk=65536&chunk_delay_ms=4"), to: file("f\(index).bin"), id: "f\(index)",
+                    split: split == 1 ? .off : .connections(split))
+            })
+        var peakHeld = 0
+        let deadline = Date().addingTimeInterval(90)
+        while Date() < deadline {
+            let held = try query("SELECT coalesce(sum(connections), 0) FROM courier_items WHERE state = 'leased'")
+            peakHeld = max(peakHeld, Int((held.first?.first ?? nil) ?? "0") ?? 0)
+            if try query("SELECT count(*) FROM courier_items WHERE state = 'completed'") == [["12"]] { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        for queue in queues { await queue.stop() }
+        // Then every file is exact, the leases never held more than 6 connections at once (sampled
+        // every 20 ms from the database), and items were fetched split. (The server's own counts
+        // are printed, not asserted: two processes' managers each keep idle keep-alive connections
+        // no lease counts, and a range handed between connections overlaps for a moment;
+        // Docs/DownloadQueue.md, "Not yet".)
+        XCTAssertEqual(try query("SELECT state, count(*) FROM courier_items GROUP BY state"), [["completed", "12"]])
+        for index in splits.indices {
+            XCTAssertEqual(
+                try? Data(contentsOf: file("f\(index).bin")), TestServer.deterministicBytes(count: size, seed: UInt64(index)),
+                "f\(index)")
+        }
+        XCTAssertLessThanOrEqual(peakHeld, 6)
+        XCTAssertGreaterThan(peakHeld, 0)
+        let inFlight = splits.indices.map { testServer.traffic(for: "/files/f\($0).bin").peakInFlight }
+        print(
+            "fleet split on PostgreSQL: peak held \(peakHeld) of 6, open connections peak \(testServer.peakOpenConnections), in flight per file \(inFlight)"
+        )
+        XCTAssertGreaterThan(inFlight.max() ?? 0, 1, "no item was fetched split")
     }
 
     func testATakenOverItemContinuesFromTheRecordedResumePoint() async throws {

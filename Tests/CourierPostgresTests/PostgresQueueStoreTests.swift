@@ -16,7 +16,7 @@ final class PostgresQueueStoreTests: PostgresTestCase {
         let first = try openStore()
         let second = try openStore()
         // Then the schema is there once, at this version, and both use it
-        XCTAssertEqual(try query("SELECT version FROM courier_schema"), [["1"]])
+        XCTAssertEqual(try query("SELECT version FROM courier_schema"), [["\(PostgresQueueStore.schemaVersion)"]])
         try first.add([newItem("one")])
         XCTAssertEqual(try second.items().map(\.id), ["one"])
     }
@@ -38,6 +38,53 @@ final class PostgresQueueStoreTests: PostgresTestCase {
         XCTAssertThrowsError(try openStore()) { error in
             XCTAssertEqual((error as? CourierError)?.code, .storeIncompatible)
         }
+    }
+
+    func testAVersion1SchemaIsMigratedAndItsLeasesAndSplitsCountedAsConnections() throws {
+        // Given a database as version 1 left it: an unsplit item leased by a worker of that
+        // version, two split items queued, one completed
+        for statement in PostgresSchemaVersion1.statements { try query(statement) }
+        let rows: [(new: DownloadQueue.NewItem, state: String)] = [
+            (newItem("old-leased"), "leased"), (newItem("split", split: .connections(4)), "queued"),
+            (newItem("auto", split: .automatic(upTo: 3)), "queued"), (newItem("done"), "completed"),
+        ]
+        for (index, row) in rows.enumerated() {
+            let item = try DownloadQueue.Item.stored(row.new, id: row.new.id!, sequence: UInt64(index + 1))
+            try query(
+                """
+                INSERT INTO courier_items (id, sequence, priority, host, item, state, worker, token, lease_expires)
+                VALUES ($1, $2::bigint, 0, $3, $4, $5, CASE WHEN $5 = 'leased' THEN 'old' END, 1,
+                    CASE WHEN $5 = 'leased' THEN now() + interval '60 seconds' END)
+                """, [item.id, String(item.sequence), item.storeHostKey, PostgresQueueStore.json(item), row.state])
+        }
+        try query("SELECT setval('courier_item_sequence', 4)")
+        // When a store of this version opens it (two at once: one migrates, the other waits and reads)
+        let opened = Locked<[Result<PostgresQueueStore, CourierError>]>([])
+        let connectionString = server.connectionString(database: database)
+        DispatchQueue.concurrentPerform(iterations: 2) { _ in
+            let result = Result { () throws(CourierError) in try PostgresQueueStore(connectionString: connectionString) }
+            opened.withLock { $0.append(result) }
+        }
+        stores += try opened.withLock { $0 }.map { try $0.get() }
+        let store = stores[0]
+        // Then the schema is this version's, each split item wants its split, the old lease holds one
+        XCTAssertEqual(try query("SELECT version FROM courier_schema"), [["\(PostgresQueueStore.schemaVersion)"]])
+        XCTAssertEqual(
+            try query("SELECT id, split_connections, connections FROM courier_items ORDER BY sequence"),
+            [["old-leased", "1", "1"], ["split", "4", "1"], ["auto", "3", "1"], ["done", "1", "1"]])
+        XCTAssertEqual(try store.items().map(\.id), ["old-leased", "split", "auto", "done"], "every item still reads")
+        // And leases under a cap of 4 count the old lease's connection: the split item gets the 3 left
+        let split = try XCTUnwrap(try store.lease(worker: "new", duration: 30, maximumPerHost: 4))
+        XCTAssertEqual([split.item.id, "\(split.connections)"], ["split", "3"])
+        XCTAssertEqual(split.split, .connections(3))
+        XCTAssertNil(try store.lease(worker: "new", duration: 30, maximumPerHost: 4), "4 of 4 held")
+        // And the old worker's lease is still fenced by its token and completes; its connection frees
+        let old = DownloadQueue.Lease(
+            item: try XCTUnwrap(try store.items().first), worker: "old", token: 1, expires: Date().addingTimeInterval(60))
+        try store.complete(old, file: old.item.destination)
+        let auto = try XCTUnwrap(try store.lease(worker: "new", duration: 30, maximumPerHost: 4))
+        XCTAssertEqual([auto.item.id, "\(auto.connections)"], ["auto", "1"])
+        XCTAssertEqual(auto.split, .off)
     }
 
     // MARK: - Leases
@@ -162,6 +209,69 @@ final class PostgresQueueStoreTests: PostgresTestCase {
         let done = try XCTUnwrap(leases.first { $0.item.url.host == "a.example" })
         try (done.worker == "A" ? a : b).complete(done, file: done.item.destination)
         XCTAssertEqual(try b.lease(worker: "B", duration: 30, maximumPerHost: 2)?.item.url.host, "a.example")
+    }
+
+    func testASplitItemsLeaseHoldsItsConnectionsAndTheCapSumsThemAcrossStores() throws {
+        // Given a cap of 4 connections per host, items split 3 and 4 and two unsplit ones, two stores
+        let a = try openStore()
+        let b = try openStore()
+        try a.add([
+            newItem("three", split: .connections(3)), newItem("four", split: .automatic(upTo: 4)), newItem("one"), newItem("two"),
+            newItem("elsewhere", host: "b.example", split: .connections(8)),
+        ])
+        // When each store leases while the host has room
+        let three = try XCTUnwrap(try a.lease(worker: "A", duration: 30, maximumPerHost: 4))
+        let four = try XCTUnwrap(try b.lease(worker: "B", duration: 30, maximumPerHost: 4))
+        let elsewhere = try XCTUnwrap(try b.lease(worker: "B", duration: 30, maximumPerHost: 4))
+        // Then the first holds its 3, the second the one left, and the host is full for either store
+        XCTAssertEqual([three.item.id, four.item.id, elsewhere.item.id], ["three", "four", "elsewhere"])
+        XCTAssertEqual([three.connections, four.connections, elsewhere.connections], [3, 1, 4])
+        XCTAssertEqual([three.split, four.split, elsewhere.split], [.connections(3), .off, .connections(4)])
+        XCTAssertNil(try a.lease(worker: "A", duration: 30, maximumPerHost: 4))
+        XCTAssertNil(try b.lease(worker: "B", duration: 30, maximumPerHost: 4))
+        XCTAssertEqual(
+            try query("SELECT host, sum(connections) FROM courier_items WHERE state = 'leased' GROUP BY host ORDER BY host"),
+            [["a.example:-1", "4"], ["b.example:-1", "4"]])
+        // And a renewal keeps the grant; the split lease's end frees its three for the other store
+        XCTAssertEqual(try a.renew(three, duration: 30).connections, 3)
+        try a.complete(three, file: three.item.destination)
+        let one = try XCTUnwrap(try b.lease(worker: "B", duration: 30, maximumPerHost: 4))
+        let two = try XCTUnwrap(try b.lease(worker: "B", duration: 30, maximumPerHost: 4))
+        XCTAssertEqual([one.item.id, two.item.id], ["one", "two"])
+        XCTAssertEqual(one.connections + two.connections, 2)
+    }
+
+    func testTheStoreGrantsWhatTheQueuesRuleGrants() throws {
+        // Given hosts with 0 to `cap` connections held by unsplit leases, and on each an item of
+        // each kind of split (one case per host, so cases never share a count)
+        let store = try openStore()
+        let splits: [DownloadSplit] = [.off, .connections(2), .connections(4), .automatic(upTo: 3), .automatic]
+        var index = 0
+        for cap in [1, 3, 6] {
+            for held in 0...cap {
+                for split in splits {
+                    index += 1
+                    let host = "h\(index).example"
+                    try store.add(
+                        (0..<held).map { newItem("f\(index)-\($0)", host: host, priority: 1) } + [
+                            newItem("x\(index)", host: host, split: split)
+                        ])
+                    for _ in 0..<held {
+                        XCTAssertEqual(try store.lease(worker: "W", duration: 60, maximumPerHost: cap)?.connections, 1)
+                    }
+                    // When the item is leased under the cap
+                    let lease = try store.lease(worker: "W", duration: 60, maximumPerHost: cap)
+                    // Then it holds what the one-process queue would grant, or waits as it would
+                    let expected = DownloadQueue.grant(split, hostConnections: held, perHost: cap)
+                    let label = "\(split) with \(held) of \(cap) held"
+                    XCTAssertEqual(lease?.item.id, expected == nil ? nil : "x\(index)", label)
+                    XCTAssertEqual(lease?.connections, expected?.connections, label)
+                    XCTAssertEqual(lease?.split, expected?.split, label)
+                    // (The next case starts on an empty list: no earlier item competes for its lease.)
+                    try query("DELETE FROM courier_items")
+                }
+            }
+        }
     }
 
     func testHigherPriorityLeasesFirstThenTheOrderOfAdding() throws {

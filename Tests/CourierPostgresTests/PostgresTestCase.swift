@@ -71,9 +71,9 @@ class PostgresTestCase: XCTestCase {
         return store
     }
 
-    func newItem(_ id: String, host: String = "a.example", priority: Int = 0) -> DownloadQueue.NewItem {
+    func newItem(_ id: String, host: String = "a.example", priority: Int = 0, split: DownloadSplit = .off) -> DownloadQueue.NewItem {
         DownloadQueue.NewItem(
             url: URL(string: "https://\(host)/files/\(id)")!, to: URL(fileURLWithPath: "/tmp/courier-pg-out/\(id)"), id: id,
-            priority: priority)
+            priority: priority, split: split)
     }
 }

@@ -138,26 +138,52 @@ extension DownloadQueue.QueueState {
 extension DownloadQueue {
     /// What an item starts with: the connections it holds on its host until its run ends, and
     /// the split its download may use (never more connections than it holds).
-    struct ConnectionGrant: Equatable {
+    package struct ConnectionGrant: Equatable {
         /// Counted against the host's cap from the run's start to its release.
-        let connections: Int
+        package let connections: Int
         /// The item's split, capped at ``connections``.
-        let split: DownloadSplit
+        package let split: DownloadSplit
     }
 
     /// The one admission rule of the per-host cap: an item whose host already runs
     /// `hostConnections` connections of `perHost` may start only while one is free, and its
     /// split is capped at what is free (never below one). So the connections held on a host never
     /// exceed its cap, whatever mix of split and single items runs there. `nil`: the host is full,
-    /// the item waits.
-    static func grant(_ split: DownloadSplit, hostConnections: Int, perHost: Int) -> ConnectionGrant? {
+    /// the item waits. A fleet's stores grant by the same rule, fleet-wide
+    /// (``grantedConnections(wanting:hostConnections:perHost:)``, ``grantedSplit(_:connections:)``).
+    package static func grant(_ split: DownloadSplit, hostConnections: Int, perHost: Int) -> ConnectionGrant? {
+        guard
+            let connections = grantedConnections(
+                wanting: connectionsWanted(by: split), hostConnections: hostConnections, perHost: perHost)
+        else { return nil }
+        return ConnectionGrant(connections: connections, split: grantedSplit(split, connections: connections))
+    }
+
+    /// The most connections `split` asks for on its host, whatever is free: what a store keeps
+    /// beside an item so that it can grant by counts alone.
+    package static func connectionsWanted(by split: DownloadSplit) -> Int {
+        split.cap(perHost: nil)
+    }
+
+    /// The count half of ``grant(_:hostConnections:perHost:)``: an item wanting `wanted`
+    /// connections, on a host where `hostConnections` of `perHost` are held, gets what is free up
+    /// to `wanted` (never below one), or `nil` when none is free. `PostgresQueueStore`'s
+    /// `courier_lease` computes this in SQL, inside its transaction (`least(wanted, cap - held)`
+    /// while `cap - held >= 1`); its tests check it against this function.
+    package static func grantedConnections(wanting wanted: Int, hostConnections: Int, perHost: Int) -> Int? {
         let free = perHost - max(hostConnections, 0)
         guard free >= 1 else { return nil }
-        let connections = split.cap(perHost: free)
-        guard connections > 1 else { return ConnectionGrant(connections: 1, split: .off) }
+        return max(1, min(wanted, free))
+    }
+
+    /// The split half: the split a download of `split` uses when granted `connections` (fixed:
+    /// that many; automatic: finding its count up to that many; one connection: no split).
+    package static func grantedSplit(_ split: DownloadSplit, connections: Int) -> DownloadSplit {
+        let connections = split.cap(perHost: max(1, connections))
+        guard connections > 1 else { return .off }
         switch split.mode {
-        case .fixed: return ConnectionGrant(connections: connections, split: .connections(connections))
-        case .automatic: return ConnectionGrant(connections: connections, split: .automatic(upTo: connections))
+        case .fixed: return .connections(connections)
+        case .automatic: return .automatic(upTo: connections)
         }
     }
 }

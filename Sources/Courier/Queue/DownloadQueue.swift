@@ -32,9 +32,9 @@ public final class DownloadQueue: Sendable {
         public var maximumRunning = 4
         /// The most connections at once against one host and port (at least 1). Default 2:
         /// servers throttle or ban clients that open many connections. An item holds one, or up
-        /// to its ``NewItem/split`` when that many are free; it starts only while one is free. The
-        /// manager's ``SessionManager/Configuration/maximumRunningTasksPerHost`` should allow as
-        /// many.
+        /// to its ``NewItem/split`` when that many are free; it starts only while one is free. On a
+        /// shared store, counted over every worker of the store. The manager's
+        /// ``SessionManager/Configuration/maximumRunningTasksPerHost`` should allow as many.
         public var maximumRunningPerHost = 2
         /// The policy each download starts from (retries, deadline, buffer); the item's expected
         /// length, SHA-256 and split (``Item/split``), and the partial file in the queue's
@@ -196,7 +196,8 @@ public final class DownloadQueue: Sendable {
     /// ``items``, ``changes(bufferingNewest:)``, observers, ``stop()``. What a shared store does
     /// not offer is refused with ``CourierError/Code-swift.struct/invalidRequest``: ``pause(_:)``,
     /// ``resume(_:)``, ``cancel(_:)``, ``remove(_:)`` and ``reconcile(_:unlisted:replacingExistingFiles:)``
-    /// (Docs/DownloadQueue.md, "A fleet", says why). Items are fetched unsplit, and
+    /// (Docs/DownloadQueue.md, "A fleet", says why). A split item is fetched over the connections
+    /// its lease holds (``Lease/connections``, counted over the fleet), and
     /// ``Configuration/pausesWhileOffline`` does not apply. Fetching starts at once.
     ///
     /// - Parameters:

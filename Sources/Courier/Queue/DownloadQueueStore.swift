@@ -12,10 +12,15 @@ import Foundation
 /// - **Lease** (``lease(worker:duration:maximumPerHost:)``) claims the next runnable item for one
 ///   worker until the lease expires: higher ``DownloadQueue/Item/priority`` first, then the order
 ///   items were added. Runnable means `queued`, or leased by anyone with the lease expired (taken
-///   over). No two unexpired leases ever hold one item. A lease counts as one connection on its
-///   item's host (``DownloadQueue/Item`` `host:port`), and no lease is granted that would put a
-///   host over `maximumPerHost` unexpired leases, counted over every worker of the store. Each
-///   lease of an item carries a **fencing token** greater than every earlier lease's of that item.
+///   over). No two unexpired leases ever hold one item. Each lease of an item carries a
+///   **fencing token** greater than every earlier lease's of that item.
+/// - **Per-host caps count connections**, over every worker of the store. A lease holds
+///   ``DownloadQueue/Lease/connections`` on its item's host (``DownloadQueue/Item`` `host:port`):
+///   its item's split (``DownloadQueue/Item/split``), capped at what the host has free, never
+///   below one — the rule the one-process queue grants by (DownloadQueue+Decisions.swift). A host
+///   whose unexpired leases hold `maximumPerHost` connections is granted no lease; so the
+///   connections its leases hold never exceed the cap. The worker fetches the item with exactly
+///   the lease's connections (``DownloadQueue/Lease/split``).
 /// - **Renew** (``renew(_:duration:)``), **progress** (``recordProgress(_:received:resumeRecord:)``),
 ///   **publishing** (``beginPublishing(_:file:)``), **complete** (``complete(_:file:)``), **fail** (``fail(_:_:)``) and **release**
 ///   (``release(_:)``) act only while the lease is the item's current one and has not expired:
@@ -39,7 +44,8 @@ public protocol DownloadQueueStore: AnyObject, Sendable {
     @discardableResult
     func add(_ items: [DownloadQueue.NewItem]) throws(CourierError) -> [DownloadQueue.Item]
     /// Claims the next runnable item for `worker` for `duration` seconds, or returns `nil` when
-    /// none may run now (none queued, or every host with one at `maximumPerHost` leases).
+    /// none may run now (none queued, or every host with one at `maximumPerHost` connections held
+    /// by unexpired leases). The lease holds the connections granted to it.
     func lease(worker: String, duration: TimeInterval, maximumPerHost: Int) throws(CourierError) -> DownloadQueue.Lease?
     /// Extends a lease that is still the item's and unexpired to `duration` seconds from now.
     func renew(_ lease: DownloadQueue.Lease, duration: TimeInterval) throws(CourierError) -> DownloadQueue.Lease
@@ -96,20 +102,35 @@ extension DownloadQueue {
         public let received: Int64
         /// The resume record last recorded for the item (``DownloadQueueStore/recordProgress(_:received:resumeRecord:)``).
         public let resumeRecord: Data?
+        /// The connections the lease holds on its item's host, counted against the fleet-wide
+        /// per-host cap until it ends: 1 for an unsplit item, up to the item's
+        /// ``DownloadQueue/Item/split`` for a split one, fewer when fewer were free (the rule the
+        /// one-process queue grants by). The download uses exactly these (``split``).
+        public let connections: Int
 
-        /// A lease as a store hands it out.
-        public init(item: Item, worker: String, token: Int64, expires: Date, received: Int64 = 0, resumeRecord: Data? = nil) {
+        /// A lease as a store hands it out; `connections` below 1 is read as 1.
+        public init(
+            item: Item, worker: String, token: Int64, expires: Date, received: Int64 = 0, resumeRecord: Data? = nil,
+            connections: Int = 1
+        ) {
             self.item = item
             self.worker = worker
             self.token = token
             self.expires = expires
             self.received = received
             self.resumeRecord = resumeRecord
+            self.connections = max(1, connections)
         }
+
+        /// The split the lease's download uses: the item's, capped at ``connections``
+        /// (``DownloadSplit/off`` for one).
+        public var split: DownloadSplit { DownloadQueue.grantedSplit(item.split, connections: connections) }
 
         /// The same lease with a new expiry (after a renewal).
         public func renewed(until expires: Date) -> Lease {
-            Lease(item: item, worker: worker, token: token, expires: expires, received: received, resumeRecord: resumeRecord)
+            Lease(
+                item: item, worker: worker, token: token, expires: expires, received: received, resumeRecord: resumeRecord,
+                connections: connections)
         }
     }
 }

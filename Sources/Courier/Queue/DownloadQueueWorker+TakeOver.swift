@@ -25,7 +25,8 @@ extension DownloadQueueWorker {
     /// this worker can read at a path (`nil` when it cannot: another machine's disk).
     ///
     /// The longer of the two continues: this worker's own bytes, or a readable copy of the
-    /// recorded ones. A split record (segments) is never copied: workers fetch unsplit.
+    /// recorded ones. A split record (segments) is never copied: its bytes are not one prefix, so
+    /// a split item taken over from another worker starts from zero (its own record continues).
     static func partialStart(
         own: ResumeData?, recorded: ResumeData?, ownPartial: URL, readableSize: (URL) -> Int64?
     ) -> PartialStart {

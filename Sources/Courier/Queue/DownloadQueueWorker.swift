@@ -16,14 +16,17 @@ internal import CourierSupport
 ///
 /// The rules, in order, for each item (Docs/DownloadQueue.md, "A fleet"):
 /// 1. **Lease** (``DownloadQueueStore/lease(worker:duration:maximumPerHost:)``) while fewer than
-///    ``Configuration/maximumRunning`` run; the store keeps the per-host cap fleet-wide. With
-///    nothing to lease, wait for the store's wake-up (``DownloadQueueStore/waitForWork(timeout:)``:
-///    an item added, a lease ended), or ``Configuration/pollInterval`` for expired leases.
+///    ``Configuration/maximumRunning`` run; the store keeps the per-host cap fleet-wide, counting
+///    each lease's connections (a split item's lease holds several:
+///    ``DownloadQueue/Lease/connections``). With nothing to lease, wait for the store's wake-up
+///    (``DownloadQueueStore/waitForWork(timeout:)``: an item added, a lease ended), or
+///    ``Configuration/pollInterval`` for expired leases.
 /// 2. **Look at the destination**: a file there that is the item's (its SHA-256, or marked by an
 ///    earlier lease as being published) completes the item; anything else there fails it.
-/// 3. **Fetch** into the worker's `parts` directory, continuing its own partial file if one is
-///    there, or else a copy of the partial file the lease's resume record names when this worker
-///    can read it (shared storage; DownloadQueueWorker+TakeOver.swift), or else from zero.
+/// 3. **Fetch**, split over exactly the lease's connections, into the worker's `parts` directory,
+///    continuing its own partial file if one is there, or else a copy of the partial file the
+///    lease's resume record names when this worker can read it (shared storage;
+///    DownloadQueueWorker+TakeOver.swift), or else from zero.
 ///    Every heartbeat (a third of the lease) renews the lease and records the progress; a renewal
 ///    refused with ``CourierError/Code-swift.struct/leaseLost`` stops the download.
 /// 4. **Publish, fenced**: ``DownloadQueueStore/beginPublishing(_:file:)`` under the lease, then
@@ -44,7 +47,8 @@ public final class DownloadQueueWorker: Sendable {
         public var name = DownloadQueueWorker.defaultName()
         /// The most downloads running at once in this worker (at least 1). Default 4.
         public var maximumRunning = 4
-        /// The most leases at once on one host and port, over every worker of the store (at least 1). Default 2.
+        /// The most connections at once on one host and port, held by the leases of every worker of
+        /// the store (at least 1; a split item's lease holds several). Default 2.
         public var maximumRunningPerHost = 2
         /// How long a lease lasts unless renewed, in seconds. Default 30; renewed every third of it.
         public var leaseDuration: TimeInterval = 30
@@ -63,7 +67,8 @@ public final class DownloadQueueWorker: Sendable {
         /// How many refreshes in a row one lease may ask before its item fails. Default 3.
         public var maximumRefreshes = 3
         /// The policy each download starts from; the item's expected length and SHA-256, and the
-        /// partial file in the worker's directory, are set per item. Items are fetched unsplit.
+        /// partial file in the worker's directory, are set per item, and so is its split: the
+        /// item's, capped at the connections its lease was granted (``DownloadQueue/Lease/split``).
         public var policy = DownloadPolicy.default
 
         /// The defaults.
@@ -308,7 +313,8 @@ public final class DownloadQueueWorker: Sendable {
         var policy = configuration.policy
         policy.expectedLength = item.expectedLength
         policy.expectedSHA256 = item.sha256.flatMap(DownloadPolicy.sha256(hex:))
-        policy.split = .off
+        // Exactly the connections the store granted the lease, counted fleet-wide on its host.
+        policy.split = lease.split
         policy.partialFile = partialFile(for: item.id)
         let store = self.store
         // The fence: the mark is set under the lease, or the file is not linked. The link that

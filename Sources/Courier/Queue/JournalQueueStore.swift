@@ -20,6 +20,8 @@ public final class JournalQueueStore: DownloadQueueStore {
         var expires: Date
         var received: Int64 = 0
         var resumeRecord: Data?
+        /// The connections it holds on its item's host (``DownloadQueue/Lease/connections``).
+        var connections = 1
     }
 
     /// Everything that changes, behind the one lock.
@@ -151,14 +153,20 @@ public final class JournalQueueStore: DownloadQueueStore {
     }
 
     /// Leases the best runnable item: an expired lease's item or the first queued one, whichever
-    /// comes first by priority and order.
+    /// comes first by priority and order, among hosts with a connection free. The lease holds what
+    /// ``DownloadQueue/grant(_:hostConnections:perHost:)`` grants its item.
     public func lease(worker: String, duration: TimeInterval, maximumPerHost: Int) throws(CourierError) -> DownloadQueue.Lease? {
         let now = clock()
+        let cap = max(1, maximumPerHost)
         return try change { (inner: inout Inner) throws(CourierError) -> DownloadQueue.Lease? in
-            let live = inner.leases.filter { $0.value.expires >= now }
             var perHost: [String: Int] = [:]
-            for id in live.keys { if let item = inner.queue.items[id] { perHost[item.storeHostKey, default: 0] += 1 } }
-            let hasRoom = { (host: String) in perHost[host, default: 0] < max(1, maximumPerHost) }
+            for (id, held) in inner.leases where held.expires >= now {
+                if let item = inner.queue.items[id] { perHost[item.storeHostKey, default: 0] += held.connections }
+            }
+            // Every item needs one connection at least: a host has room when one would be granted.
+            let hasRoom = { (host: String) in
+                DownloadQueue.grant(.off, hostConnections: perHost[host, default: 0], perHost: cap) != nil
+            }
             let expired = inner.leases.keys.compactMap { inner.queue.items[$0] }
                 .filter { inner.leases[$0.id]!.expires < now && hasRoom($0.storeHostKey) }
                 .min { JournalQueueStore.runsBefore($0, $1) }
@@ -171,6 +179,12 @@ public final class JournalQueueStore: DownloadQueueStore {
                 }
             }
             guard let item = chosen else { return nil }
+            guard let grant = DownloadQueue.grant(item.split, hostConnections: perHost[item.storeHostKey, default: 0], perHost: cap)
+            else {
+                // Not reached: `hasRoom` asked the same rule. A queued item goes back in its place.
+                if item.state == .queued { inner.queue.order.insert(item) }
+                return nil
+            }
             let token = (inner.tokens[item.id] ?? 0) + 1
             inner.tokens[item.id] = token
             let previous =
@@ -180,11 +194,11 @@ public final class JournalQueueStore: DownloadQueueStore {
             if previous == nil { inner.queue.set(item.id, .running(received: 0, total: nil)) }
             let held = Held(
                 worker: worker, token: token, expires: now.addingTimeInterval(duration), received: previous?.received ?? 0,
-                resumeRecord: previous?.resumeRecord)
+                resumeRecord: previous?.resumeRecord, connections: grant.connections)
             inner.leases[item.id] = held
             return DownloadQueue.Lease(
                 item: inner.queue.items[item.id] ?? item, worker: worker, token: token, expires: held.expires,
-                received: held.received, resumeRecord: held.resumeRecord)
+                received: held.received, resumeRecord: held.resumeRecord, connections: held.connections)
         }
     }
 

@@ -37,7 +37,8 @@ extension QueueCommand {
         }
         defer { store.close() }
 
-        let manager = makeManager(split: .off) { ProgressPrinter.writeToStandardError($0 + "\n") }
+        // Items are fetched split over their leases' connections: the manager holds none of them back.
+        let manager = makeManager(split: options.shared.split) { ProgressPrinter.writeToStandardError($0 + "\n") }
         defer { manager.invalidate(cancelingTasks: true) }
         var configuration = DownloadQueue.Configuration()
         configuration.maximumRunning = options.parallel

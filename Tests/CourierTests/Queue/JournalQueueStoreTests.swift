@@ -15,9 +15,10 @@ final class JournalQueueStoreTests: JournalTestCase {
 
     func advance(_ seconds: TimeInterval) { now.withLock { $0 += seconds } }
 
-    func newItem(_ id: String, host: String = "a.example", priority: Int = 0) -> DownloadQueue.NewItem {
+    func newItem(_ id: String, host: String = "a.example", priority: Int = 0, split: DownloadSplit = .off) -> DownloadQueue.NewItem {
         DownloadQueue.NewItem(
-            url: URL(string: "https://\(host)/\(id)")!, to: root.appendingPathComponent("out/\(id)"), id: id, priority: priority)
+            url: URL(string: "https://\(host)/\(id)")!, to: root.appendingPathComponent("out/\(id)"), id: id, priority: priority,
+            split: split)
     }
 
     func testLeasesFollowPriorityThenTheOrderOfAddingUnderThePerHostCap() throws {
@@ -29,6 +30,35 @@ final class JournalQueueStoreTests: JournalTestCase {
         var order: [String] = []
         while let lease = try store.lease(worker: "w", duration: 60, maximumPerHost: 2) { order.append(lease.item.id) }
         XCTAssertEqual(order, ["a-high", "a-mid", "b-low"], "two leases on a.example at most")
+    }
+
+    func testASplitItemsLeaseHoldsItsConnectionsAndTheCapCountsThem() throws {
+        // Given a cap of 4 connections per host, and items split 3 and 4, then two unsplit ones
+        let store = try openStore()
+        try store.add([
+            newItem("three", split: .connections(3)), newItem("four", split: .automatic(upTo: 4)), newItem("one"), newItem("two"),
+            newItem("elsewhere", host: "b.example", split: .connections(8)),
+        ])
+        // When leases are taken while the host has room
+        let three = try XCTUnwrap(try store.lease(worker: "A", duration: 10, maximumPerHost: 4))
+        let four = try XCTUnwrap(try store.lease(worker: "B", duration: 10, maximumPerHost: 4))
+        let elsewhere = try XCTUnwrap(try store.lease(worker: "B", duration: 10, maximumPerHost: 4))
+        // Then the first holds its 3, the second only the one left (its split capped to it), and
+        // the host then has none free: the unsplit items wait; the other host grants its own 4
+        XCTAssertEqual([three.item.id, four.item.id, elsewhere.item.id], ["three", "four", "elsewhere"])
+        XCTAssertEqual([three.connections, four.connections, elsewhere.connections], [3, 1, 4])
+        XCTAssertEqual([three.split, four.split, elsewhere.split], [.connections(3), .off, .connections(4)])
+        XCTAssertNil(try store.lease(worker: "C", duration: 10, maximumPerHost: 4), "4 of 4 connections held on a.example")
+        // When the split lease ends, its three connections are free again
+        try store.complete(three, file: three.item.destination)
+        let one = try XCTUnwrap(try store.lease(worker: "C", duration: 10, maximumPerHost: 4))
+        let two = try XCTUnwrap(try store.lease(worker: "C", duration: 10, maximumPerHost: 4))
+        XCTAssertEqual([one.item.id, two.item.id, "\(one.connections + two.connections)"], ["one", "two", "2"])
+        // And an expired lease's connections count no more: its item is taken over with a new grant
+        advance(11)
+        let again = try XCTUnwrap(try store.lease(worker: "D", duration: 10, maximumPerHost: 4))
+        XCTAssertEqual(again.item.id, "four")
+        XCTAssertEqual(again.connections, 4, "every lease on a.example expired: the whole split is free")
     }
 
     func testARenewedLeaseHoldsUntilItsNewExpiryThenIsTakenOver() throws {

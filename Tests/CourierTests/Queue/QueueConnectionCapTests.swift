@@ -91,6 +91,48 @@ final class QueueConnectionCapTests: XCTestCase {
         XCTAssertEqual(state.connectionsPerHost, [:])
     }
 
+    // MARK: - A fleet's leases
+
+    func testTheCountAndTheSplitHalvesMakeExactlyTheQueuesGrant() {
+        // Given every split a store may keep (as the most connections it wants) and every host load
+        let splits: [DownloadSplit] =
+            [.off, .automatic] + (2...DownloadSplit.maximumConnections).flatMap { [.connections($0), .automatic(upTo: $0)] }
+        for split in splits {
+            for perHost in 1...10 {
+                for held in -1...11 {
+                    // When a store grants by counts alone, then builds the download's split from its count
+                    let grant = DownloadQueue.grant(split, hostConnections: held, perHost: perHost)
+                    let count = DownloadQueue.grantedConnections(
+                        wanting: DownloadQueue.connectionsWanted(by: split), hostConnections: held, perHost: perHost)
+                    // Then it is the one-process queue's grant, connections and split
+                    let label = "\(split) with \(held) of \(perHost) held"
+                    XCTAssertEqual(count, grant?.connections, label)
+                    if let count { XCTAssertEqual(DownloadQueue.grantedSplit(split, connections: count), grant?.split, label) }
+                }
+            }
+        }
+    }
+
+    func testALeaseFetchesItsItemSplitOverExactlyItsConnections() {
+        // Given items of each kind of split, and leases granting them some connections
+        let rows: [(split: DownloadSplit, connections: Int, expected: DownloadSplit)] = [
+            (.off, 1, .off), (.off, 4, .off), (.connections(4), 4, .connections(4)), (.connections(4), 3, .connections(3)),
+            (.connections(4), 1, .off), (.automatic, 5, .automatic(upTo: 5)), (.automatic(upTo: 3), 2, .automatic(upTo: 2)),
+            (.automatic(upTo: 3), 3, .automatic(upTo: 3)), (.connections(2), 0, .off),
+        ]
+        for row in rows {
+            var item = DownloadQueue.Item.placeholder(id: "x")
+            item.splitArgument = DownloadQueue.Item.splitArgument(for: row.split)
+            // When a lease holds that many
+            let lease = DownloadQueue.Lease(item: item, worker: "w", token: 1, expires: .distantFuture, connections: row.connections)
+            // Then its download's split is the item's capped at them, and a count below one is one
+            XCTAssertEqual(lease.connections, max(1, row.connections), "\(row)")
+            XCTAssertEqual(lease.split, DownloadQueue.grant(row.split, hostConnections: 0, perHost: lease.connections)?.split, "\(row)")
+            XCTAssertEqual(lease.split, row.expected, "\(row)")
+            XCTAssertEqual(lease.renewed(until: .distantPast).connections, lease.connections, "a renewal keeps the grant")
+        }
+    }
+
     // MARK: - The journal
 
     /// An `add` record as versions before split items wrote it (no `split` key).
