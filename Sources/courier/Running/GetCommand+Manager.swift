@@ -5,7 +5,7 @@ import FoundationNetworking
 import Courier
 import CourierSupport
 
-/// What the three ways of running `get` (to a file, streamed to stdout, through `--cache`) share:
+/// What the two ways of running `get` (a file download, with or without `--cache`; streamed to stdout) share:
 /// the manager's configuration from the options, and the one error line that ends a failed run.
 extension GetCommand {
     /// A configuration from `options`: TLS, `--timeout` as URLSession's request timeout, the retry
