@@ -199,9 +199,9 @@ enum OptionTable {
             """
             Fetch through a disk response cache in <dir> (RFC 9111, as
             a browser's): a fresh stored copy answers without a
-            request, a stale one is revalidated. The body is held in
-            memory (at most 256 MiB) and written whole; a cut body
-            starts over. Not with --split or -i.
+            request, a stale one is revalidated. Bodies up to 256 MiB
+            are stored; with -o -, written once whole and verified.
+            Not with --split or -i.
             """),
         OptionSpec(
             ["-i", "--input-file"], "<file>", [.queue], .list,

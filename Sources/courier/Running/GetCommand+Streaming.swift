@@ -104,33 +104,24 @@ extension GetCommand {
         return fail(error, suffix: suffix)
     }
 
-    /// The manager for one streamed body: the command's deadline, `--retries` as its retry
-    /// policy (which continues a stream by `Range` once bytes were handed over), and a monitor
-    /// that says each retry on stderr. `--timeout` is the stream's policy (``streamPolicy()``):
-    /// URLSession's request timeout does not apply to streams.
+    /// The manager for one streamed body: get's (``managerConfiguration(_:verbose:say:retryLine:)``,
+    /// each retry counted for the summary) with the command's deadline and `--retries` as its
+    /// retry policy (which continues a stream by `Range` once bytes were handed over).
     private func streamingManager(printer: ProgressPrinter, retries: Locked<Int>, verbose: VerboseMonitor?) -> SessionManager {
-        var configuration = SessionManager.Configuration()
-        configuration.tls = options.tls.announced()
+        let limit = options.retries
+        var configuration = Self.managerConfiguration(options, verbose: verbose, say: { printer.message($0) }) { event in
+            retries.withLock { $0 += 1 }
+            // The policy is the command's, so its limit is known (the library reports `nil`
+            // for a retrier's limit).
+            return Self.retryLine(
+                TaskRetryEvent(
+                    error: event.error, retry: event.retry, retryLimit: limit, delay: event.delay,
+                    bytesReceived: event.bytesReceived, continuesFrom: event.continuesFrom))
+        }
         configuration.deadline = options.maxTime.map { .seconds(roundingUp: $0) }
         configuration.retryPolicy = Self.retryPolicy(retries: options.retries)
         // Not to another origin a redirect leads to, unless trusted (as for files).
         if !options.locationTrusted { configuration.sensitiveHeaders = Set(options.headers.map { $0.name.lowercased() }) }
-        let quiet = options.quiet
-        let limit = options.retries
-        configuration.eventMonitors = [
-            ClosureEventMonitor(onRetry: { _, event in
-                retries.withLock { $0 += 1 }
-                guard !quiet else { return }
-                // The policy is the command's, so its limit is known (the library reports `nil`
-                // for a retrier's limit).
-                let counted = TaskRetryEvent(
-                    error: event.error, retry: event.retry, retryLimit: limit, delay: event.delay,
-                    bytesReceived: event.bytesReceived, continuesFrom: event.continuesFrom)
-                printer.message(Self.retryLine(counted))
-            })
-        ]
-        if let verbose { configuration.eventMonitors.append(verbose) }
-        Self.applyNetworkWait(options, to: &configuration) { printer.message($0) }
         return SessionManager(configuration: configuration)
     }
 
