@@ -61,7 +61,10 @@ extension GetCommand {
         let manager = streamingManager(printer: printer, retries: retries, verbose: verbose)
         defer { manager.invalidate(cancelingTasks: true) }
         let started = ProgressPrinter.monotonicSeconds()
-        let request = streamingRequest()
+        // The request a file download sends; the library asks for the representation's own bytes
+        // (`Accept-Encoding: identity`) for a stream that pauses, as for a file: a length to check,
+        // offsets that mean something for Range, a checksum over what the server has.
+        let request = self.request()
         stops.beforeLeaving { printer.finish() }
         printer.start()
         // Cancelling the consuming task cancels the transfer; the loop then ends with `cancelled`.
@@ -130,17 +133,6 @@ extension GetCommand {
     private func streamPolicy() -> StreamPolicy {
         let silence = Duration.seconds(max(1, (options.timeout ?? 60).rounded(.up)))
         return StreamPolicy(overflow: .pause, headTimeout: silence, idleTimeout: silence)
-    }
-
-    private func streamingRequest() -> URLRequest {
-        var request = URLRequest(url: options.url)
-        for header in options.headers + conditional.request.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
-        // The representation's own bytes, as for files: a length to check, offsets that mean
-        // something for Range, and a checksum over what the server has.
-        if request.value(forHTTPHeaderField: "Accept-Encoding") == nil {
-            request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        }
-        return request
     }
 
     /// Streams the body to stdout through `sink`; returns how it ended (never throws: every way
