@@ -7,6 +7,8 @@ struct CommandSet: OptionSet, Sendable {
     static let doctor = CommandSet(rawValue: 1 << 3)
     static let serve = CommandSet(rawValue: 1 << 4)
     static let ws = CommandSet(rawValue: 1 << 5)
+    /// `courier queue status`.
+    static let queueStatus = CommandSet(rawValue: 1 << 6)
 }
 
 /// Where an option's help appears: the headings of `courier get --help`, `events`' and `ws`' one
@@ -225,7 +227,7 @@ enum OptionTable {
             <d>/.courier-queue).
             """),
         OptionSpec(
-            ["--queue"], "<postgres://…>", [.queue], .list,
+            ["--queue"], "<postgres://…>", [.queue, .queueStatus], .list,
             """
             Share the list with other workers through a PostgreSQL
             database (libpq's connection string; the password from
