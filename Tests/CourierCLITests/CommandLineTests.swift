@@ -78,7 +78,13 @@ final class CommandLineTests: XCTestCase {
     func testBadPortIsAUsageError() throws {
         let result = try run(["serve", "--port", "70000"])
         XCTAssertEqual(result.status, 2)
-        XCTAssertTrue(result.err.contains("--port"), result.err)
+        XCTAssertTrue(result.err.contains("--port takes a port number 0-65535, not '70000'"), result.err)
+        let unknown = try run(["serve", "--prot", "1"])
+        XCTAssertEqual(unknown.status, 2)
+        XCTAssertTrue(unknown.err.contains("unknown option '--prot' for serve; did you mean --port?"), unknown.err)
+        let stray = try run(["demo", "now"])
+        XCTAssertEqual(stray.status, 2)
+        XCTAssertTrue(stray.err.contains("demo takes no arguments, not 'now'"), stray.err)
     }
 
     func testServeAnswersRequestsAndStopsOnSIGTERM() throws {

@@ -74,7 +74,7 @@ final class DoctorCommandTests: CommandLineTestCase {
     func testUsageMistakes() throws {
         let unknown = try run(["doctor", "--jsn"])
         XCTAssertEqual(unknown.status, ExitCode.usage)
-        XCTAssertTrue(unknown.err.contains("did you mean --json?"), unknown.err)
+        XCTAssertTrue(unknown.err.contains("unknown option '--jsn' for doctor; did you mean --json?"), unknown.err)
         XCTAssertTrue(unknown.err.contains("courier doctor --help"), unknown.err)
         XCTAssertEqual(try run(["doctor", "not a url"]).status, ExitCode.usage)
         XCTAssertEqual(try run(["doctor", "http://a/", "http://b/"]).status, ExitCode.usage)

@@ -45,6 +45,9 @@ final class GetStandardOutputTests: CommandLineTestCase {
         let result = try get([server.url("/files/data.bin?chunk=16384&chunk_delay_ms=100").absoluteString])
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertEqual(try lastOutput(), Self.body, "stdout is the body, exactly")
+        XCTAssertEqual(
+            server.requests.last?.header("Accept-Encoding"), "identity",
+            "the representation's own bytes, asked by the library's paused stream")
         let lines = errorLines(result.err)
         XCTAssertTrue(lines.contains { $0.contains(" of 293.0 KiB (") }, "progress on stderr: \(result.err)")
         XCTAssertTrue(lines.last?.hasPrefix("courier: wrote 293.0 KiB to stdout (in ") ?? false, result.err)

@@ -13,6 +13,9 @@ final class QueueStatusCommandTests: XCTestCase {
         XCTAssertThrowsError(try QueueStatusCommand.parse(["status", "postgres://u:secret@h/db"])) { error in
             XCTAssertFalse((error as? UsageError)?.message.contains("secret") ?? true)
         }
+        XCTAssertThrowsError(try QueueStatusCommand.parse(["status", "--qeue=postgres://u:secret@h/db"])) { error in
+            XCTAssertEqual((error as? UsageError)?.message, "unknown option '--qeue' for queue status; did you mean --queue?")
+        }
     }
 
     func testTheTableListsEachStateAndWorkerThenTheTotal() {

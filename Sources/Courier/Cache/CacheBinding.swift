@@ -12,8 +12,8 @@ struct CacheBinding: Sendable {
     /// Starts a background revalidation of `request` on the manager (its answer refreshes the
     /// entry), then calls the closure when it ended.
     let revalidate: @Sendable (URLRequest, @escaping @Sendable () -> Void) -> Void
-    /// A file download's binding (``DownloadCaching``): only whole stored answers serve it; it is
-    /// never revalidated, never answered stale after a failure, and never answered with a part.
+    /// A file download's binding (``DownloadCaching``): only whole stored answers serve it, fresh
+    /// or revalidated with a `304`; it is never answered stale, nor with a part.
     var forDownload = false
 
     var storage: any CacheStorage { cache.storage }
@@ -111,13 +111,14 @@ extension CacheBinding {
         }
     }
 
-    /// What a download does instead of `decision`: the download machinery takes a whole `200`
-    /// (or an error status) and nothing else, so validators, stale fallbacks, background
-    /// revalidations and ranges become plain forwards (whose answer replaces the entry).
+    /// What a download does instead of `decision`: the download machinery takes a whole `200`,
+    /// a `304` to the stored entry's validators (its body is then staged, as a hit's is) or an
+    /// error status, so stale fallbacks, background revalidations and ranges become plain
+    /// forwards (whose answer replaces the entry).
     static func downloadDecision(_ decision: CacheDecision) -> CacheDecision {
         switch decision {
-        case .serve, .serveStale(_, revalidate: false), .gatewayTimeout: return decision
-        case .serveStale, .validate: return .forward(fallback: nil, why: "stale")
+        case .serve, .serveStale(_, revalidate: false), .gatewayTimeout, .validate: return decision
+        case .serveStale: return .forward(fallback: nil, why: "stale")
         case .serveRange: return .forward(fallback: nil, why: "partial")
         case .forward(_, let why): return .forward(fallback: nil, why: why)
         }

@@ -8,11 +8,13 @@
 ///   `returnCacheDataElseLoad`) is written to a staging file and published at the destination
 ///   exactly as a network body is — the same validation, destination closure, integrity checks
 ///   (``DownloadPolicy/expectedLength``, ``DownloadPolicy/expectedSHA256``) and one atomic rename;
+/// - a stale stored answer with a validator is revalidated: the origin's `304` gives the stored
+///   body, published the same way;
 /// - a complete `200` of at most this many bytes is stored when the rules of RFC 9111 allow it; a
 ///   larger one, one continued with `Range`, and a split download's never are.
 ///
-/// A download never revalidates (a stale entry is fetched whole again, its answer replacing it),
-/// never falls back to a stored answer when the origin fails, and is never answered with a part.
+/// A download never falls back to a stored answer when the origin fails, and is never answered
+/// with a part.
 /// A split download (``DownloadPolicy/split``) ignores this: it never uses the cache.
 public struct DownloadCaching: Sendable, Hashable, CustomStringConvertible {
     /// The largest body stored, in bytes; `nil` when the cache is not used.

@@ -107,9 +107,11 @@ public struct RetryPolicy: RequestRetrier, Codable, Equatable {
     }
 
     func verdict(for request: URLRequest, error: CourierError, attempt: Int, now: Date = Date()) -> Verdict {
-        guard attempt < retryLimit, !error.isCancellation,
-            retryableMethods.contains((request.httpMethod ?? "GET").uppercased())
-        else { return .giveUp }
+        verdict(method: request.httpMethod ?? "GET", error: error, attempt: attempt, now: now)
+    }
+
+    func verdict(method: String, error: CourierError, attempt: Int, now: Date = Date()) -> Verdict {
+        guard attempt < retryLimit, !error.isCancellation, retryableMethods.contains(method.uppercased()) else { return .giveUp }
         let statusRetryable = error.code == .unacceptableStatusCode && error.statusCode.map(retryableStatusCodes.contains) == true
         let transient = retriesTransientErrors && error.code.isTransient
         guard statusRetryable || transient else { return .giveUp }
@@ -129,6 +131,17 @@ public struct RetryPolicy: RequestRetrier, Codable, Equatable {
     /// ``initialDelay`` capped at ``maximumDelay``, with "equal jitter" (see `Backoff`).
     public func retryDelay(attempt: Int, retryAfter: String?, now: Date = Date()) -> Duration {
         backoff.delay(attempt: attempt, retryAfter: retryAfter, now: now)
+    }
+
+    /// Why this policy did not retry `error` when the reason is the server's `Retry-After`: the
+    /// delay it asked for, which is longer than ``maximumRetryAfter`` although the failure is one
+    /// the policy retries (a status in ``retryableStatusCodes``, or a transient error, of a
+    /// `method` it retries, with retries left). `nil` when the policy would retry it, or would not
+    /// for another reason. The same rule as the retries themselves, for a program that explains a
+    /// failure (`courier get`'s error line).
+    public func refusedRetryAfter(for error: CourierError, method: String = "GET", now: Date = Date()) -> Duration? {
+        guard case .retryAfterTooLong(let requested) = verdict(method: method, error: error, attempt: 0, now: now) else { return nil }
+        return requested
     }
 
     /// The delay a response's `Retry-After` asks for (a number of seconds, or an HTTP date),

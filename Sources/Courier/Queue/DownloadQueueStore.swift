@@ -79,6 +79,26 @@ public protocol DownloadQueueStore: AnyObject, Sendable {
 }
 
 extension DownloadQueueStore {
+    /// Adds those of `items` whose ids the store does not hold yet, and returns them as stored:
+    /// how each worker of a fleet puts one list into a shared store. Workers starting together may
+    /// add at once; ``add(_:)`` is all or none, so the one that lost the race is refused whole
+    /// (``CourierError/Code-swift.struct/invalidRequest``, an id stored meanwhile) and tries again
+    /// with what is still missing, three times in all. An item without an id is always added.
+    @discardableResult
+    public func addMissing(_ items: [DownloadQueue.NewItem]) throws(CourierError) -> [DownloadQueue.Item] {
+        for attempt in 1...3 {
+            let stored = Set(try self.items().map(\.id))
+            let missing = items.filter { $0.id.map { !stored.contains($0) } ?? true }
+            guard !missing.isEmpty else { return [] }
+            do throws(CourierError) {
+                return try add(missing)
+            } catch  where error.code == .invalidRequest && attempt < 3 {
+                continue
+            }
+        }
+        return []  // not reached: the third attempt returns or throws
+    }
+
     /// Sleeps `timeout` seconds and returns `false`: a store without wake-ups is polled.
     public func waitForWork(timeout: TimeInterval) async -> Bool {
         try? await Task.sleep(for: .seconds(max(0, timeout)))

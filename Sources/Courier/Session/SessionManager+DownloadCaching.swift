@@ -21,25 +21,41 @@ extension SessionManager {
         return binding
     }
 
-    /// `outcome` once the cache had its say: a stored answer staged in a file (checked against
-    /// the policy's expected length and SHA-256 first), or a fresh complete body stored.
+    /// `outcome` once the cache had its say: a stored answer (fresh, or revalidated by a `304`)
+    /// staged in a file (checked against the policy's expected length and SHA-256 first), or a
+    /// fresh complete body stored.
     static func cacheSettled(
         _ outcome: TransferOutcome, cache: CacheBinding, plan: DownloadPlan, temporaryDirectory: URL
     ) -> TransferOutcome {
         var outcome = outcome
         if outcome.cache == nil, outcome.metrics.cacheOutcome != nil, outcome.error == nil, outcome.stagedFile == nil {
             // Answered by the cache: nothing was written, the body is in memory.
-            do {
-                try stageCachedBody(&outcome, plan: plan, temporaryDirectory: temporaryDirectory)
-            } catch let error as CourierError {
-                outcome.error = error.adding(url: outcome.request.url, response: outcome.response, body: nil)
-            } catch {
-                outcome.error = CourierError(code: .fileSystem, message: "\(error)", url: outcome.request.url)
-            }
-            outcome.data = Data()
-            return outcome
+            return stagingCachedBody(outcome, plan: plan, temporaryDirectory: temporaryDirectory)
         }
         guard outcome.cache != nil else { return outcome }
+        if outcome.cache?.validating != nil, let error = outcome.error, error.code == .unacceptableStatusCode,
+            error.resumeData == nil, let response = error.response, response.statusCode == 304
+        {
+            // A 304 to the stored entry's validators, which the transfer refused as a status and
+            // wrote nothing for: the cache merges it and answers with the stored body, staged here.
+            var revalidated = outcome
+            revalidated.error = nil
+            revalidated.response = response
+            revalidated = cache.settle(revalidated)
+            revalidated.cache = nil
+            guard revalidated.metrics.cacheOutcome == .revalidated else {
+                // Not usable (the transfer already asked again when it named another
+                // representation): the refusal stands.
+                var refused = outcome
+                refused.metrics.cacheOutcome = .miss
+                refused.cache = nil
+                return refused
+            }
+            if let staged = revalidated.stagedFile { unlink(staged.path) }
+            revalidated.stagedFile = nil
+            revalidated.stagedHandle = nil
+            return stagingCachedBody(revalidated, plan: plan, temporaryDirectory: temporaryDirectory)
+        }
         let limit = plan.policy.responseCache.maximumBytes ?? 0
         // Only a whole 200 from byte 0 is one answer: a 206 continued the file (several
         // answers), a 416 proved bytes an earlier run wrote.
@@ -54,6 +70,20 @@ extension SessionManager {
         }
         outcome.data = body
         outcome = cache.settle(outcome)
+        outcome.data = Data()
+        return outcome
+    }
+
+    /// `outcome` with its stored body (`data`) staged, or failed with why it could not be.
+    private static func stagingCachedBody(_ outcome: TransferOutcome, plan: DownloadPlan, temporaryDirectory: URL) -> TransferOutcome {
+        var outcome = outcome
+        do {
+            try stageCachedBody(&outcome, plan: plan, temporaryDirectory: temporaryDirectory)
+        } catch let error as CourierError {
+            outcome.error = error.adding(url: outcome.request.url, response: outcome.response, body: nil)
+        } catch {
+            outcome.error = CourierError(code: .fileSystem, message: "\(error)", url: outcome.request.url)
+        }
         outcome.data = Data()
         return outcome
     }

@@ -75,10 +75,11 @@ struct ArgumentScanner {
 
 extension ArgumentScanner {
     /// `courier <command>`'s scanner: the options `commands` take, from the table; an unknown one
-    /// is said with the closest known, the command's own before the TLS ones.
-    init(command: String, _ commands: CommandSet) {
+    /// is said with the closest known, the command's own before the TLS ones. Mistakes point at
+    /// `help` (default: `courier <command> --help`).
+    init(command: String, _ commands: CommandSet, help: String? = nil) {
         let (valued, flags) = (OptionTable.valued(for: commands), OptionTable.flags(for: commands))
-        let help = "courier \(command) --help"
+        let help = help ?? "courier \(command) --help"
         let among = TLSOptions.afterOwn(valued.union(flags))
         self.init(valued: valued, flags: flags, help: help) { UsageError(unknown: $0, for: command, among: among, help: help) }
     }

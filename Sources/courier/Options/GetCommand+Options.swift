@@ -32,8 +32,9 @@ extension GetCommand {
 
         /// `-o -`: the body goes to stdout (as it arrives, or with `--whole` once complete and verified).
         var writesToStandardOutput: Bool { output == "-" }
-        /// `-o -` without `--whole`: each byte goes to stdout as it arrives (GetCommand+Streaming.swift).
-        var streamsToStandardOutput: Bool { writesToStandardOutput && !whole }
+        /// `-o -` without `--whole` or `--cache`: each byte goes to stdout as it arrives
+        /// (GetCommand+Streaming.swift). A cached body is a file download's, copied once complete.
+        var streamsToStandardOutput: Bool { writesToStandardOutput && !whole && cacheDirectory == nil }
 
         static let valued = OptionTable.valued(for: [.get, .queue])
         static let flags = OptionTable.flags(for: [.get, .queue])

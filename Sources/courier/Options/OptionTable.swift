@@ -7,6 +7,8 @@ struct CommandSet: OptionSet, Sendable {
     static let doctor = CommandSet(rawValue: 1 << 3)
     static let serve = CommandSet(rawValue: 1 << 4)
     static let ws = CommandSet(rawValue: 1 << 5)
+    /// `courier queue status`.
+    static let queueStatus = CommandSet(rawValue: 1 << 6)
 }
 
 /// Where an option's help appears: the headings of `courier get --help`, `events`' and `ws`' one
@@ -199,9 +201,9 @@ enum OptionTable {
             """
             Fetch through a disk response cache in <dir> (RFC 9111, as
             a browser's): a fresh stored copy answers without a
-            request, a stale one is revalidated. The body is held in
-            memory (at most 256 MiB) and written whole; a cut body
-            starts over. Not with --split or -i.
+            request, a stale one is revalidated. Bodies up to 256 MiB
+            are stored; with -o -, written once whole and verified.
+            Not with --split or -i.
             """),
         OptionSpec(
             ["-i", "--input-file"], "<file>", [.queue], .list,
@@ -225,7 +227,7 @@ enum OptionTable {
             <d>/.courier-queue).
             """),
         OptionSpec(
-            ["--queue"], "<postgres://…>", [.queue], .list,
+            ["--queue"], "<postgres://…>", [.queue, .queueStatus], .list,
             """
             Share the list with other workers through a PostgreSQL
             database (libpq's connection string; the password from

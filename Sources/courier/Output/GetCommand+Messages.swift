@@ -63,12 +63,10 @@ extension GetCommand {
     }
 
     /// Why a retryable status was not retried when its `Retry-After` asks for longer than `policy`
-    /// (the one in force) waits (the library's rule: ``RetryPolicy/maximumRetryAfter``), else `nil`;
-    /// also `nil` when `policy` retries nothing (`--retries 0`): the Retry-After was not why.
+    /// (the one in force) waits, by the library's rule (``RetryPolicy/refusedRetryAfter(for:method:now:)``),
+    /// else `nil`; also `nil` when `policy` retries nothing (`--retries 0`): the Retry-After was not why.
     static func retryAfterRefusal(_ error: CourierError, policy: RetryPolicy) -> String? {
-        guard policy.retryLimit > 0, let response = error.response, policy.retryableStatusCodes.contains(response.statusCode),
-            let requested = RetryPolicy.requestedRetryDelay(of: response), requested > policy.maximumRetryAfter
-        else { return nil }
+        guard let requested = policy.refusedRetryAfter(for: error) else { return nil }
         return "the server asked to be retried after \(ProgressFormat.delay(requested)), and courier waits at most "
             + "\(ProgressFormat.delay(policy.maximumRetryAfter)), so it stopped instead of retrying"
     }

@@ -156,9 +156,11 @@ enum CourierCommand {
             }
             return QueueStatusCommand.run(connection: connection)
         case "serve":
-            return try ServeCommand(try OptionParser(rest, valued: OptionTable.valued(for: .serve))).run()
+            // `courier --help` has serve's options: it has no help of its own.
+            return try ServeCommand(try ArgumentScanner(command: "serve", .serve, help: "courier --help").scan(rest)).run()
         case "demo":
-            return try DemoCommand(try OptionParser(rest, valued: [])).run()
+            if let extra = rest.first { throw UsageError(message: "demo takes no arguments, not '\(extra)'") }
+            return try DemoCommand().run()
         default:
             throw unknownCommand(command)
         }

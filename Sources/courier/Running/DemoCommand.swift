@@ -15,8 +15,6 @@ struct DemoCommand {
     /// The server cuts each response after this many body bytes.
     let dropAfter = 24 * 1024 * 1024
 
-    init(_ options: OptionParser) throws {}
-
     func run() throws -> Int32 {
         let server = try TestServer()
         defer { server.stop() }

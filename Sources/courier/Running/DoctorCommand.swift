@@ -48,17 +48,10 @@ struct DoctorCommand {
         """
 
     /// `nil` for `--help`. In `get`'s grammar (ArgumentScanner.swift), with `doctor`'s options
-    /// from the table (OptionTable.swift).
+    /// from the table (OptionTable.swift) and the other commands' "unknown option" line.
     static func parse(_ arguments: [String]) throws(UsageError) -> Options? {
         let help = "courier doctor --help"
-        let unknown = { (name: String) -> UsageError in
-            let closest = Suggestion.closest(
-                to: name, among: TLSOptions.afterOwn(OptionTable.valued(for: .doctor).union(OptionTable.flags(for: .doctor))))
-            return UsageError(message: "unknown option '\(name)'" + (closest.map { "; did you mean \($0)?" } ?? ""), help: help)
-        }
-        let scanned = try ArgumentScanner(
-            valued: OptionTable.valued(for: .doctor), flags: OptionTable.flags(for: .doctor), help: help, unknown: unknown
-        ).scan(arguments)
+        let scanned = try ArgumentScanner(command: "doctor", .doctor).scan(arguments)
         if scanned.wantsHelp { return nil }
         var options = Options()
         try options.read(scanned, .doctor, help: help, flags: ["--json": \.json]) { _, _ throws(UsageError) in }

@@ -5,19 +5,21 @@ import FoundationNetworking
 import Courier
 import CourierSupport
 
-/// What the three ways of running `get` (to a file, streamed to stdout, through `--cache`) share:
+/// What the two ways of running `get` (a file download, with or without `--cache`; streamed to stdout) share:
 /// the manager's configuration from the options, and the one error line that ends a failed run.
 extension GetCommand {
-    /// A configuration from `options`: TLS, `--timeout` as URLSession's request timeout, the retry
-    /// lines (through `retryLine`, unless quiet), `--wait-for-network`, and `-v`'s monitor
-    /// (`verbose`); every line goes to `say`.
+    /// A configuration from `options`: TLS, `--timeout` as URLSession's request timeout (not a
+    /// stream's: its ``StreamPolicy`` has it), the retry lines (through `retryLine`, unless quiet),
+    /// `--wait-for-network`, and `-v`'s monitor (`verbose`); every line goes to `say`.
     static func managerConfiguration(
         _ options: Options, verbose: VerboseMonitor? = nil, say: @escaping @Sendable (String) -> Void,
         retryLine: @escaping @Sendable (TaskRetryEvent) -> String? = { GetCommand.retryLine($0) }
     ) -> SessionManager.Configuration {
         var configuration = SessionManager.Configuration()
         configuration.tls = options.tls.announced()
-        if let timeout = options.timeout { configuration.urlSessionConfiguration.timeoutIntervalForRequest = timeout }
+        if let timeout = options.timeout, !options.streamsToStandardOutput {
+            configuration.urlSessionConfiguration.timeoutIntervalForRequest = timeout
+        }
         if !options.quiet {
             // Each retry on a line of its own: what failed, where, when the next attempt starts.
             configuration.eventMonitors = [ClosureEventMonitor(onRetry: { _, event in if let line = retryLine(event) { say(line) } })]

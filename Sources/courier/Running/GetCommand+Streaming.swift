@@ -61,7 +61,10 @@ extension GetCommand {
         let manager = streamingManager(printer: printer, retries: retries, verbose: verbose)
         defer { manager.invalidate(cancelingTasks: true) }
         let started = ProgressPrinter.monotonicSeconds()
-        let request = streamingRequest()
+        // The request a file download sends; the library asks for the representation's own bytes
+        // (`Accept-Encoding: identity`) for a stream that pauses, as for a file: a length to check,
+        // offsets that mean something for Range, a checksum over what the server has.
+        let request = self.request()
         stops.beforeLeaving { printer.finish() }
         printer.start()
         // Cancelling the consuming task cancels the transfer; the loop then ends with `cancelled`.
@@ -104,33 +107,24 @@ extension GetCommand {
         return fail(error, suffix: suffix)
     }
 
-    /// The manager for one streamed body: the command's deadline, `--retries` as its retry
-    /// policy (which continues a stream by `Range` once bytes were handed over), and a monitor
-    /// that says each retry on stderr. `--timeout` is the stream's policy (``streamPolicy()``):
-    /// URLSession's request timeout does not apply to streams.
+    /// The manager for one streamed body: get's (``managerConfiguration(_:verbose:say:retryLine:)``,
+    /// each retry counted for the summary) with the command's deadline and `--retries` as its
+    /// retry policy (which continues a stream by `Range` once bytes were handed over).
     private func streamingManager(printer: ProgressPrinter, retries: Locked<Int>, verbose: VerboseMonitor?) -> SessionManager {
-        var configuration = SessionManager.Configuration()
-        configuration.tls = options.tls.announced()
+        let limit = options.retries
+        var configuration = Self.managerConfiguration(options, verbose: verbose, say: { printer.message($0) }) { event in
+            retries.withLock { $0 += 1 }
+            // The policy is the command's, so its limit is known (the library reports `nil`
+            // for a retrier's limit).
+            return Self.retryLine(
+                TaskRetryEvent(
+                    error: event.error, retry: event.retry, retryLimit: limit, delay: event.delay,
+                    bytesReceived: event.bytesReceived, continuesFrom: event.continuesFrom))
+        }
         configuration.deadline = options.maxTime.map { .seconds(roundingUp: $0) }
         configuration.retryPolicy = Self.retryPolicy(retries: options.retries)
         // Not to another origin a redirect leads to, unless trusted (as for files).
         if !options.locationTrusted { configuration.sensitiveHeaders = Set(options.headers.map { $0.name.lowercased() }) }
-        let quiet = options.quiet
-        let limit = options.retries
-        configuration.eventMonitors = [
-            ClosureEventMonitor(onRetry: { _, event in
-                retries.withLock { $0 += 1 }
-                guard !quiet else { return }
-                // The policy is the command's, so its limit is known (the library reports `nil`
-                // for a retrier's limit).
-                let counted = TaskRetryEvent(
-                    error: event.error, retry: event.retry, retryLimit: limit, delay: event.delay,
-                    bytesReceived: event.bytesReceived, continuesFrom: event.continuesFrom)
-                printer.message(Self.retryLine(counted))
-            })
-        ]
-        if let verbose { configuration.eventMonitors.append(verbose) }
-        Self.applyNetworkWait(options, to: &configuration) { printer.message($0) }
         return SessionManager(configuration: configuration)
     }
 
@@ -139,17 +133,6 @@ extension GetCommand {
     private func streamPolicy() -> StreamPolicy {
         let silence = Duration.seconds(max(1, (options.timeout ?? 60).rounded(.up)))
         return StreamPolicy(overflow: .pause, headTimeout: silence, idleTimeout: silence)
-    }
-
-    private func streamingRequest() -> URLRequest {
-        var request = URLRequest(url: options.url)
-        for header in options.headers + conditional.request.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
-        // The representation's own bytes, as for files: a length to check, offsets that mean
-        // something for Range, and a checksum over what the server has.
-        if request.value(forHTTPHeaderField: "Accept-Encoding") == nil {
-            request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        }
-        return request
     }
 
     /// Streams the body to stdout through `sink`; returns how it ended (never throws: every way

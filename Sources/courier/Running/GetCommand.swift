@@ -32,7 +32,6 @@ struct GetCommand {
 
     /// ``run()`` once the conditions are read.
     private func runResolved() -> Int32 {
-        if let directory = options.cacheDirectory { return runCached(directory: directory) }
         if options.streamsToStandardOutput { return runStreaming() }
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath, isDirectory: true)
         let (printer, resizes) = makeProgressPrinter()
@@ -41,14 +40,16 @@ struct GetCommand {
         defer { watcher.cancel() }
 
         let target: Target
+        let cache: ResponseCache?
         do {
             target = try makeTarget(in: cwd, printer: printer)
+            cache = try openCache(in: cwd)
         } catch {
             return report(error, printer: printer)
         }
         defer { target.cleanUp() }
         let started = ProgressPrinter.monotonicSeconds()
-        let response = download(to: target, printer: printer, stops: stops)
+        let response = download(to: target, cache: cache, printer: printer, stops: stops)
         printer.finish()
         let seconds = ProgressPrinter.monotonicSeconds() - started
 
@@ -73,7 +74,7 @@ struct GetCommand {
                     ProgressFormat.summary(
                         path: options.writesToStandardOutput ? nil : file.path, size: size, seconds: seconds,
                         bytesReceived: report.bytesReceived, resumedBytes: report.resumedBytes, retries: report.retries)
-                        + "\n")
+                        + (cache == nil ? "" : "; cache: \(Self.describe(response.cacheOutcome))") + "\n")
             }
             // The path the file got goes to stdout (`f=$(courier get -q "$url")`), except where
             // the caller named it and asked for quiet: curl's `-s -o FILE` prints nothing.
@@ -99,7 +100,7 @@ struct GetCommand {
     }
 
     /// Runs one download task to its completion, stopping it cleanly on SIGINT or SIGTERM.
-    private func download(to target: Target, printer: ProgressPrinter, stops: StopSignals) -> DownloadResponse {
+    private func download(to target: Target, cache: ResponseCache?, printer: ProgressPrinter, stops: StopSignals) -> DownloadResponse {
         // Completions on the manager's own queue: this process has no main run loop, so the main
         // thread just waits on a semaphore.
         let verbose = options.verbose ? VerboseMonitor(printer: printer, redaction: OutputRedaction.current) : nil
@@ -107,6 +108,7 @@ struct GetCommand {
             options, verbose: verbose, say: { printer.message($0) }, retryLine: Self.downloadRetryLine)
         configuration.maximumRunningTasksPerHost = Self.runningTasksPerHost(
             configuration.maximumRunningTasksPerHost, for: options.split)
+        configuration.responseCache = cache
         let manager = SessionManager(configuration: configuration)
         defer { manager.invalidate(cancelingTasks: true) }
         let finished = DispatchSemaphore(value: 0)
@@ -164,6 +166,7 @@ struct GetCommand {
         var policy = options.downloadPolicy
         policy.split = options.split
         policy.expectedSHA256 = options.expectedSHA256
+        if options.cacheDirectory != nil { policy.responseCache = .upTo(bytes: Self.cacheMaximumBytes) }
         if options.writesToStandardOutput {
             // Staged privately, copied to stdout once complete and verified. A supervisor shares
             // its directory with every child it starts, so a restart after a crash continues.

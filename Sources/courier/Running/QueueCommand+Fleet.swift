@@ -31,7 +31,7 @@ extension QueueCommand {
         let store: PostgresQueueStore
         do {
             store = try PostgresQueueStore(connectionString: connection)
-            try Self.addMissing(entries, to: store, split: options.shared.split)
+            try store.addMissing(entries.map { $0.newItem(split: options.shared.split) })
         } catch {
             return CourierCommand.fail("the download list's database: \(error.message)", ExitCode.forError(error))
         }
@@ -85,22 +85,6 @@ extension QueueCommand {
         }
         CourierCommand.blocking { await queue.stop() }
         return summarize(entries, finished)
-    }
-
-    /// Adds the entries the database does not have yet. Two workers starting together may both
-    /// try: the second add is refused whole (an id stored), and is tried again with what is left.
-    static func addMissing(_ entries: [DownloadList.Entry], to store: PostgresQueueStore, split: DownloadSplit) throws(CourierError) {
-        for attempt in 1...3 {
-            let stored = Set(try store.items().map(\.id))
-            let missing = entries.filter { !stored.contains($0.id) }.map { $0.newItem(split: split) }
-            guard !missing.isEmpty else { return }
-            do throws(CourierError) {
-                try store.add(missing)
-                return
-            } catch  where error.code == .invalidRequest && attempt < 3 {
-                continue
-            }
-        }
     }
 
     /// The saved paths on stdout, in the input's order; the failures on stderr; the exit code.

@@ -22,19 +22,13 @@ enum QueueStatusCommand {
         guard arguments.first == "status" else {
             throw UsageError(message: "courier queue takes one command: status", help: "courier queue --help")
         }
-        var connection: String?
-        var rest = arguments.dropFirst()
-        while let argument = rest.popFirst() {
-            if argument == "--queue", let value = rest.popFirst() {
-                connection = value
-            } else if argument.hasPrefix("--queue=") {
-                connection = String(argument.dropFirst("--queue=".count))
-            } else {
-                // Not quoted: it may be a connection string given without --queue.
-                throw UsageError(message: "courier queue status takes only --queue <postgres://…>", help: "courier queue --help")
-            }
+        let scanned = try ArgumentScanner(command: "queue status", .queueStatus, help: "courier queue --help")
+            .scan(Array(arguments.dropFirst()))
+        guard scanned.positionals.isEmpty else {
+            // Not quoted: it may be a connection string given without --queue.
+            throw UsageError(message: "courier queue status takes only --queue <postgres://…>", help: "courier queue --help")
         }
-        guard let connection, !connection.isEmpty else {
+        guard let connection = scanned.values.last?.value, !connection.isEmpty else {
             throw UsageError(message: "courier queue status needs --queue <postgres://…>", help: "courier queue --help")
         }
         return connection

@@ -7,9 +7,14 @@ struct ServeCommand {
     let port: UInt16
     let root: URL?
 
-    init(_ options: OptionParser) throws {
-        port = try options.port("--port")
-        if let path = options.string("--root") {
+    /// `--port <n>` (default 0: a free one) and `--root <dir>`, the last of each counting.
+    init(_ scanned: ArgumentScanner.Scanned) throws(UsageError) {
+        if let extra = scanned.positionals.first { throw UsageError(message: "serve takes no arguments, not '\(extra)'") }
+        let values = Dictionary(scanned.values, uniquingKeysWith: { _, last in last })
+        let text = values["--port"] ?? "0"
+        guard let port = UInt16(text) else { throw UsageError(message: "--port takes a port number 0-65535, not '\(text)'") }
+        self.port = port
+        if let path = values["--root"] {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
                 throw UsageError(message: "--root \(path) is not a directory")

@@ -66,6 +66,47 @@ final class DownloadCachingTests: ScriptedOriginTestCase {
         XCTAssertEqual(leftovers(besides: ["a.bin", "b.bin"]), [], "no staging file is left behind")
     }
 
+    func testAStaleStoredAnswerIsRevalidatedAndThe304PublishesTheStoredBody() {
+        // Given a stored answer that is stale at once, and an origin that answers its validator with a 304
+        script(
+            .response(
+                status: 200, headers: [("Cache-Control", "max-age=0"), ("ETag", "\"v1\""), ("Content-Length", String(body.count))],
+                body: body),
+            .response(status: 304, reason: "Not Modified", headers: [("ETag", "\"v1\""), ("Cache-Control", "max-age=3600")]))
+        XCTAssertEqual(download("a.bin", policy(.upTo(bytes: 64 * 1024)))?.cacheOutcome, .miss)
+        // When it is downloaded again
+        let second = download("b.bin", policy(.upTo(bytes: 64 * 1024)))
+        // Then the request carried the stored ETag, and the stored body is published whole
+        XCTAssertNil(second?.error, "\(String(describing: second?.error))")
+        XCTAssertEqual(second?.cacheOutcome, .revalidated)
+        XCTAssertEqual(second?.response?.statusCode, 200)
+        XCTAssertEqual(origin.requests.last?.header("If-None-Match"), "\"v1\"")
+        XCTAssertEqual(contents("b.bin"), body)
+        XCTAssertEqual(leftovers(besides: ["a.bin", "b.bin"]), [], "neither the 304's staging file nor the stored body's is left")
+        // And the 304's freshness now answers a third download without a request
+        XCTAssertEqual(download("c.bin", policy(.upTo(bytes: 64 * 1024)))?.cacheOutcome, .hit)
+        XCTAssertEqual(origin.requests.count, 2)
+    }
+
+    func testARevalidatedBodyFailingTheExpectedDigestIsNotPublished() {
+        // Given a stale stored answer that a 304 confirms
+        script(
+            .response(
+                status: 200, headers: [("Cache-Control", "no-cache"), ("ETag", "\"v1\""), ("Content-Length", String(body.count))],
+                body: body),
+            .response(status: 304, reason: "Not Modified", headers: [("ETag", "\"v1\"")]))
+        _ = download("a.bin", policy(.upTo(bytes: 64 * 1024)))
+        // When a download expecting another SHA-256 is revalidated
+        var expecting = policy(.upTo(bytes: 64 * 1024))
+        expecting.expectedSHA256 = [UInt8](repeating: 0, count: 32)
+        let response = download("b.bin", expecting)
+        // Then it fails as a network body would, and nothing is published or left behind
+        XCTAssertEqual(response?.error?.code, .integrityFailed, "\(String(describing: response?.error))")
+        XCTAssertNil(contents("b.bin"))
+        XCTAssertEqual(leftovers(besides: ["a.bin"]), [])
+        XCTAssertEqual(origin.requests.count, 2)
+    }
+
     func testADownloadWithoutTheOptInNeitherReadsNorWritesTheCache() {
         // Given an answer a data task stored
         let stored = data(URLRequest(url: origin.url("/file.bin")))

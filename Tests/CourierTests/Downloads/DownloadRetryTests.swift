@@ -197,6 +197,28 @@ final class DownloadRetryTests: CourierTestCase {
 
     // MARK: - Pure parts
 
+    func testARefusedRetryAfterIsNamedOnlyWhenThePolicyWouldOtherwiseHaveRetried() {
+        func failure(_ status: Int, retryAfter: String?) -> CourierError {
+            let response = HTTPURLResponse(
+                url: URL(string: "http://h/")!, statusCode: status, httpVersion: "HTTP/1.1",
+                headerFields: retryAfter.map { ["Retry-After": $0] } ?? [:])!
+            return CourierError(code: .unacceptableStatusCode, message: "HTTP \(status)", response: response)
+        }
+        var policy = RetryPolicy()
+        policy.maximumRetryAfter = .seconds(120)
+        // A retryable status whose Retry-After is over the cap: that is why it was not retried
+        XCTAssertEqual(policy.refusedRetryAfter(for: failure(503, retryAfter: "600")), .seconds(600))
+        XCTAssertEqual(policy.refusedRetryAfter(for: failure(429, retryAfter: "121")), .seconds(121))
+        // Within the cap, or without one: it is retried, so nothing was refused
+        XCTAssertNil(policy.refusedRetryAfter(for: failure(503, retryAfter: "120")))
+        XCTAssertNil(policy.refusedRetryAfter(for: failure(503, retryAfter: nil)))
+        // A status the policy never retries, a method it does not retry, or no retries at all: not the reason
+        XCTAssertNil(policy.refusedRetryAfter(for: failure(404, retryAfter: "600")))
+        XCTAssertNil(policy.refusedRetryAfter(for: failure(503, retryAfter: "600"), method: "POST"))
+        policy.retryLimit = 0
+        XCTAssertNil(policy.refusedRetryAfter(for: failure(503, retryAfter: "600")))
+    }
+
     func testRequestedRetryDelayReadsSecondsAndDatesUncapped() throws {
         func response(_ retryAfter: String?) -> HTTPURLResponse {
             HTTPURLResponse(

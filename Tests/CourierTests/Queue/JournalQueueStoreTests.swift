@@ -61,6 +61,40 @@ final class JournalQueueStoreTests: JournalTestCase {
         XCTAssertEqual(again.connections, 4, "every lease on a.example expired: the whole split is free")
     }
 
+    func testAddMissingAddsOnlyTheIdsTheStoreDoesNotHold() throws {
+        // Given a store that holds one item of the list, leased and completed
+        let store = try openStore()
+        try store.add([newItem("a")])
+        let lease = try XCTUnwrap(try store.lease(worker: "w", duration: 60, maximumPerHost: 1))
+        try store.complete(lease, file: root.appendingPathComponent("out/a"))
+        // When the whole list is added as missing, twice
+        let added = try store.addMissing([newItem("a"), newItem("b"), newItem("c")])
+        let again = try store.addMissing([newItem("a"), newItem("b"), newItem("c")])
+        // Then only b and c were added, once, and a stays completed
+        XCTAssertEqual(added.map(\.id), ["b", "c"])
+        XCTAssertEqual(again.map(\.id), [])
+        XCTAssertEqual(try store.items().map(\.id), ["a", "b", "c"])
+        XCTAssertEqual(try store.items().first?.state.isFinished, true)
+    }
+
+    func testAddMissingFromWorkersStartingTogetherAddsEachItemOnce() throws {
+        // Given one store and eight workers adding the same list at once
+        let store = try openStore()
+        let list = (0..<50).map { newItem("item-\($0)") }
+        let failures = Locked<[CourierError]>([])
+        // When
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            do throws(CourierError) {
+                try store.addMissing(list)
+            } catch {
+                failures.withLock { $0.append(error) }
+            }
+        }
+        // Then none was refused, and the list is stored once, in its order
+        XCTAssertEqual(failures.current.map(\.message), [])
+        XCTAssertEqual(try store.items().map(\.id), list.map { $0.id! })
+    }
+
     func testARenewedLeaseHoldsUntilItsNewExpiryThenIsTakenOver() throws {
         let store = try openStore()
         try store.add([newItem("x")])
