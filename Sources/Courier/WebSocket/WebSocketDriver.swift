@@ -11,8 +11,9 @@ import FoundationNetworking
 ///
 /// One lock around one ``WebSocketConnectionState``: every event decides under it and returns
 /// ``WebSocketEffects``, which the driver performs after unlocking — continuations are resumed
-/// and user handlers called outside the lock. The socket, its sources and timers belong to
-/// ``queue`` (``WebSocketIO``).
+/// and user handlers called outside the lock. The socket's sources and timers belong to
+/// ``queue`` (``WebSocketIO``); the socket is read and written there, except that a `send` may
+/// write its frame on its own thread under the claim the state gives (``writeDirectly(_:to:)``).
 final class WebSocketDriver: Sendable {
     typealias Message = URLSessionWebSocketTask.Message
 
