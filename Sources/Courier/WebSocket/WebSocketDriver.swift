@@ -342,7 +342,8 @@ final class WebSocketDriver: Sendable {
     /// (``WebSocketConnectionState/nextOutgoing`` is `nil`) and the socket's teardown waits for
     /// the claim (``WebSocketConnectionState/teardownAfterDirectWrite``), so the descriptor stays
     /// open; a read on the queue may run meanwhile — a TCP socket takes a `send` and a `recv` at
-    /// once, and ``CurlByteStream`` serializes its calls under its own lock. The lock of the state
+    /// once, and ``CurlByteStream`` serializes its calls under its own lock (a write that would
+    /// wait for it takes nothing and leaves the frame to the queue). The lock of the state
     /// is not held across the system call. Unlike `queue.sync` (measured and dropped, Docs/
     /// Performance.md, "wss:// connect cost and echo latency") the sender never waits for a read
     /// handler: the claim is taken or the queue writes.
@@ -351,7 +352,7 @@ final class WebSocketDriver: Sendable {
         if let stream {
             result = bytes.withUnsafeBytes { buffer -> Result<Int, CourierError> in
                 do throws(CourierError) {
-                    return .success(try stream.write(buffer))
+                    return .success(try stream.writeWithoutWaiting(buffer))
                 } catch {
                     return .failure(error)
                 }
