@@ -653,8 +653,12 @@ struct WebSocketConnectionState {
 
     private mutating func beginClosing(into effects: inout WebSocketEffects) {
         guard phase == .open else { return }
+        let wasPaused = readingPaused
         phase = .closing
         effects.armCloseTimer = true
+        // Reading stopped for a consumer behind: the buffer limit no longer applies (the wait is
+        // bounded by the close timer), and the server's Close frame must be read, not waited out.
+        if wasPaused && !readingPaused { effects.resumeReading = true }
     }
 
     /// The close timer fired: the server did not finish the closing handshake in time.
