@@ -260,45 +260,68 @@ final class WebSocketDriver: Sendable {
         }
     }
 
-    /// Reads until the socket would block, reading stops (``WebSocketConnectionState/readMode``),
-    /// or 16 reads were made (then again later, so that a flood cannot keep the queue from
-    /// writing). While the consumer is behind, reads are one control frame long: a ping or Close
-    /// frame is answered, and the first data read stops reading.
+    /// On ``queue``, for the read source: reads until the socket would block, reading stops
+    /// (``WebSocketConnectionState/readMode``), or 16 reads were made (then again later, so that
+    /// a flood cannot keep the queue from writing).
     func readAvailable() {
         guard let stream = io.stream else { return }
-        for _ in 0..<16 {
-            let buffer: UnsafeMutableRawBufferPointer
+        switch readPass(from: stream, into: io.buffer, reads: 16) {
+        case .wouldBlock:
+            break
+        case .paused, .ended:
+            io.setReadPaused(true)
+        case .more:
+            // A TLS stream may hold decrypted bytes its descriptor does not show: look again soon.
+            queue.async { self.readAvailable() }
+        }
+    }
+
+    /// How a ``readPass(from:into:reads:)`` stopped.
+    enum ReadPassEnd {
+        /// The socket has nothing more now.
+        case wouldBlock
+        /// Reading stops until the consumer catches up or `resume()` (``WebSocketConnectionState/ReadMode/none``).
+        case paused
+        /// The stream ended or failed (the state was told).
+        case ended
+        /// `reads` were made and the stream may hold more.
+        case more
+    }
+
+    /// Reads `stream` into `buffer` (whose owner is the only caller: the queue's read source, or
+    /// the connection's ``WebSocketReadThread``) at most `reads` times, handing each chunk to the
+    /// state and acting on what it decides. While the consumer is behind, reads are one control
+    /// frame long: a ping or Close frame is answered, and the first data read stops reading.
+    func readPass(from stream: any WebSocketByteStream, into buffer: UnsafeMutableRawBufferPointer, reads: Int) -> ReadPassEnd {
+        for _ in 0..<reads {
+            let target: UnsafeMutableRawBufferPointer
             switch state.withLock({ $0.readMode }) {
             case .none:
-                io.setReadPaused(true)
-                return
+                return .paused
             case .controlFrames:
-                buffer = UnsafeMutableRawBufferPointer(
-                    rebasing: io.buffer[0..<WebSocketConnectionState.controlFrameReadSize])
+                target = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<WebSocketConnectionState.controlFrameReadSize])
             case .all:
-                buffer = io.buffer
+                target = buffer
             }
             let outcome: ByteStreamRead
             do throws(CourierError) {
-                outcome = try stream.read(into: buffer)
+                outcome = try stream.read(into: target)
             } catch {
                 perform(state.withLock { $0.connectionEnded(error) })
-                return
+                return .ended
             }
             switch outcome {
             case .wouldBlock:
-                return
+                return .wouldBlock
             case .closed:
-                io.setReadPaused(true)
                 perform(state.withLock { $0.connectionEnded(nil) })
-                return
+                return .ended
             case .bytes(let count):
-                let bytes = UnsafeRawBufferPointer(rebasing: io.buffer[0..<count])
+                let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
                 perform(state.withLock { $0.received(bytes) })
             }
         }
-        // A TLS stream may hold decrypted bytes its descriptor does not show: look again soon.
-        queue.async { self.readAvailable() }
+        return .more
     }
 
     // MARK: Consumer calls
