@@ -13,11 +13,18 @@ protocol WebSocketByteStream: AnyObject, Sendable {
     /// thread's call on it (a `send` on its own thread then leaves the frame to the driver's queue).
     func writeWithoutWaiting(_ bytes: UnsafeRawBufferPointer) throws(CourierError) -> Int
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(CourierError) -> ByteStreamRead
+    /// Whether a read that filled less than its buffer took all there was (a plain socket), so
+    /// the reader can wait for readiness without another read to see `.wouldBlock`; a TLS stream
+    /// may hold decrypted bytes past a short read.
+    var shortReadDrains: Bool { get }
     /// Closes the connection; idempotent.
     func close()
 }
 
 extension WebSocketByteStream {
+    /// Read again until `.wouldBlock`: the safe answer for a stream that buffers.
+    var shortReadDrains: Bool { false }
+
     /// A stream whose calls never wait for one another (a TCP socket) just writes.
     func writeWithoutWaiting(_ bytes: UnsafeRawBufferPointer) throws(CourierError) -> Int {
         try write(bytes)
