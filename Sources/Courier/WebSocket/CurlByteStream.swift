@@ -104,6 +104,17 @@ final class CurlByteStream: WebSocketByteStream {
         }
     }
 
+    /// After a short read, whether OpenSSL holds nothing more (`SSL_has_pending`): libcurl hands a
+    /// `CONNECT_ONLY` read straight to OpenSSL, which reads the socket itself (a record's header,
+    /// then its body), so what comes next is in the socket. One `recv` less per message than
+    /// reading on to `EAGAIN`. `false` (read on) where OpenSSL cannot be asked.
+    var shortReadDrains: Bool {
+        state.withLock { state in
+            guard let stream = state.stream else { return false }
+            return courier_stream_tls_drained(stream) != 0
+        }
+    }
+
     func close() {
         // Taken out under the lock, freed outside it: a second close finds nothing.
         let stream = state.withLock { state -> OpaquePointer? in

@@ -13,9 +13,9 @@ protocol WebSocketByteStream: AnyObject, Sendable {
     /// thread's call on it (a `send` on its own thread then leaves the frame to the driver's queue).
     func writeWithoutWaiting(_ bytes: UnsafeRawBufferPointer) throws(CourierError) -> Int
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(CourierError) -> ByteStreamRead
-    /// Whether a read that filled less than its buffer took all there was (a plain socket), so
-    /// the reader can wait for readiness without another read to see `.wouldBlock`; a TLS stream
-    /// may hold decrypted bytes past a short read.
+    /// Asked right after a read that filled less than its buffer: whether it took all there was
+    /// (a plain socket; a TLS stream whose library holds nothing more), so the reader can wait for
+    /// readiness without another read to see `.wouldBlock`.
     var shortReadDrains: Bool { get }
     /// Closes the connection; idempotent.
     func close()

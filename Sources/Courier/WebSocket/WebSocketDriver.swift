@@ -319,7 +319,7 @@ final class WebSocketDriver: Sendable {
             case .bytes(let count):
                 let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
                 perform(state.withLock { $0.received(bytes) })
-                // One `recv` a message on ws instead of two (the second only to see EAGAIN).
+                // One `recv` a message on ws, and one a record on wss, fewer than reading on to EAGAIN.
                 if count < target.count, stream.shortReadDrains { return .wouldBlock }
             }
         }
