@@ -106,7 +106,8 @@ struct SplitCrew<Request: AnyObject> {
     enum Action {
         /// Make and start connection `id`'s request on `lane` (0: the manager's own session).
         case launch(ConnectionID, lane: Int, URLRequest)
-        /// Cancel a request the crew no longer wants; its ending then means nothing to the crew.
+        /// Cancel a request the crew no longer wants; its ending then only frees its place under
+        /// the cap (``held``).
         case cancel(lane: Int, Request)
         /// Write these bytes at this offset of the partial file (counted in the map already).
         case write(Data, at: Int64)
