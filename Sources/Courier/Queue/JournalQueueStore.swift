@@ -160,8 +160,8 @@ public final class JournalQueueStore: DownloadQueueStore {
     }
 
     /// Leases the best runnable item: an expired lease's item or the first queued one, whichever
-    /// comes first by priority and order, among hosts with a connection free. The lease holds what
-    /// ``DownloadQueue/grant(_:hostConnections:perHost:)`` grants its item.
+    /// comes first by priority and order, among hosts with a connection free. The lease holds the
+    /// connections the one-process queue's grant rule (`DownloadQueue.grant`) gives its item.
     public func lease(worker: String, duration: TimeInterval, maximumPerHost: Int) throws(CourierError) -> DownloadQueue.Lease? {
         let now = clock()
         let cap = max(1, maximumPerHost)
