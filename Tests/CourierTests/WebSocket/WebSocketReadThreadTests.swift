@@ -98,23 +98,10 @@ final class WebSocketReadThreadTests: WebSocketTaskTestCase {
 
     func testPastTheThreadLimitACloseWhileReadingIsPausedEndsWhenTheServerAnswers() async throws {
         try await withThreadLimit(0) {
-            let server = try WebSocketTestServer(
-                script: .init(
-                    steps: Array(repeating: .send(.binary(Data(count: 500))), count: 10)
-                        + [.pause(milliseconds: 100), .send(.binary(Data(count: 500))), .awaitClose()]))
-            let task = manager.webSocketTask(with: server.url("/"))
-            task.options.receiveBufferLimit = 1000
-            task.options.closeTimeout = .seconds(5)
-            task.resume()
-            try await Task.sleep(for: .milliseconds(400))
-            XCTAssertTrue(task.driver.state.withLock { $0.readingPaused })
-
-            let start = ContinuousClock.now
-            task.cancel(with: .normalClosure, reason: nil)
-            let completion = await waitForCompletion(of: task)
+            let (_, completion, took) = try await closeWhileReadingIsPaused()
 
             XCTAssertNil(completion?.error)
-            XCTAssertLessThan(ContinuousClock.now - start, .seconds(2))
+            XCTAssertLessThan(took, .seconds(2))
         }
     }
 }
