@@ -65,6 +65,10 @@ typedef struct {
     /// Multi handles (one per URLSession) bound to a policy when they were made: their transfers
     /// get it without the request header (courier_tls_bind_begin).
     uint64_t tlsSessionsBound;
+    /// Header lines of 2xx heads on diet sessions that FoundationNetworking was not given
+    /// (courier_head_diet_bind_begin; Docs/Platform.md §7.3). One line carrying the whole head
+    /// (COURIER_HEAD_DIET_FIELD) stands in for them.
+    uint64_t headerLinesWithheld;
 } courier_fixes_counters;
 
 /// Whether new connections can reuse libcurl's parsed CA store (Docs/TLS.md, "What a connection
@@ -239,6 +243,20 @@ typedef struct {
 
 /// The counts so far.
 courier_stream_ca_counts courier_stream_ca_store_counts(void);
+
+/// The field the kit adds to a 2xx head it withheld lines from: its value is the process's key
+/// (courier_head_diet_key) and then every header line of the head, each after a line feed.
+#define COURIER_HEAD_DIET_FIELD "X-Courier-Head"
+
+/// Multi handles made on this thread until courier_head_diet_bind_end (one per URLSession made
+/// in between) are diet handles: FoundationNetworking is given only the header lines of their 2xx
+/// heads it acts on, and the whole head in one COURIER_HEAD_DIET_FIELD line (Docs/Platform.md §7.3).
+void courier_head_diet_bind_begin(void);
+/// Ends courier_head_diet_bind_begin; returns how many multi handles were made diet handles.
+int courier_head_diet_bind_end(void);
+/// The 32 hexadecimal digits that begin every COURIER_HEAD_DIET_FIELD value the kit writes in this
+/// process (random per process, so a server's own field of that name is never taken for it).
+const char *courier_head_diet_key(void);
 
 /// Installs the kit into the loaded object that contains `anchor` (any address inside
 /// FoundationNetworking's code or data). Idempotent and thread-safe: later calls return the first

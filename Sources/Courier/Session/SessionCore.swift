@@ -45,7 +45,7 @@ final class SessionCore: Sendable {
     /// instead of waking another one — about one thread hand-off less per request.
     init(
         configuration: URLSessionConfiguration, router: SessionDelegate, label: String, callbackQueue: DispatchQueue?,
-        callQueue: DispatchQueue, tls: TLSEnforcer = TLSEnforcer(TLSPolicies())
+        callQueue: DispatchQueue, tls: TLSEnforcer = TLSEnforcer(TLSPolicies()), headerDiet: Bool = false
     ) {
         self.callQueue = callQueue
         // A serial delegate queue: callbacks for one task must never overlap (Docs/Platform.md §2.9).
@@ -53,8 +53,12 @@ final class SessionCore: Sendable {
         let serial = callbackQueue ?? DispatchQueue(label: "\(label).delegate", target: .global())
         let delegateQueue = DelegateQueue(target: serial, name: "\(label).delegate")
         self.table = router.table
+        // FoundationNetworking with a URLCache stores the head it was given: such a session gets
+        // every line (Docs/Platform.md §7.3).
         let (session, bound) = tls.makeSession {
-            URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
+            HeadDiet.makeSession(enabled: headerDiet && configuration.urlCache == nil) {
+                URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
+            }.session
         }
         self.session = session
         self.tls = SessionTLS(tls, isBound: bound)

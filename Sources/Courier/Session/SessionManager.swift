@@ -53,7 +53,8 @@ public final class SessionManager: Sendable {
         }
         self.core = SessionCore(
             configuration: configuration.resolvedURLSessionConfiguration(), router: router, label: configuration.label,
-            callbackQueue: ownQueue, callQueue: callQueue, tls: TLSEnforcer(configuration.tls))
+            callbackQueue: ownQueue, callQueue: callQueue, tls: TLSEnforcer(configuration.tls),
+            headerDiet: configuration.headerDiet)
     }
 
     /// A new manager with `other`'s configuration (its own URLSession; nothing else is shared).
