@@ -1,4 +1,4 @@
-// The header diet (Docs/Platform.md §7.3): on a diet multi handle (one of Courier's URLSessions),
+// The header diet (Docs/Platform.md §6.18): on a diet multi handle (one of Courier's URLSessions),
 // FoundationNetworking is given only the header lines of a 2xx head it acts on, and the whole head
 // in one line of its own; Courier builds the response users see from that line.
 //
@@ -7,7 +7,7 @@
 // request for nginx's ~8 lines on one core (Docs/Performance.md). One line carrying them all costs
 // it one line's work.
 //
-// What it must still see (read in FoundationNetworking 6.3.1, listed in Platform.md §7.3): the
+// What it must still see (read in FoundationNetworking 6.3.1, listed in Platform.md §6.18): the
 // status line and the blank line (its head framing), `Content-Length`, `Content-Type`,
 // `Content-Encoding`, `Content-Disposition` (its response's length, MIME type, coding and file
 // name), `Set-Cookie` (its cookie store, fed line by line), `Location` and `WWW-Authenticate` /
@@ -26,7 +26,7 @@
 #include <unistd.h>
 #include "EasyRecord.h"
 
-/// The names FoundationNetworking reads from a 2xx head (Platform.md §7.3).
+/// The names FoundationNetworking reads from a 2xx head (Platform.md §6.18).
 static const char *const actedOn[] = {
     "Content-Length", "Content-Type", "Content-Encoding", "Content-Disposition",
     "Set-Cookie", "Location", "WWW-Authenticate", "Proxy-Authenticate",

@@ -66,7 +66,7 @@ typedef struct {
     /// get it without the request header (courier_tls_bind_begin).
     uint64_t tlsSessionsBound;
     /// Header lines of 2xx heads on diet sessions that FoundationNetworking was not given
-    /// (courier_head_diet_bind_begin; Docs/Platform.md §7.3). One line carrying the whole head
+    /// (courier_head_diet_bind_begin; Docs/Platform.md §6.18). One line carrying the whole head
     /// (COURIER_HEAD_DIET_FIELD) stands in for them.
     uint64_t headerLinesWithheld;
 } courier_fixes_counters;
@@ -250,7 +250,7 @@ courier_stream_ca_counts courier_stream_ca_store_counts(void);
 
 /// Multi handles made on this thread until courier_head_diet_bind_end (one per URLSession made
 /// in between) are diet handles: FoundationNetworking is given only the header lines of their 2xx
-/// heads it acts on, and the whole head in one COURIER_HEAD_DIET_FIELD line (Docs/Platform.md §7.3).
+/// heads it acts on, and the whole head in one COURIER_HEAD_DIET_FIELD line (Docs/Platform.md §6.18).
 void courier_head_diet_bind_begin(void);
 /// Ends courier_head_diet_bind_begin; returns how many multi handles were made diet handles.
 int courier_head_diet_bind_end(void);

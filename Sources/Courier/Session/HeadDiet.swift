@@ -6,7 +6,7 @@ import FoundationNetworking
 #endif
 
 /// The response users see, built back from the whole head when the kit withheld header lines of
-/// it from FoundationNetworking (Sources/CCourierPlatformFixes/HeadDiet.c, Docs/Platform.md §7.3).
+/// it from FoundationNetworking (Sources/CCourierPlatformFixes/HeadDiet.c, Docs/Platform.md §6.18).
 ///
 /// On a diet session FoundationNetworking gets only the lines of a 2xx head it acts on, plus one
 /// `X-Courier-Head` field whose value is this process's key and then every header line of the

@@ -116,7 +116,7 @@ public enum PlatformFixes {
         /// their requests carry no private header (Docs/TLS.md); `nil` when the kit is not active.
         public var tlsSessionsBound: UInt64?
         /// Header lines of 2xx responses FoundationNetworking was not given because it does not act
-        /// on them (``SessionManager/Configuration/headerDiet``, Docs/Platform.md §7.3); `nil` when
+        /// on them (``SessionManager/Configuration/headerDiet``, Docs/Platform.md §6.18); `nil` when
         /// the kit is not active.
         public var headerLinesWithheld: UInt64?
         /// Whether a new TLS connection reuses libcurl's parsed CA store or parses the CA file again

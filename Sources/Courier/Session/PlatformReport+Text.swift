@@ -209,7 +209,7 @@ extension PlatformReport {
         }
         if let withheld = status.headerLinesWithheld {
             rows.append(
-                ("§7.3", "\(withheld) header lines withheld so far · FoundationNetworking gets only the lines of a 2xx head it acts on"))
+                ("§6.18", "\(withheld) header lines withheld so far · FoundationNetworking gets only the lines of a 2xx head it acts on"))
         }
         if let store = status.caStore { rows.append(("CA store", caStoreRow(store))) }
         return rows

@@ -54,7 +54,7 @@ final class SessionCore: Sendable {
         let delegateQueue = DelegateQueue(target: serial, name: "\(label).delegate")
         self.table = router.table
         // FoundationNetworking with a URLCache stores the head it was given: such a session gets
-        // every line (Docs/Platform.md §7.3).
+        // every line (Docs/Platform.md §6.18).
         let (session, bound) = tls.makeSession {
             HeadDiet.makeSession(enabled: headerDiet && configuration.urlCache == nil) {
                 URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)

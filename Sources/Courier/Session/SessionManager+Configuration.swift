@@ -110,7 +110,7 @@ extension SessionManager {
         /// builds every response you see from the whole head — the same fields and values. It saves
         /// FoundationNetworking's per-line work (a timer, a `Data` and a `String` a line): about a fifth of
         /// the CPU of a small request. Needs the platform kit (``PlatformFixes``); off for a
-        /// `urlSessionConfiguration` with a `urlCache`. Docs/Platform.md §7.3. Default `true`.
+        /// `urlSessionConfiguration` with a `urlCache`. Docs/Platform.md §6.18. Default `true`.
         public var headerDiet = true
 
         /// The defaults.

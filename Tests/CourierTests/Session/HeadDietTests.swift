@@ -7,7 +7,7 @@ import XCTest
 import FoundationNetworking
 #endif
 
-/// The header diet (Docs/Platform.md §7.3): FoundationNetworking gets only the lines of a 2xx head
+/// The header diet (Docs/Platform.md §6.18): FoundationNetworking gets only the lines of a 2xx head
 /// it acts on, and every response a user sees is still built from the whole head — the same fields
 /// and values as FoundationNetworking's own `HTTPURLResponse` without the diet.
 final class HeadDietTests: CourierTestCase {
