@@ -44,13 +44,33 @@ enum HeadDiet {
     /// FoundationNetworking merges them; `nil` when `key` is not in it or a line does not parse
     /// (FoundationNetworking refuses such a head).
     static func fields(carried value: String, key: String) -> [String: String]? {
-        guard let keyRange = value.range(of: key) else { return nil }
-        var lines = value[keyRange.upperBound...].split(separator: "\n", omittingEmptySubsequences: false)
-        guard !lines.isEmpty, lines.removeFirst().isEmpty else { return nil }
+        // Read as bytes: every delimiter is ASCII, and cutting valid UTF-8 at ASCII bytes leaves
+        // valid UTF-8 (the String views cost ~200k instructions a head; Performance.md).
+        var value = value
+        value.makeContiguousUTF8()
+        var key = key
+        key.makeContiguousUTF8()
+        return value.utf8.withContiguousStorageIfAvailable { bytes in
+            key.utf8.withContiguousStorageIfAvailable { key in fields(bytes, key: key) } ?? nil
+        } ?? nil
+    }
+
+    private static func fields(_ bytes: UnsafeBufferPointer<UInt8>, key: UnsafeBufferPointer<UInt8>) -> [String: String]? {
+        guard let keyEnd = end(of: key, in: bytes) else { return nil }
+        // The key ends the line it is on: the head's lines follow, each after a line feed.
+        guard keyEnd == bytes.count || bytes[keyEnd] == 0x0A else { return nil }
+        var lines: [Range<Int>] = []
+        var start = keyEnd + 1
+        while start <= bytes.count, keyEnd < bytes.count {
+            var stop = start
+            while stop < bytes.count, bytes[stop] != 0x0A { stop += 1 }
+            lines.append(start..<stop)
+            start = stop + 1
+        }
         var result: [String: String] = [:]
         var index = 0
         while index < lines.count {
-            guard let (name, value, next) = field(in: lines, at: index) else { return nil }
+            guard let (name, value, next) = field(bytes, lines, at: index) else { return nil }
             if let earlier = result[name] {
                 result[name] = earlier + ", " + value
             } else {
@@ -61,44 +81,71 @@ enum HeadDiet {
         return result
     }
 
+    /// The index just after the first occurrence of `key` in `bytes` (at the start unless a
+    /// server's own value comes first), or `nil`.
+    private static func end(of key: UnsafeBufferPointer<UInt8>, in bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard !key.isEmpty, bytes.count >= key.count else { return nil }
+        var start = 0
+        while start + key.count <= bytes.count {
+            if bytes[start] == key[0], memcmp(bytes.baseAddress! + start, key.baseAddress!, key.count) == 0 {
+                return start + key.count
+            }
+            start += 1
+        }
+        return nil
+    }
+
     /// One field starting at `lines[index]` with its folded continuations, read as
-    /// FoundationNetworking 6.3.1 reads it; `next` is the index after it.
-    private static func field(in lines: [Substring], at index: Int) -> (name: String, value: String, next: Int)? {
-        let head = lines[index].unicodeScalars
-        var nameEnd = head.startIndex
-        while nameEnd != head.endIndex, isToken(head[nameEnd]) { nameEnd = head.index(after: nameEnd) }
-        guard nameEnd != head.startIndex, nameEnd != head.endIndex, head[nameEnd] == ":" else { return nil }
-        let rest = head[head.index(after: nameEnd)...]
+    /// FoundationNetworking 6.3.1 reads it (`_HTTPMessage._Header.createOne`); `next` is the
+    /// index after it.
+    private static func field(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ lines: [Range<Int>], at index: Int
+    ) -> (name: String, value: String, next: Int)? {
+        let line = lines[index]
+        var nameEnd = line.lowerBound
+        while nameEnd < line.upperBound, isToken(bytes[nameEnd]) { nameEnd += 1 }
+        guard nameEnd != line.lowerBound, nameEnd < line.upperBound, bytes[nameEnd] == UInt8(ascii: ":") else { return nil }
+        let rest = nameEnd + 1..<line.upperBound
         var value: String?
-        if let first = rest.first {
-            if isBlank(first), rest.count == 1 {
+        if !rest.isEmpty {
+            if rest.count == 1, isBlank(bytes[rest.lowerBound]) {
                 value = ""
             } else {
-                guard let trimmed = trimmingBlanks(rest) else { return nil }
-                value = String(trimmed)
+                guard let trimmed = trimmingBlanks(bytes, rest) else { return nil }
+                value = string(bytes, trimmed)
             }
         }
         var next = index + 1
-        while next < lines.count, let first = lines[next].unicodeScalars.first, isBlank(first) {
-            guard let part = trimmingBlanks(lines[next].unicodeScalars[...]) else { return nil }
-            value = value.map { $0 + " " + String(part) } ?? String(part)
+        while next < lines.count, !lines[next].isEmpty, isBlank(bytes[lines[next].lowerBound]) {
+            guard let part = trimmingBlanks(bytes, lines[next]) else { return nil }
+            let text = string(bytes, part)
+            value = value.map { $0 + " " + text } ?? text
             next += 1
         }
-        return (String(head[..<nameEnd]), value ?? "", next)
+        return (string(bytes, line.lowerBound..<nameEnd), value ?? "", next)
     }
 
-    /// The scalars after leading blanks; `nil` when there are none or nothing follows them
+    private static func string(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    }
+
+    /// The range after leading blanks; `nil` when there are none or nothing follows them
     /// (FoundationNetworking's `trimSPHTPrefix`).
-    private static func trimmingBlanks(_ scalars: Substring.UnicodeScalarView) -> Substring.UnicodeScalarView? {
-        guard let first = scalars.firstIndex(where: { !isBlank($0) }), first != scalars.startIndex else { return nil }
-        return scalars[first...]
+    private static func trimmingBlanks(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Range<Int>? {
+        var start = range.lowerBound
+        while start < range.upperBound, isBlank(bytes[start]) { start += 1 }
+        guard start != range.lowerBound, start < range.upperBound else { return nil }
+        return start..<range.upperBound
     }
 
-    private static func isBlank(_ scalar: Unicode.Scalar) -> Bool { scalar == " " || scalar == "\t" }
+    private static func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
 
-    /// RFC 2616's token characters, as FoundationNetworking tests them.
-    private static func isToken(_ scalar: Unicode.Scalar) -> Bool {
-        guard scalar.value >= 32, scalar.value <= 126 else { return false }
-        return !"()<>@,;:\\\"/[]?={} \t".unicodeScalars.contains(scalar)
+    /// RFC 2616's token characters, as FoundationNetworking tests them: printable ASCII but
+    /// `()<>@,;:\"/[]?={}`, space and tab.
+    private static func isToken(_ byte: UInt8) -> Bool {
+        switch byte {
+        case 0x21, 0x23...0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x30...0x39, 0x41...0x5A, 0x5E...0x7A, 0x7C, 0x7E: true
+        default: false
+        }
     }
 }
