@@ -66,7 +66,9 @@ public final class SessionManager: Sendable {
         invalidate(cancelingTasks: true)
     }
 
-    /// The underlying URLSession (for inspection; create tasks through the manager).
+    /// The underlying URLSession (for inspection; create tasks through the manager). A task made
+    /// on it directly sees FoundationNetworking's response, which lacks most 2xx header fields
+    /// while ``Configuration/headerDiet`` is on (Docs/Platform.md §6.18).
     public var session: URLSession { core.session }
 
     /// How many URLSession tasks are running now.

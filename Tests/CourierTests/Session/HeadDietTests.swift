@@ -166,6 +166,42 @@ final class HeadDietTests: CourierTestCase {
         XCTAssertEqual(withheldCount(), before)
     }
 
+    func testASessionWithAURLCacheGetsEveryLineAndOneWithoutItDoesNot() throws {
+        // FoundationNetworking would store the head it was given in its URLCache: such a session is
+        // never a diet session (SessionCore). A manager always sets `urlCache = nil`, so the guard
+        // is tested on the session core itself.
+        let server = try ScriptedServer { _, _ in
+            .bytes("HTTP/1.1 200 OK\r\nX-Cached: 1\r\nETag: \"c\"\r\nCache-Control: max-age=60\r\nContent-Length: 0\r\n\r\n")
+        }
+        defer { server.stop() }
+        for withCache in [true, false] {
+            let configuration = URLSessionConfiguration.ephemeral
+            configuration.urlCache = withCache ? URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: nil) : nil
+            let queue = DispatchQueue(label: "head-diet-tests.calls")
+            let router = SessionDelegate(table: TaskDelegateTable(), callQueue: queue, didInvalidate: { _ in })
+            let core = SessionCore(
+                configuration: configuration, router: router, label: "head-diet-tests", callbackQueue: nil, callQueue: queue,
+                headerDiet: true)
+            defer { core.session.invalidateAndCancel() }
+            let before = withheldCount()
+            let response = wait { (finish: @escaping @Sendable (HTTPURLResponse?) -> Void) in
+                core.session.dataTask(with: server.url("/cached")) { _, response, _ in
+                    finish(response as? HTTPURLResponse)
+                }.resume()
+            }
+            let withheld = withheldCount() - before
+            if withCache {
+                XCTAssertEqual(withheld, 0)
+                XCTAssertEqual(response??.value(forHTTPHeaderField: "X-Cached"), "1")
+                XCTAssertNil(response??.value(forHTTPHeaderField: HeadDiet.field))
+            } else {
+                // The same session without a cache is a diet session (its completion handler sees
+                // FoundationNetworking's own, cut-down response: only Courier's delegate rebuilds it).
+                XCTAssertEqual(withheld, 3, "X-Cached, ETag, Cache-Control")
+            }
+        }
+    }
+
     func testTheDoctorReportCountsWithheldLines() throws {
         _ = try fetch("HTTP/1.1 200 OK\r\nX-One: 1\r\nX-Two: 2\r\nContent-Length: 0\r\n\r\n", diet: true)
         XCTAssertGreaterThanOrEqual(PlatformFixes.status.headerLinesWithheld ?? 0, 2)
