@@ -6,6 +6,7 @@
 // These are calls of Courier's own on a handle of its own: they go to libcurl directly (found
 // with dlsym), never through the kit's wrappers, and FoundationNetworking never sees the handle.
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,6 +206,31 @@ int courier_stream_recv(courier_stream *stream, void *buffer, size_t length, siz
     *received = 0;
     stream->error[0] = 0;
     return curl.recv(stream->easy, buffer, length, received);
+}
+
+/// SSL_has_pending (OpenSSL 1.1.0 and later), only where libcurl's TLS library is the OpenSSL the
+/// process resolves (StreamCAStore.c): a function of another OpenSSL must not touch its SSL.
+static pthread_once_t pendingOnce = PTHREAD_ONCE_INIT;
+static int (*sslHasPending)(const void *ssl);
+
+static void look_up_pending(void) {
+    if (!courier_stream_openssl_available()) return;
+    sslHasPending = (int (*)(const void *))dlsym(RTLD_DEFAULT, "SSL_has_pending");
+}
+
+/// curl_tlssessioninfo.
+typedef struct {
+    int backend;
+    void *internals;
+} tls_session_info;
+
+int courier_stream_tls_drained(courier_stream *stream) {
+    pthread_once(&pendingOnce, look_up_pending);
+    if (sslHasPending == NULL) return 0;
+    tls_session_info *info = NULL;
+    if (curl.getinfo(stream->easy, COURIER_CURLINFO_TLS_SSL_PTR, &info) != COURIER_CURLE_OK || info == NULL) return 0;
+    if (info->backend != COURIER_CURLSSLBACKEND_OPENSSL || info->internals == NULL) return 0;
+    return sslHasPending(info->internals) == 0;
 }
 
 int courier_stream_send(courier_stream *stream, const void *bytes, size_t length, size_t *taken) {

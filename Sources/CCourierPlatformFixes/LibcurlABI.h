@@ -66,6 +66,12 @@ typedef int64_t curl_off_t;
 #define COURIER_CURLINFO_CAINFO (COURIER_CURLINFO_STRING + 61)
 #define COURIER_CURLINFO_CAPATH (COURIER_CURLINFO_STRING + 62)
 
+#define COURIER_CURLINFO_PTR 0x400000
+/// The connection's TLS session: a curl_tlssessioninfo (7.48.0 and later).
+#define COURIER_CURLINFO_TLS_SSL_PTR (COURIER_CURLINFO_PTR + 45)
+/// curl_sslbackend's OpenSSL: curl_tlssessioninfo's `internals` is then an SSL *.
+#define COURIER_CURLSSLBACKEND_OPENSSL 1
+
 #define COURIER_CURLINFO_SOCKET 0x500000
 /// The connection's socket (7.45.0 and later).
 #define COURIER_CURLINFO_ACTIVESOCKET (COURIER_CURLINFO_SOCKET + 44)

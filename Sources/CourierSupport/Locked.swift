@@ -29,6 +29,15 @@ package final class Locked<Value>: @unchecked Sendable {  // safe: the value is 
         return try body(&value)
     }
 
+    /// Runs `body` as ``withLock(_:)`` does if the lock is free now, or returns `nil` at once
+    /// without waiting when another thread holds it.
+    @inlinable
+    package func withLockIfAvailable<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result? {
+        guard lock.try() else { return nil }
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+
     /// A copy of the value (one `withLock`: deciding on it and changing it belongs in one call).
     @inlinable
     package var current: Value { withLock { $0 } }

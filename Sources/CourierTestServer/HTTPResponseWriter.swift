@@ -147,7 +147,8 @@ struct HTTPResponseWriter {
                 unitEnd = total
             case .writes(let size, let delay):
                 unitEnd = min(total, offset + max(1, size))
-                if unitIndex > 0, delay > 0, !stopSignal.sleep(milliseconds: delay) { return false }
+                // Watching the socket, as `rate` does: a client gone is seen now, not at the next write.
+                if unitIndex > 0, delay > 0, !pause(milliseconds: delay) { return false }
             case .spread(let pieces, let duration):
                 unitEnd = unitIndex + 1 >= pieces ? total : total / pieces * (unitIndex + 1) + min(unitIndex + 1, total % pieces)
                 if unitIndex > 0 {

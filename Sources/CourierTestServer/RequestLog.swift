@@ -6,6 +6,9 @@ final class RequestLog: Sendable {
         var requests: [RecordedRequest] = []
         var paths: [String: PathTrafficState] = [:]
         var lastResponseID = 0
+        /// Responses of every ranged path in flight now, and the most at once.
+        var inFlight = 0
+        var peakInFlight = 0
     }
 
     private let state = Locked(State())
@@ -23,6 +26,7 @@ final class RequestLog: Sendable {
         state.withLock { state in
             state.requests.removeAll()
             for path in state.paths.keys { state.paths[path]?.reset() }
+            state.peakInFlight = state.inFlight
         }
     }
 
@@ -34,7 +38,10 @@ final class RequestLog: Sendable {
             let id = state.lastResponseID
             let admitted = state.paths[path, default: PathTrafficState()].admit(
                 id: id, connectionID: connectionID, limit: limit, at: now)
-            return admitted ? id : nil
+            guard admitted else { return nil }
+            state.inFlight += 1
+            state.peakInFlight = max(state.peakInFlight, state.inFlight)
+            return id
         }
         return id.map { ResponseFlow(log: self, path: path, id: $0, slowDown: slowDown) }
     }
@@ -46,8 +53,15 @@ final class RequestLog: Sendable {
 
     /// Response `id` of `path` is done.
     func finish(path: String, id: Int) {
-        state.withLock { $0.paths[path]?.finish(id: id) }
+        state.withLock { state in
+            guard state.paths[path]?.live[id] != nil else { return }
+            state.paths[path]?.finish(id: id)
+            state.inFlight -= 1
+        }
     }
+
+    /// The most responses of all ranged paths together in flight at once, since start or the last ``clear()``.
+    var peakInFlight: Int { state.withLock { $0.peakInFlight } }
 
     /// The traffic of `path` so far (empty when nothing was served there).
     func traffic(for path: String) -> PathTraffic {

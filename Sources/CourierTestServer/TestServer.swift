@@ -119,6 +119,12 @@ public final class TestServer: Sendable {
     /// ``resetPeakOpenConnections()``.
     public var peakOpenConnections: Int { core.registry.peakOpenCount }
 
+    /// The most responses in flight at once over every path that ``traffic(for:)`` counts (from
+    /// admission until the body is fully written or the client is gone), whichever their
+    /// connections: what a server capping concurrent downloads counts, idle keep-alive connections
+    /// not included. Since start or the last ``clearRequests()``.
+    public var peakResponsesInFlight: Int { core.log.peakInFlight }
+
     /// Starts ``peakOpenConnections`` afresh from the connections open now.
     public func resetPeakOpenConnections() {
         core.registry.resetPeak()

@@ -61,8 +61,7 @@ public final class TLSRelay: Sendable {
                 self.errors = errors
                 return
             }
-            // Where it waited, for the failure's message: late in the full suite an `s_server` has
-            // been seen not to listen within the wait while a fresh one a moment later did.
+            // Where it waited, for the failure's message.
             let state = Self.processState(process.processIdentifier)
             process.stopAndWait()
             lastFailure = String(decoding: errors.all.reduce(Data(), +), as: UTF8.self) + " [" + state + "]"
@@ -144,18 +143,36 @@ public final class TLSRelay: Sendable {
     /// Waits (up to 15 s) until `/proc/net/tcp` shows 127.0.0.1:`port` listening. A probe
     /// connection cannot tell: it would be the one connection `-naccept 1` serves. The line is
     /// searched for in the raw bytes: late in the full suite the table holds thousands of
-    /// TIME_WAIT lines. (That was not why CI saw "did not listen" after five 10 s attempts: the
-    /// cause is not known yet, hence more attempts and the process's state in the message.)
+    /// TIME_WAIT lines.
     private static func waitUntilListening(_ port: Int, process: Process) -> Bool {
         // local address, remote 0.0.0.0:0, state 0A (LISTEN)
         let listening = Data(String(format: "0100007F:%04X 00000000:0000 0A", port).utf8)
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline, process.isRunning {
-            if let table = FileManager.default.contents(atPath: "/proc/net/tcp"), table.range(of: listening) != nil {
-                return true
-            }
+            if readToEnd("/proc/net/tcp").range(of: listening) != nil { return true }
             Thread.sleep(forTimeInterval: 0.01)
         }
         return false
+    }
+
+    /// All of a file, read to its end. `FileManager.contents(atPath:)` returns only the first `read` of a file
+    /// whose size the kernel reports as 0 (one page, 27 lines of `/proc/net/tcp`, measured), so once
+    /// enough sockets came before the new listener it was never seen: that was CI's "did not listen".
+    public static func readToEnd(_ path: String) -> Data {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return Data() }
+        defer { close(descriptor) }
+        var contents = Data()
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count > 0 {
+                contents.append(contentsOf: chunk[0..<count])
+            } else if count < 0, errno == EINTR {
+                continue
+            } else {
+                return contents
+            }
+        }
     }
 }

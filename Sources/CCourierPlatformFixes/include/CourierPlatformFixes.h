@@ -224,6 +224,11 @@ int courier_stream_socket(courier_stream *stream);
 /// curl_easy_recv: CURLcode; `*received` 0 with CURLE_OK means the peer closed.
 int courier_stream_recv(courier_stream *stream, void *buffer, size_t length, size_t *received);
 
+/// 1 when OpenSSL holds no byte of the connection that a recv has not returned (SSL_has_pending
+/// is 0): whatever comes next is in the socket, and its readiness shows it. 0 when it holds some,
+/// or when that cannot be asked (another TLS library, another OpenSSL than libcurl's).
+int courier_stream_tls_drained(courier_stream *stream);
+
 /// Sends at most one TLS record's worth of `bytes` (16 KiB) from a buffer of the stream's own, so
 /// that a send the socket blocked can be retried from the same address, as OpenSSL requires
 /// (libcurl does not set SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER). Returns a CURLcode; `*taken` is

@@ -283,19 +283,12 @@ extension DownloadQueue {
 
     // MARK: - Compaction
 
-    /// Rewrites the journal as one record per item once it holds twice what such a snapshot
-    /// would (and more than 1 MiB): appends stay O(1), and the file stays proportional to the
-    /// queue, also after many items were removed.
+    /// Rewrites the journal as one record per item when the rule says so
+    /// (DownloadQueue+Compaction.swift, the same as ``JournalQueueStore``'s).
     private func compactIfNeeded() {
         guard let journal else { return }
         let size = journal.byteCount
-        let live = state.withLock { $0.liveBytes }
-        guard size > 1 << 20, size > 2 * max(live, 1) else { return }
-        let snapshot = items.map { item -> Data in
-            var item = item
-            if case .running = item.state { item.state = .running(received: 0, total: nil) }
-            return Record.add(item).encoded()
-        }
+        guard let snapshot = state.withLock({ $0.compactionSnapshot(journalBytes: size) }) else { return }
         // On failure the old journal is intact (compaction replaces it atomically) and appends go
         // on; a journal that can no longer be written fails the next append, which stops the queue.
         try? journal.compact(to: snapshot)

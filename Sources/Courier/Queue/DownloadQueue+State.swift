@@ -100,9 +100,13 @@ extension DownloadQueue {
         var continuations: [UUID: AsyncStream<Change>.Continuation] = [:]
         var observers: [UUID: @Sendable (Change) -> Void] = [:]
         /// The size of each item's `add` record, and their sum: about what a compacted journal
-        /// holds. The journal is compacted once it is twice that (and past 1 MiB).
+        /// holds. The journal is compacted once it is twice that, and past `compactionFloor`
+        /// (DownloadQueue+Compaction.swift).
         var recordSizes: [String: Int] = [:]
         var liveBytes: Int64 = 0
+        /// No journal is compacted below this many bytes (1 MiB): a small one costs nothing to
+        /// replay. Tests lower it to see compactions without writing megabytes.
+        var compactionFloor: Int64 = 1 << 20
         /// Hosts (``Item/hostKey``) with no route: their queued items do not start.
         var unreachableHosts: Set<String> = []
 

@@ -147,6 +147,11 @@ package final class Journal: Sendable {
     /// The `journal` file in the directory.
     var journalURL: URL { directory.appendingPathComponent("journal") }
 
+    /// Compactions begun since the journal was opened (tests count them).
+    package var compactionCount: Int {
+        state.withLock { $0.compactions }
+    }
+
     /// The journal file's current size in bytes, header included: the queue compacts when it grows.
     package var byteCount: Int64 {
         state.withLock { $0.size }

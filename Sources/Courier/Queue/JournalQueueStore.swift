@@ -124,6 +124,13 @@ public final class JournalQueueStore: DownloadQueueStore {
                 // Nobody observes this store's changes: what the queue would announce is dropped.
                 inner.queue.actions = []
                 try journal.append(contentsOf: records)
+                // The one-process queue's rule and snapshot (DownloadQueue+Compaction.swift): a
+                // long-lived store's journal grows with every lease and its end otherwise. Leases
+                // live in memory; a leased item is `running` in the snapshot, as in the journal.
+                if !records.isEmpty, let snapshot = inner.queue.compactionSnapshot(journalBytes: journal.byteCount) {
+                    // A failure leaves the old journal whole (the next append reports a broken one).
+                    try? journal.compact(to: snapshot)
+                }
                 return .success(value)
             } catch {
                 return .failure(error)
@@ -153,8 +160,8 @@ public final class JournalQueueStore: DownloadQueueStore {
     }
 
     /// Leases the best runnable item: an expired lease's item or the first queued one, whichever
-    /// comes first by priority and order, among hosts with a connection free. The lease holds what
-    /// ``DownloadQueue/grant(_:hostConnections:perHost:)`` grants its item.
+    /// comes first by priority and order, among hosts with a connection free. The lease holds the
+    /// connections the one-process queue's grant rule (`DownloadQueue.grant`) gives its item.
     public func lease(worker: String, duration: TimeInterval, maximumPerHost: Int) throws(CourierError) -> DownloadQueue.Lease? {
         let now = clock()
         let cap = max(1, maximumPerHost)

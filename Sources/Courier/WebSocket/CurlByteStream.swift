@@ -44,16 +44,31 @@ final class CurlByteStream: WebSocketByteStream {
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(CourierError) -> Int {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return 0 }
-        let outcome = state.withLock { state -> Outcome in
-            guard let stream = state.stream else { return .closed }
-            var taken = 0
-            let code = courier_stream_send(stream, base, bytes.count, &taken)
-            switch code {
-            case Int32(COURIER_STREAM_OK): return .done(taken)
-            case Int32(COURIER_STREAM_AGAIN): return .wouldBlock
-            default: return .failed(code: code, text: String(cString: courier_stream_error(stream)))
-            }
+        return try finish(write: state.withLock { Self.send(base, bytes.count, on: $0) })
+    }
+
+    /// 0 without calling libcurl when a read on the driver's queue holds the handle: the sender
+    /// does not wait behind it (the queue writes the frame after its read).
+    func writeWithoutWaiting(_ bytes: UnsafeRawBufferPointer) throws(CourierError) -> Int {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return 0 }
+        guard let outcome = state.withLockIfAvailable({ Self.send(base, bytes.count, on: $0) }) else { return 0 }
+        return try finish(write: outcome)
+    }
+
+    /// One `courier_stream_send`, under the lock.
+    private static func send(_ base: UnsafeRawPointer, _ count: Int, on state: State) -> Outcome {
+        guard let stream = state.stream else { return .closed }
+        var taken = 0
+        let code = courier_stream_send(stream, base, count, &taken)
+        switch code {
+        case Int32(COURIER_STREAM_OK): return .done(taken)
+        case Int32(COURIER_STREAM_AGAIN): return .wouldBlock
+        default: return .failed(code: code, text: String(cString: courier_stream_error(stream)))
         }
+    }
+
+    /// A write's outcome as bytes taken, or its error (outside the lock).
+    private func finish(write outcome: Outcome) throws(CourierError) -> Int {
         switch outcome {
         case .done(let taken): return taken
         case .wouldBlock: return 0
@@ -86,6 +101,17 @@ final class CurlByteStream: WebSocketByteStream {
         case .wouldBlock: return .wouldBlock
         case .closed: return .closed
         case .failed(let code, let text): throw Self.error(curlCode: code, text: text, url: url, tls: tls)
+        }
+    }
+
+    /// After a short read, whether OpenSSL holds nothing more (`SSL_has_pending`): libcurl hands a
+    /// `CONNECT_ONLY` read straight to OpenSSL, which reads the socket itself (a record's header,
+    /// then its body), so what comes next is in the socket. One `recv` less per message than
+    /// reading on to `EAGAIN`. `false` (read on) where OpenSSL cannot be asked.
+    var shortReadDrains: Bool {
+        state.withLock { state in
+            guard let stream = state.stream else { return false }
+            return courier_stream_tls_drained(stream) != 0
         }
     }
 

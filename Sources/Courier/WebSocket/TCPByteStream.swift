@@ -139,6 +139,9 @@ final class TCPByteStream: WebSocketByteStream {
         }
     }
 
+    /// A short `recv` emptied the socket's receive buffer: readiness shows anything that comes next.
+    var shortReadDrains: Bool { true }
+
     func read(into buffer: UnsafeMutableRawBufferPointer) throws(CourierError) -> ByteStreamRead {
         guard let base = buffer.baseAddress, !buffer.isEmpty else { return .wouldBlock }
         while true {

@@ -79,6 +79,14 @@ struct WebSocketConnectionState {
     var outgoingOffset = 0
     var outgoingBytes = 0
     var senders: [Sender] = []
+    /// A `send` is writing the first of ``outgoing`` on its caller's thread, outside the lock
+    /// (``sendNow(_:)``): until it hands the claim back (``directWriteEnded(_:)``) nothing else
+    /// writes, so frames keep their order, and the socket is not torn down under the write.
+    var directWriteClaimed = false
+    /// The end came while a direct write held the claim: the teardown waits for the claim.
+    var teardownAfterDirectWrite = false
+    /// The connection's byte stream, held for a direct write only: the state never calls it.
+    var stream: (any WebSocketByteStream)?
 
     /// Messages received and not yet taken, from `inboxStart`.
     var inbox: [Message] = []
@@ -387,13 +395,29 @@ struct WebSocketConnectionState {
 
     /// `receive()`: a message held, the end, or a wait. `ticket` from ``makeReceiveTicket()``.
     mutating func receive(_ receiver: Receiver, ticket: UInt64) -> WebSocketEffects {
-        var effects = WebSocketEffects()
         if unregisteredReceives.removeValue(forKey: ticket) == true {
             // Cancelled before it got here: nothing is taken, the next call gets the next message.
+            var effects = WebSocketEffects()
             effects.receivers.append((receiver, .failure(receiveCancelled)))
             return effects
         }
+        guard let (answer, held) = receiveHeld() else {
+            consumerHoldsMessage = false
+            receivers.append((ticket, receiver))
+            return WebSocketEffects()
+        }
+        var effects = held
+        effects.receivers.append((receiver, answer))
+        return effects
+    }
+
+    /// `receive()` without waiting: a message held or the end, with what taking it implies; `nil`
+    /// when the call has to wait (nothing changed then). The driver asks this first, so that a
+    /// message already here reaches the caller without a continuation.
+    mutating func receiveHeld() -> (Result<Message?, CourierError>, WebSocketEffects)? {
+        var effects = WebSocketEffects()
         // Back for more after taking every message held: the failure that waited applies now.
+        let holds = consumerHoldsMessage
         consumerHoldsMessage = false
         if inboxStart == inbox.count, let pendingFailure { apply(pendingFailure, into: &effects) }
         if inboxStart < inbox.count {
@@ -410,17 +434,17 @@ struct WebSocketConnectionState {
                 inbox.removeFirst(inboxStart)
                 inboxStart = 0
             }
-            effects.receivers.append((receiver, .success(message)))
             effects.resumeReading = wasPaused && !readingPaused
+            return (.success(message), effects)
         } else if let ending {
             switch ending {
-            case .clean: effects.receivers.append((receiver, .success(nil)))
-            case .failed(let error): effects.receivers.append((receiver, .failure(error)))
+            case .clean: return (.success(nil), effects)
+            case .failed(let error): return (.failure(error), effects)
             }
-        } else {
-            receivers.append((ticket, receiver))
         }
-        return effects
+        // A wait: nothing changes here (``receive(_:ticket:)`` records the waiter).
+        consumerHoldsMessage = holds
+        return nil
     }
 
     static func size(of message: Message) -> Int {
@@ -448,6 +472,58 @@ struct WebSocketConnectionState {
             senders.append(sender)
         } else {
             effects.senders.append((sender, .success(())))
+        }
+        return effects
+    }
+
+    /// What ``sendNow(_:)`` decided.
+    enum SendDecision {
+        /// Refused (closing, closed or failed): `send` throws this.
+        case refused(CourierError)
+        /// Nothing was queued: the sender has to wait (``send(_:sender:)`` decides again).
+        case wait
+        /// Queued and accepted; the driver performs the effects (a flush on its queue).
+        case queued(WebSocketEffects)
+        /// Queued and accepted, and the claim to write is the caller's: it writes these bytes on
+        /// its own thread, outside the lock, then calls ``directWriteEnded(_:)`` once.
+        case write(Data)
+    }
+
+    /// `send(_:)` without waiting: `frame` (already encoded) is accepted at once when it keeps
+    /// the buffer within ``WebSocketOptions/sendBufferLimit`` and the 101 is in — the same rule
+    /// as ``send(_:sender:)``, which a ``SendDecision/wait`` hands the call to. When nothing else
+    /// waits to be written and no one writes, the caller gets the claim to write the frame
+    /// itself: no hand-off to the driver's queue.
+    mutating func sendNow(_ frame: Data) -> SendDecision {
+        guard ending == nil, !sentClose, phase != .closed else { return .refused(sendRefusal) }
+        guard outgoingBytes + frame.count <= options.sendBufferLimit, handshakeAnswered else { return .wait }
+        // Empty `outgoing` means no write is in flight: the queue's write holds a chunk that stays
+        // in `outgoing` until ``wrote(_:)``, a direct write holds the claim.
+        let direct = outgoing.isEmpty && !directWriteClaimed && phase == .open && stream != nil
+        var effects = WebSocketEffects()
+        append(frame, into: &effects)
+        guard direct else { return .queued(effects) }
+        directWriteClaimed = true
+        return .write(frame)
+    }
+
+    /// The direct write of ``SendDecision/write(_:)`` took `result` bytes (0: the socket would
+    /// block) or failed: the claim comes back; what is left goes to the driver's queue.
+    mutating func directWriteEnded(_ result: Result<Int, CourierError>) -> WebSocketEffects {
+        guard directWriteClaimed else { return WebSocketEffects() }
+        directWriteClaimed = false
+        var effects: WebSocketEffects
+        switch result {
+        case .success(let count):
+            effects = count > 0 ? wrote(count) : WebSocketEffects()
+            // The rest of the frame, or frames queued behind it: the queue writes them.
+            effects.flush = !outgoing.isEmpty && isConnected
+        case .failure(let error):
+            effects = connectionEnded(error)
+        }
+        if teardownAfterDirectWrite {
+            teardownAfterDirectWrite = false
+            effects.teardown = true
         }
         return effects
     }
@@ -490,7 +566,8 @@ struct WebSocketConnectionState {
 
     /// The next bytes to write and the offset in them already written.
     var nextOutgoing: (Data, Int)? {
-        guard isConnected, phase != .handshaking || headQueued else { return nil }
+        // While a direct write holds the claim, it alone writes (``sendNow(_:)``).
+        guard isConnected, phase != .handshaking || headQueued, !directWriteClaimed else { return nil }
         return outgoing.first.map { ($0, outgoingOffset) }
     }
 
@@ -576,8 +653,12 @@ struct WebSocketConnectionState {
 
     private mutating func beginClosing(into effects: inout WebSocketEffects) {
         guard phase == .open else { return }
+        let wasPaused = readingPaused
         phase = .closing
         effects.armCloseTimer = true
+        // Reading stopped for a consumer behind: the buffer limit no longer applies (the wait is
+        // bounded by the close timer), and the server's Close frame must be read, not waited out.
+        if wasPaused && !readingPaused { effects.resumeReading = true }
     }
 
     /// The close timer fired: the server did not finish the closing handshake in time.
@@ -660,7 +741,9 @@ struct WebSocketConnectionState {
         pings.removeAll()
         outgoing.removeAll()
         outgoingBytes = 0
-        effects.teardown = true
+        stream = nil
+        // A direct write still uses the socket: it is closed once the claim comes back.
+        if directWriteClaimed { teardownAfterDirectWrite = true } else { effects.teardown = true }
         if case .failed(let failure)? = ending { effects.completion = .some(failure) } else { effects.completion = .some(nil) }
     }
 }

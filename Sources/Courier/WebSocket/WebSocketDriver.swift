@@ -11,8 +11,9 @@ import FoundationNetworking
 ///
 /// One lock around one ``WebSocketConnectionState``: every event decides under it and returns
 /// ``WebSocketEffects``, which the driver performs after unlocking — continuations are resumed
-/// and user handlers called outside the lock. The socket, its sources and timers belong to
-/// ``queue`` (``WebSocketIO``).
+/// and user handlers called outside the lock. The socket's sources and timers belong to
+/// ``queue`` (``WebSocketIO``); the socket is read and written there, except that a `send` may
+/// write its frame on its own thread under the claim the state gives (``writeDirectly(_:to:)``).
 final class WebSocketDriver: Sendable {
     typealias Message = URLSessionWebSocketTask.Message
 
@@ -154,7 +155,12 @@ final class WebSocketDriver: Sendable {
 
     /// On ``queue``: the socket is connected.
     private func connected(_ stream: any WebSocketByteStream) {
-        guard state.withLock({ $0.connected() }) else {
+        let connected = state.withLock { state -> Bool in
+            guard state.connected() else { return false }
+            state.stream = stream  // For a `send` that writes on its own thread (sendNow).
+            return true
+        }
+        guard connected else {
             stream.close()
             return
         }
@@ -254,45 +260,70 @@ final class WebSocketDriver: Sendable {
         }
     }
 
-    /// Reads until the socket would block, reading stops (``WebSocketConnectionState/readMode``),
-    /// or 16 reads were made (then again later, so that a flood cannot keep the queue from
-    /// writing). While the consumer is behind, reads are one control frame long: a ping or Close
-    /// frame is answered, and the first data read stops reading.
+    /// On ``queue``, for the read source: reads until the socket would block, reading stops
+    /// (``WebSocketConnectionState/readMode``), or 16 reads were made (then again later, so that
+    /// a flood cannot keep the queue from writing).
     func readAvailable() {
         guard let stream = io.stream else { return }
-        for _ in 0..<16 {
-            let buffer: UnsafeMutableRawBufferPointer
+        switch readPass(from: stream, into: io.buffer, reads: 16) {
+        case .wouldBlock:
+            break
+        case .paused, .ended:
+            io.setReadPaused(true)
+        case .more:
+            // A TLS stream may hold decrypted bytes its descriptor does not show: look again soon.
+            queue.async { self.readAvailable() }
+        }
+    }
+
+    /// How a ``readPass(from:into:reads:)`` stopped.
+    enum ReadPassEnd {
+        /// The socket has nothing more now.
+        case wouldBlock
+        /// Reading stops until the consumer catches up or `resume()` (``WebSocketConnectionState/ReadMode/none``).
+        case paused
+        /// The stream ended or failed (the state was told).
+        case ended
+        /// `reads` were made and the stream may hold more.
+        case more
+    }
+
+    /// Reads `stream` into `buffer` (whose owner is the only caller: the queue's read source, or
+    /// the connection's ``WebSocketReadThread``) at most `reads` times, handing each chunk to the
+    /// state and acting on what it decides. While the consumer is behind, reads are one control
+    /// frame long: a ping or Close frame is answered, and the first data read stops reading.
+    func readPass(from stream: any WebSocketByteStream, into buffer: UnsafeMutableRawBufferPointer, reads: Int) -> ReadPassEnd {
+        for _ in 0..<reads {
+            let target: UnsafeMutableRawBufferPointer
             switch state.withLock({ $0.readMode }) {
             case .none:
-                io.setReadPaused(true)
-                return
+                return .paused
             case .controlFrames:
-                buffer = UnsafeMutableRawBufferPointer(
-                    rebasing: io.buffer[0..<WebSocketConnectionState.controlFrameReadSize])
+                target = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<WebSocketConnectionState.controlFrameReadSize])
             case .all:
-                buffer = io.buffer
+                target = buffer
             }
             let outcome: ByteStreamRead
             do throws(CourierError) {
-                outcome = try stream.read(into: buffer)
+                outcome = try stream.read(into: target)
             } catch {
                 perform(state.withLock { $0.connectionEnded(error) })
-                return
+                return .ended
             }
             switch outcome {
             case .wouldBlock:
-                return
+                return .wouldBlock
             case .closed:
-                io.setReadPaused(true)
                 perform(state.withLock { $0.connectionEnded(nil) })
-                return
+                return .ended
             case .bytes(let count):
-                let bytes = UnsafeRawBufferPointer(rebasing: io.buffer[0..<count])
+                let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
                 perform(state.withLock { $0.received(bytes) })
+                // One `recv` a message on ws, and one a record on wss, fewer than reading on to EAGAIN.
+                if count < target.count, stream.shortReadDrains { return .wouldBlock }
             }
         }
-        // A TLS stream may hold decrypted bytes its descriptor does not show: look again soon.
-        queue.async { self.readAvailable() }
+        return .more
     }
 
     // MARK: Consumer calls
@@ -312,13 +343,49 @@ final class WebSocketDriver: Sendable {
             frame.reservedBits = WebSocketMessageAssembler.compressedBit
         }
         let bytes = try frame.encoded(maskingKey: Self.freshMaskingKey(), compressed: compressor != nil)
-        let result = await withCheckedContinuation { (sender: WebSocketConnectionState.Sender) in
-            // The flush goes to `queue` (perform's queue.async). Writing from here with queue.sync
-            // was measured and dropped: in an echo the sender meets the read handler still on the
-            // queue and waits for it (Docs/Performance.md, "wss:// connect cost and echo latency").
-            perform(state.withLock { $0.send(bytes, sender: sender) })
+        let (decision, stream) = state.withLock { ($0.sendNow(bytes), $0.stream) }
+        switch decision {
+        case .refused(let error):
+            throw error
+        case .queued(let effects):
+            perform(effects)
+        case .write(let bytes):
+            writeDirectly(bytes, to: stream)
+        case .wait:
+            // Over the send buffer's limit, or before the 101: wait (the queue writes).
+            let result = await withCheckedContinuation { (sender: WebSocketConnectionState.Sender) in
+                perform(state.withLock { $0.send(bytes, sender: sender) })
+            }
+            try result.get()
         }
-        try result.get()
+    }
+
+    /// Writes a frame on the caller's thread under the claim ``WebSocketConnectionState/sendNow(_:)``
+    /// gave: no hand-off to ``queue`` when the socket takes the bytes at once (an echo's reply).
+    ///
+    /// Safe beside the queue: while the claim is held the queue writes nothing
+    /// (``WebSocketConnectionState/nextOutgoing`` is `nil`) and the socket's teardown waits for
+    /// the claim (``WebSocketConnectionState/teardownAfterDirectWrite``), so the descriptor stays
+    /// open; a read on the queue may run meanwhile — a TCP socket takes a `send` and a `recv` at
+    /// once, and ``CurlByteStream`` serializes its calls under its own lock (a write that would
+    /// wait for it takes nothing and leaves the frame to the queue). The lock of the state
+    /// is not held across the system call. Unlike `queue.sync` (measured and dropped, Docs/
+    /// Performance.md, "wss:// connect cost and echo latency") the sender never waits for a read
+    /// handler: the claim is taken or the queue writes.
+    private func writeDirectly(_ bytes: Data, to stream: (any WebSocketByteStream)?) {
+        let result: Result<Int, CourierError>
+        if let stream {
+            result = bytes.withUnsafeBytes { buffer -> Result<Int, CourierError> in
+                do throws(CourierError) {
+                    return .success(try stream.writeWithoutWaiting(buffer))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        } else {
+            result = .success(0)  // Not reached (the claim needs the stream); the queue writes.
+        }
+        perform(state.withLock { $0.directWriteEnded(result) })
     }
 
     /// The next message, or `nil` once the WebSocket closed cleanly.
@@ -327,6 +394,12 @@ final class WebSocketDriver: Sendable {
     /// ``WebSocketConnectionState/receiveCancelled`` and leaves the connection open; no message is
     /// taken by a cancelled call.
     func receiveOrEnd() async throws(CourierError) -> Message? {
+        // A message already here (or the end) is taken without a continuation. A cancelled
+        // Swift task goes the long way, which answers it with `receiveCancelled`.
+        if !Task.isCancelled, let (result, effects) = state.withLock({ $0.receiveHeld() }) {
+            perform(effects)
+            return try result.get()
+        }
         let ticket = state.withLock { $0.makeReceiveTicket() }
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation { (receiver: WebSocketConnectionState.Receiver) in

@@ -1,7 +1,8 @@
 import Foundation
 
-/// What only a ``WebSocketDriver``'s queue touches: the byte stream, its read and write
-/// sources, the keep-alive timer and the read buffer.
+/// What only a ``WebSocketDriver``'s queue touches: the byte stream, its reader (the
+/// connection's ``WebSocketReadThread``, or a read source), its write source, the keep-alive
+/// timer and the read source's buffer.
 ///
 /// `@unchecked Sendable` because it is confined to that serial queue rather than locked: every
 /// method runs there (the driver calls them from its queue only), so no two threads ever meet
@@ -10,6 +11,8 @@ import Foundation
 final class WebSocketIO: @unchecked Sendable {
     private(set) var stream: (any WebSocketByteStream)?
     private var readSource: (any DispatchSourceRead)?
+    /// The connection's reader thread, when it has one (then there is no read source).
+    private var readThread: WebSocketReadThread?
     private var writeSource: (any DispatchSourceWrite)?
     private var keepalive: (any DispatchSourceTimer)?
     private var readPaused = false
@@ -18,28 +21,40 @@ final class WebSocketIO: @unchecked Sendable {
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
     deinit {
+        readThread?.stop()
         buffer.deallocate()
     }
 
-    /// Starts watching `stream`: reading at once, writing when there is something to write.
+    /// Starts watching `stream`: reading at once (on a thread of its own while the process has
+    /// a ``WebSocketReadThread`` slot, with a read source otherwise), writing when there is
+    /// something to write.
     func start(stream: any WebSocketByteStream, queue: DispatchQueue, driver: WebSocketDriver) {
         self.stream = stream
-        let read = DispatchSource.makeReadSource(fileDescriptor: stream.descriptor, queue: queue)
         let write = DispatchSource.makeWriteSource(fileDescriptor: stream.descriptor, queue: queue)
-        read.setEventHandler { [weak driver] in driver?.readAvailable() }
         write.setEventHandler { [weak driver] in driver?.flushWrites() }
-        // The descriptor is closed only once neither source watches it any more.
+        // The descriptor is closed only once neither the reader nor the write source uses it.
         let group = DispatchGroup()
         group.enter()
         group.enter()
-        read.setCancelHandler { group.leave() }
         write.setCancelHandler { group.leave() }
         group.notify(queue: queue) { stream.close() }
-        readSource = read
         writeSource = write
-        read.resume()
         // The write source starts suspended: armed only while bytes wait for room.
+        if WebSocketReadThread.reserve(),
+            let thread = WebSocketReadThread.start(stream: stream, driver: driver, done: { group.leave() })
+        {
+            readThread = thread
+            return
+        }
+        let read = DispatchSource.makeReadSource(fileDescriptor: stream.descriptor, queue: queue)
+        read.setEventHandler { [weak driver] in driver?.readAvailable() }
+        read.setCancelHandler { group.leave() }
+        readSource = read
+        read.resume()
     }
+
+    /// Whether the connection has a ``WebSocketReadThread`` (rather than a read source).
+    var readsOnItsOwnThread: Bool { readThread != nil }
 
     /// Watches for room to write (`true`) or stops (`false`).
     func setWriteArmed(_ armed: Bool) {
@@ -57,6 +72,10 @@ final class WebSocketIO: @unchecked Sendable {
 
     /// The consumer caught up: read again, including what arrived meanwhile.
     func resumeReading(driver: WebSocketDriver) {
+        if let readThread {
+            readThread.wake()
+            return
+        }
         guard readPaused else { return }
         setReadPaused(false)
         driver.readAvailable()
@@ -75,6 +94,8 @@ final class WebSocketIO: @unchecked Sendable {
     func teardown() {
         keepalive?.cancel()
         keepalive = nil
+        readThread?.stop()
+        readThread = nil
         // A suspended source runs its cancel handler only once resumed.
         if let readSource {
             if readPaused { readSource.resume() }

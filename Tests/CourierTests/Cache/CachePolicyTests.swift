@@ -275,14 +275,17 @@ final class CachePolicyTests: XCTestCase {
         XCTAssertEqual(decide([stored], request(method: "HEAD"), at: 1), .serve(0), "HEAD is answered from a stored GET")
     }
 
-    func testADownloadTakesOnlyWholeStoredAnswersAndForwardsEverythingElse() {
+    func testADownloadTakesWholeStoredAnswersAndRevalidationsAndForwardsEverythingElse() {
         let answer = CacheRangeAnswer(status: 206, contentRange: "bytes 0-1/2", bodyRange: 0..<2)
         let table: [(CacheDecision, CacheDecision)] = [
             (.serve(0), .serve(0)),
             (.serveStale(0, revalidate: false), .serveStale(0, revalidate: false)),
             (.gatewayTimeout, .gatewayTimeout),
             (.serveStale(0, revalidate: true), .forward(fallback: nil, why: "stale")),
-            (.validate(0, conditions: [.init(name: "If-None-Match", value: "\"a\"")]), .forward(fallback: nil, why: "stale")),
+            (
+                .validate(0, conditions: [.init(name: "If-None-Match", value: "\"a\"")]),
+                .validate(0, conditions: [.init(name: "If-None-Match", value: "\"a\"")])
+            ),
             (.forward(fallback: 0, why: "stale"), .forward(fallback: nil, why: "stale")),
             (.serveRange(0, answer, stale: false), .forward(fallback: nil, why: "partial")),
         ]

@@ -189,4 +189,82 @@ final class JournalQueueStoreTests: JournalTestCase {
         XCTAssertEqual(try reopened.items().map(\.state), [.completed(destination), .failed(failure), .queued])
         XCTAssertEqual(try reopened.lease(worker: "B", duration: 10, maximumPerHost: 3)?.item.id, "left")
     }
+
+    // MARK: - Compaction
+
+    func testAStoreWhoseJournalPassesItsThresholdCompactsAndKeepsEveryItemsStateAndLease() throws {
+        // Given a store whose journal compacts past 4 KiB (1 MiB by default), with ten items
+        let store = try openStore()
+        store.inner.withLock { $0.queue.compactionFloor = 4096 }
+        try store.add((0..<10).map { newItem("i\($0)") })
+        // When items are leased and released many times (each lease and its end append a record),
+        // then one completes, one fails and two stay leased
+        for _ in 0..<60 {
+            let lease = try XCTUnwrap(try store.lease(worker: "w", duration: 60, maximumPerHost: 100))
+            try store.release(lease)
+        }
+        let done = try XCTUnwrap(try store.lease(worker: "w", duration: 60, maximumPerHost: 100))
+        try store.complete(done, file: done.item.destination)
+        let failing = try XCTUnwrap(try store.lease(worker: "w", duration: 60, maximumPerHost: 100))
+        try store.fail(failing, DownloadQueue.Failure(CourierError(code: .unacceptableStatusCode, message: "HTTP 404")))
+        let held = [
+            try XCTUnwrap(try store.lease(worker: "A", duration: 60, maximumPerHost: 100)),
+            try XCTUnwrap(try store.lease(worker: "B", duration: 60, maximumPerHost: 100)),
+        ]
+
+        // Then the journal was compacted, stays near what its items need, and every item keeps its
+        // state; the leases still hold (renewed, then completed, with their tokens)
+        XCTAssertGreaterThan(store.journal.compactionCount, 0)
+        XCTAssertLessThan(store.journal.byteCount, 3 * 4096)
+        let before = try store.items()
+        XCTAssertEqual(before.count, 10)
+        XCTAssertEqual(before.first { $0.id == done.item.id }?.state, .completed(done.item.destination))
+        XCTAssertEqual(before.first { $0.id == failing.item.id }?.state.isFinished, true)
+        for lease in held { XCTAssertEqual(before.first { $0.id == lease.item.id }?.state, .running(received: 0, total: nil)) }
+        XCTAssertEqual(before.filter { $0.state == .queued }.count, 6)
+        let renewed = try store.renew(held[0], duration: 60)
+        XCTAssertEqual(renewed.token, held[0].token)
+        XCTAssertNil(
+            try store.lease(worker: "C", duration: 60, maximumPerHost: 100).flatMap { lease in
+                held.contains { $0.item.id == lease.item.id } ? lease : nil
+            }, "a held lease's item is not leased again")
+
+        // And a store reopened from the compacted journal reads the same items (the leased ones
+        // `running`, as the journal records them until their lease ends)
+        let compacted = store.journal.byteCount
+        store.close()
+        let reopened = try openStore()
+        defer { reopened.close() }
+        let after = try reopened.items()
+        XCTAssertEqual(after.map(\.id), before.map(\.id))
+        XCTAssertEqual(after.map(\.url), before.map(\.url))
+        for (old, new) in zip(before, after) where old.state != .running(received: 0, total: nil) {
+            XCTAssertEqual(new.state, old.state, old.id)
+        }
+        XCTAssertLessThanOrEqual(compacted, 3 * 4096)
+    }
+
+    func testItemsWithLongFailureMessagesDoNotMakeTheJournalCompactAtEveryChange() throws {
+        // Given a store compacting past 4 KiB, whose items' snapshot is far larger than their
+        // `add` records: ten of them failed with messages of 3,000 characters
+        let store = try openStore()
+        defer { store.close() }
+        store.inner.withLock { $0.queue.compactionFloor = 4096 }
+        try store.add((0..<20).map { newItem("i\($0)") })
+        let message = String(repeating: "x", count: 3000)
+        for _ in 0..<10 {
+            let lease = try XCTUnwrap(try store.lease(worker: "w", duration: 60, maximumPerHost: 100))
+            try store.fail(lease, DownloadQueue.Failure(CourierError(code: .unacceptableStatusCode, message: message)))
+        }
+        let compactedBefore = store.journal.compactionCount
+        // When twenty more leases begin and end (about 6 KiB of records)
+        for _ in 0..<20 {
+            let lease = try XCTUnwrap(try store.lease(worker: "w", duration: 60, maximumPerHost: 100))
+            try store.release(lease)
+        }
+        // Then the journal compacted at most once more: a snapshot is measured as written, so the
+        // next one waits until the journal doubled it again
+        XCTAssertLessThanOrEqual(store.journal.compactionCount - compactedBefore, 1, "compactions: \(store.journal.compactionCount)")
+        XCTAssertEqual(try store.items().filter { $0.state.isFinished }.count, 10)
+    }
 }

@@ -131,6 +131,33 @@ final class CurlByteStreamTests: TLSServerTestCase {
         XCTAssertGreaterThan(exchange.blockedWrites, 0, "no write was ever blocked: 1 MiB should fill the socket")
     }
 
+    func testAReadLeavesTheStreamDrainedOnlyOnceOpenSSLHoldsNothingMore() async throws {
+        // Given one TLS record of 11 bytes from the server
+        let server = try startRawServer()
+        let stream = try await open(wssURL(server.port), trustingTestCA)
+        server.send(Data("0123456789\n".utf8))
+        var first = [UInt8](repeating: 0, count: 4)
+        var firstRead = ByteStreamRead.wouldBlock
+        let deadline = Date().addingTimeInterval(10)
+        while firstRead == .wouldBlock, Date() < deadline {
+            var descriptor = pollfd(fd: stream.descriptor, events: Int16(POLLIN), revents: 0)
+            _ = poll(&descriptor, 1, 100)
+            firstRead = try first.withUnsafeMutableBytes { try stream.read(into: $0) }
+        }
+
+        // When 4 of its bytes are read, then the rest
+        XCTAssertEqual(firstRead, .bytes(4))
+        let heldAfterFirst = !stream.shortReadDrains
+        var rest = [UInt8](repeating: 0, count: 64)
+        let secondRead = try rest.withUnsafeMutableBytes { try stream.read(into: $0) }
+
+        // Then OpenSSL held the other 7 after the first read (the reader must read on), and nothing after the second
+        XCTAssertTrue(heldAfterFirst)
+        XCTAssertEqual(secondRead, .bytes(7))
+        XCTAssertEqual(String(decoding: first + rest.prefix(7), as: UTF8.self), "0123456789\n")
+        XCTAssertTrue(stream.shortReadDrains)
+    }
+
     func testTheServerEndingTheConnectionReadsAsClosed() async throws {
         // Given an open stream
         let server = try startRawServer()

@@ -121,6 +121,22 @@ final class WebSocketConnectionStateTests: XCTestCase {
         XCTAssertEqual(state.inboxBytes, 101)
     }
 
+    func testACloseWhileReadingIsPausedReadsAgainForTheServersAnswer() throws {
+        // Given a consumer behind with data waiting: reading stopped
+        var state = try makeState(open: true, options: WebSocketOptions(receiveBufferLimit: 100, overflow: .pause))
+        _ = try receive(WebSocketFrame(opcode: .binary, payload: Data(count: 100)), into: &state)
+        _ = try receive(WebSocketFrame(opcode: .binary, payload: Data(count: 10)), into: &state)
+        XCTAssertTrue(state.readingPaused)
+
+        // When the client closes
+        let effects = state.cancel(code: .normalClosure, reason: "", failure: nil)
+
+        // Then reading starts again: the server's Close frame must be read, not waited out
+        XCTAssertTrue(effects.resumeReading)
+        XCTAssertFalse(state.readingPaused)
+        XCTAssertEqual(state.phase, .closing)
+    }
+
     func testAReceiveCancelledBeforeItWaitsTakesNoMessage() async throws {
         var state = try makeState(open: true)
         _ = try receive(WebSocketFrame(opcode: .text, payload: Data("kept".utf8)), into: &state)

@@ -141,6 +141,17 @@ final class WebSocketServiceTests: WebSocketTaskTestCase {
         XCTAssertNil(completion?.error)
     }
 
+    func testACloseWhileReadingIsPausedEndsWhenTheServerAnswersNotAtTheTimeout() async throws {
+        // Given a consumer that takes nothing while the server sends past the buffer's limit, then
+        // more (read while behind: reading stops), when the client closes
+        let (task, completion, took) = try await closeWhileReadingIsPaused()
+
+        // Then the server's answer is read at once: a clean end, long before the close timeout
+        XCTAssertNil(completion?.error)
+        XCTAssertLessThan(took, .seconds(2))
+        XCTAssertEqual(task.closeCode, .normalClosure)
+    }
+
     func testSuspendStopsReadingUntilResume() async throws {
         let server = try WebSocketTestServer(
             script: .init(steps: [.send(.text("first")), .pause(milliseconds: 200), .send(.text("second")), .awaitClose()]))

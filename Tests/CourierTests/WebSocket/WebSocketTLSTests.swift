@@ -68,6 +68,28 @@ final class WebSocketTLSTests: WebSocketTaskTestCase {
         XCTAssertNil(completion?.error)
     }
 
+    func testTheRelayStartsPromptlyWhenManySocketsComeBeforeItInTheKernelsTable() throws {
+        // Given 200 more listeners on 127.0.0.1 than a test usually has (late in the full suite
+        // the socket table is long; `/proc/net/tcp` then spans many pages)
+        let server = try TestServer()
+        let listeners = try (0..<200).map { _ in try TestServer() }
+        defer { listeners.forEach { $0.stop() } }
+
+        // When a relay starts
+        let started = Date()
+        let front = try relay(to: server.port)
+
+        // Then it is found listening on its first attempt (each attempt waits up to 15 s), and
+        // the whole table was read: every one of the listeners is in it
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10)
+        XCTAssertTrue(front.isRunning)
+        let table = TLSRelay.readToEnd("/proc/net/tcp")
+        let missing = listeners.filter { listener in
+            table.range(of: Data(String(format: "0100007F:%04X 00000000:0000 0A", Int(listener.port)).utf8)) == nil
+        }
+        XCTAssertEqual(missing.count, 0)
+    }
+
     func testAOneMebibyteMessageComesBackWholeOverTLS() async throws {
         // Given the echo behind TLS
         let server = try TestServer()

@@ -64,6 +64,29 @@ class WebSocketTaskTestCase: XCTestCase {
         return nil
     }
 
+    /// A client's close while reading is paused for a consumer behind: the server sends past the
+    /// receive buffer's limit, then more, and answers the Close frame. Returns the task, its
+    /// completion and how long the close took (the timeout is 5 s).
+    func closeWhileReadingIsPaused(
+        file: StaticString = #filePath, line: UInt = #line
+    ) async throws -> (task: WebSocketTask, completion: TaskCompletionEvent?, took: Duration) {
+        let server = try WebSocketTestServer(
+            script: .init(
+                steps: Array(repeating: .send(.binary(Data(count: 500))), count: 10)
+                    + [.pause(milliseconds: 100), .send(.binary(Data(count: 500))), .awaitClose()]))
+        let task = manager.webSocketTask(with: server.url("/"))
+        task.options.receiveBufferLimit = 1000
+        task.options.closeTimeout = .seconds(5)
+        task.resume()
+        try await Task.sleep(for: .milliseconds(400))
+        XCTAssertTrue(task.driver.state.withLock { $0.readingPaused }, file: file, line: line)
+
+        let start = ContinuousClock.now
+        task.cancel(with: .normalClosure, reason: nil)
+        let completion = await waitForCompletion(of: task, file: file, line: line)
+        return (task, completion, ContinuousClock.now - start)
+    }
+
     /// The error `body` throws, failing when it throws none.
     func thrown<T>(
         _ body: () async throws -> T, file: StaticString = #filePath, line: UInt = #line

@@ -27,6 +27,7 @@ extension SplitCrew {
     mutating func launched(_ id: ConnectionID, _ request: Request) -> Bool {
         guard !stopped, links[id] != nil, links[id]?.request == nil else { return false }
         links[id]?.request = request
+        links[id]?.launching = false
         return true
     }
 
@@ -130,7 +131,7 @@ extension SplitCrew {
             link.cancelled = true
             link.accepted = false
             links[id] = link
-            actions.append(.cancel(lane: link.lane, request))
+            cancel(request, lane: link.lane, into: &actions)
         }
     }
 
@@ -142,8 +143,15 @@ extension SplitCrew {
         var actions: [Action] = []
         guard !stopped else { return (false, actions) }
         if request === setup.primary { primaryEnded = true }
-        // An earlier request of this connection, stopped by the crew: nothing to decide.
-        guard let link = links[id], link.request === request else { return (true, actions) }
+        let wasClosing = closing.removeValue(forKey: ObjectIdentifier(request)) != nil
+        endingNow = ObjectIdentifier(request)
+        defer { endingNow = nil }
+        // An earlier request of this connection, stopped by the crew: the server let it go, so a
+        // connection waiting for its place may start now (``held``).
+        guard let link = links[id], link.request === request else {
+            if wasClosing { schedule(idle: nil, now: now, into: &actions) }
+            return (true, actions)
+        }
         let advance = flush(id, into: &actions)
         if advance?.completedRange == true || map.position(of: id) == nil {
             recordEnd(id, .completed, now: now)
@@ -186,10 +194,10 @@ extension SplitCrew {
         recordEnd(id, .failed, now: now)
         var handedOver = from
         if let link = links.removeValue(forKey: id) {
-            if cancelling, let request = link.request ?? request { actions.append(.cancel(lane: link.lane, request)) }
+            if cancelling, let request = link.request ?? request { cancel(request, lane: link.lane, into: &actions) }
             handedOver = handedOver ?? nextByte(of: id)
             if let partner = map.release(id), let other = links.removeValue(forKey: partner), let otherRequest = other.request {
-                actions.append(.cancel(lane: other.lane, otherRequest))
+                cancel(otherRequest, lane: other.lane, into: &actions)
             }
             giveBack()
         }
@@ -221,6 +229,6 @@ extension SplitCrew {
         _ = map.release(id)
         recordEnd(id, .stopped, now: now)
         guard let link = links.removeValue(forKey: id), let request = link.request else { return }
-        actions.append(.cancel(lane: link.lane, request))
+        cancel(request, lane: link.lane, into: &actions)
     }
 }

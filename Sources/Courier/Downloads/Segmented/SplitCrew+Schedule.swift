@@ -143,7 +143,7 @@ extension SplitCrew {
     /// connection whose range is done and that can take more. Ends the crew once the map is complete.
     mutating func schedule(idle: ConnectionID?, now: ContinuousClock.Instant, reporting: Bool = false, into actions: inout [Action]) {
         guard !stopped else { return }
-        if map.isComplete { return end(.complete, now: now, into: &actions) }
+        if map.isComplete { return finish(now: now, into: &actions) }
         guard !pausedForDisk else { return }
         var changed = false
         var idle = idle
@@ -160,6 +160,9 @@ extension SplitCrew {
             // the one above its limit sees one refused request, not the rest of a step already on
             // their way (the chain goes on from `answered`, a round trip each).
             if !isFixed, Self.startsConnection(action, newID), links.values.contains(where: \.awaitingFirstAnswer) { break }
+            // The one rule of hand-overs: no request starts while the cap's worth may still be
+            // open at the server (``held``); the ending of the one it replaces schedules again.
+            if Self.worker(of: action) != nil, held >= setup.cap { break }
             var range: Range<Int64>?
             var stopping: [ConnectionID] = []
             switch action {
@@ -177,7 +180,7 @@ extension SplitCrew {
             for id in stopping {
                 recordEnd(id, .stopped, now: now)
                 if let link = links.removeValue(forKey: id), let request = link.request {
-                    actions.append(.cancel(lane: link.lane, request))
+                    cancel(request, lane: link.lane, into: &actions)
                     changed = true
                 }
                 if id == idle { idle = nil }
@@ -189,7 +192,7 @@ extension SplitCrew {
             let lane = links[worker]?.lane ?? freeLane
             recordEnd(worker, .completed, now: now)
             links[worker] = Link(
-                lane: lane, request: nil, asked: range, accepted: false,
+                lane: lane, request: nil, launching: true, asked: range, accepted: false,
                 awaitingFirstAnswer: worker == newID && !isFixed,
                 mark: RequestMark(connection: worker.rawValue, range: range, start: now))
             actions.append(.launch(worker, lane: lane, request(for: range, lane: lane)))
@@ -199,7 +202,22 @@ extension SplitCrew {
         if let idle, links[idle]?.request == nil, map.position(of: idle) == nil { links[idle] = nil }
         if links.values.filter(\.accepted).count < target { windowComplete = false }
         if setup.reports, reporting || changed { actions.append(.report(connectionsEvent)) }
-        if map.isComplete { end(.complete, now: now, into: &actions) }
+        if map.isComplete { finish(now: now, into: &actions) }
+    }
+
+    /// Every byte is handed out: requests still running are past their ranges and are cancelled,
+    /// and the crew ends once none of its requests may still be open at the server (``held``),
+    /// so that whoever granted its connections (a queue's per-host cap) hands them on only once
+    /// the server let them go. The last ending schedules again, and lands here.
+    private mutating func finish(now: ContinuousClock.Instant, into actions: inout [Action]) {
+        for id in links.keys.sorted() {
+            guard let link = links[id], let request = link.request else { continue }
+            flush(id, into: &actions)
+            recordEnd(id, .stopped, now: now)
+            if closing[ObjectIdentifier(request)] == nil { cancel(request, lane: link.lane, into: &actions) }
+        }
+        links = [:]
+        if closing.isEmpty { end(.complete, now: now, into: &actions) }
     }
 
     /// The connection that works after `action`, if it starts one.
@@ -236,7 +254,7 @@ extension SplitCrew {
         for id in links.keys.sorted() {
             guard let link = links[id] else { continue }
             _ = map.release(id)
-            if let request = link.request { actions.append(.cancel(lane: link.lane, request)) }
+            if let request = link.request { cancel(request, lane: link.lane, into: &actions) }
         }
         links = [:]
         actions.append(.waitForDisk(atMost: setup.bufferLimit / 2))

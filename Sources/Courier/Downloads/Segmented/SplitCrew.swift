@@ -106,7 +106,8 @@ struct SplitCrew<Request: AnyObject> {
     enum Action {
         /// Make and start connection `id`'s request on `lane` (0: the manager's own session).
         case launch(ConnectionID, lane: Int, URLRequest)
-        /// Cancel a request the crew no longer wants; its ending then means nothing to the crew.
+        /// Cancel a request the crew no longer wants; its ending then only frees its place under
+        /// the cap (``held``).
         case cancel(lane: Int, Request)
         /// Write these bytes at this offset of the partial file (counted in the map already).
         case write(Data, at: Int64)
@@ -129,8 +130,10 @@ struct SplitCrew<Request: AnyObject> {
     /// One connection: the lane it runs in and its current request.
     struct Link {
         let lane: Int
-        /// The current request (`nil` while the driver makes it).
+        /// The current request (`nil` while the driver makes it, and once it ended).
         var request: Request?
+        /// A launch was decided and the driver makes its request: it counts as held (``held``).
+        var launching = false
         /// The range the current request asked for.
         var asked: Range<Int64>
         /// Its head passed the segment checks: its bytes may be written.
@@ -194,6 +197,13 @@ struct SplitCrew<Request: AnyObject> {
     var tally = Tally()
     /// Connections were stopped until the writer catches up.
     var pausedForDisk = false
+    /// Requests the crew cancelled whose ending has not come yet: until it comes the server may
+    /// still be answering each one, so each still counts against the cap (``held``). Kept by
+    /// reference, so that a new request can never take a gone one's identity.
+    var closing: [ObjectIdentifier: Request] = [:]
+    /// The request whose ending is being decided: a stop it causes (a back-off may stop its own
+    /// connection) cancels nothing open, and waits for no second ending.
+    var endingNow: ObjectIdentifier?
 
     /// Bytes of one connection gathered before they are handed out as a write (and counted).
     static var batchBytes: Int { 256 * 1024 }
@@ -235,6 +245,29 @@ struct SplitCrew<Request: AnyObject> {
 
     /// Connections working now.
     var connectionCount: Int { stopped ? 0 : links.count }
+
+    /// The requests the server may be answering now: every connection's current request (or the
+    /// one being made for it) and every cancelled one whose ending has not come. The one rule of
+    /// hand-overs: a request starts only while this is below the cap (``schedule(idle:now:reporting:into:)``),
+    /// so a connection that replaces another starts once the one it replaces has ended, and the
+    /// server never counts more connections than were granted, not even for a moment.
+    var held: Int {
+        var live = closing.count
+        for link in links.values {
+            if let request = link.request {
+                if closing[ObjectIdentifier(request)] == nil { live += 1 }
+            } else if link.launching {
+                live += 1
+            }
+        }
+        return live
+    }
+
+    /// Cancels `request` on `lane`, and counts it held until its ending comes (``held``).
+    mutating func cancel(_ request: Request, lane: Int, into actions: inout [Action]) {
+        if ObjectIdentifier(request) != endingNow { closing[ObjectIdentifier(request)] = request }
+        actions.append(.cancel(lane: lane, request))
+    }
 
     /// The connections wanted now: the fixed split's count, or the automatic count; never above the cap.
     var target: Int { min(count.target, count.cap) }

@@ -123,13 +123,19 @@ final class SplitCrewTests: XCTestCase {
         XCTAssertTrue(crew.endings.isEmpty, "completion is decided when a connection ends or at a tick")
         // Each range complete: its request is cancelled (the first one asked for the whole file).
         for id in 1...4 { XCTAssertTrue(crew.wasCancelled(id), "connection \(id)") }
-        XCTAssertTrue(crew.end(1, .cancelled))
+        // The crew ends once the server let every request go: their endings came.
+        for id in 1...3 {
+            XCTAssertTrue(crew.end(id, .cancelled))
+            crew.run(20)
+            XCTAssertTrue(crew.endings.isEmpty, "a request is still open after connection \(id)'s ending")
+        }
+        XCTAssertTrue(crew.end(4, .cancelled))
         guard case .complete? = crew.ending else { return XCTFail("not complete once: \(crew.endings)") }
         XCTAssertTrue(crew.endings[0].handover.map.isComplete)
         XCTAssertEqual(crew.writtenBytes, 8 * mib)
         crew.assertWritesAreTheFile()
-        // Nothing after the end: the other requests' endings are not the crew's, ticks do nothing.
-        for id in 2...4 { XCTAssertFalse(crew.end(id, .cancelled)) }
+        // Nothing after the end: a late ending is not the crew's, ticks do nothing.
+        XCTAssertFalse(crew.end(2, .cancelled))
         crew.run(100)
         XCTAssertEqual(crew.endings.count, 1)
         let again = crew.stop()
@@ -240,6 +246,8 @@ final class SplitCrewTests: XCTestCase {
         crew.end(4, .connectionLost)
         XCTAssertEqual(crew.retries.map(\.connection), [ConnectionID(4)])
         XCTAssertEqual(crew.crew.target, 2)
+        // The halving stopped the reset connection itself: its request ended, nothing to wait for.
+        XCTAssertNil(crew.crew.closing[ObjectIdentifier(crew.requests[4]!)])
     }
 
     func testAnErrorNoAttemptGetsPastEndsTheCrewForTheTransfersRetryModel() {
@@ -308,6 +316,8 @@ final class SplitCrewTests: XCTestCase {
         XCTAssertEqual(crew.crew.target, 1)
         crew.sendRange(1, chunk: 256 * kib)
         crew.end(1)
+        XCTAssertTrue(crew.endings.isEmpty, "the refused request's ending has not come")
+        crew.end(2, .cancelled)
         guard case .complete? = crew.ending else { return XCTFail("\(crew.endings)") }
         XCTAssertEqual(crew.launches.count, 1, "the file was finished without asking again")
         crew.assertWritesAreTheFile()
@@ -435,6 +445,8 @@ final class SplitCrewTests: XCTestCase {
         crew.sendRange(1)
         XCTAssertTrue(crew.wasCancelled(2), "the loser is cancelled")
         crew.end(1, .cancelled)
+        XCTAssertTrue(crew.endings.isEmpty, "the loser's request may still be open at the server")
+        crew.end(2, .cancelled)
         guard case .complete? = crew.ending else { return XCTFail("\(crew.endings)") }
         XCTAssertEqual(crew.writtenBytes, 8 * mib, "no byte counted twice")
         crew.assertWritesAreTheFile()
@@ -518,6 +530,63 @@ final class SplitCrewTests: XCTestCase {
             for id in ids where crew.crew.map.position(of: ConnectionID(id)) != nil { crew.send(id, bytes) }
             crew.tick()
         }
+    }
+
+    // MARK: - Hand-overs: never more requests open than the cap
+
+    func testAConnectionReplacingACancelledOneStartsOnlyAfterItsEndingCame() {
+        // Given a crew of 2 under a cap of 2 whose writer fell behind: both requests cancelled
+        var crew = CrewHarness(fixed: 2, cap: 2, bufferLimit: 8 * mib)
+        crew.begin()
+        crew.answer(2)
+        crew.send(2, 100 * kib)
+        crew.wait(10)
+        crew.tick(backlog: 9 * mib)
+        XCTAssertTrue(crew.wasCancelled(1) && crew.wasCancelled(2))
+        let launched = crew.launches.count
+        // When the writer caught up before the cancelled requests ended
+        crew.take(crew.crew.diskDrained(now: crew.now))
+        crew.run(100)
+        // Then nothing starts while both may still be open at the server
+        XCTAssertEqual(crew.launches.count, launched)
+        XCTAssertEqual(crew.crew.held, 2)
+        // And each ending lets exactly one request start, decided with that ending
+        crew.end(1, .cancelled)
+        XCTAssertEqual(crew.launches.count, launched + 1)
+        XCTAssertTrue(crew.last.contains { if case .launch = $0 { return true } else { return false } })
+        XCTAssertEqual(crew.crew.held, 2)
+        crew.end(2, .cancelled)
+        XCTAssertEqual(crew.launches.count, launched + 2)
+        XCTAssertEqual(crew.crew.held, 2)
+    }
+
+    func testTheEndGamesLoserHoldsItsPlaceUntilItsEndingAndTheCrewEndsAfterIt() {
+        // Given two connections under a cap of 2 racing the second's stalled tail
+        var crew = CrewHarness(fixed: 2, cap: 2)
+        crew.begin()
+        crew.answer(2)
+        crew.send(1, mib)
+        crew.send(2, 3584 * kib)
+        crew.run(250)
+        crew.send(1, mib)
+        crew.run(250)
+        crew.sendRange(1)
+        crew.end(1, .cancelled)
+        crew.answer(1)
+        // When the duplicate wins: the loser is cancelled, and the winner's request too (past its range)
+        crew.sendRange(1)
+        XCTAssertTrue(crew.wasCancelled(2))
+        XCTAssertEqual(crew.crew.held, 2, "both requests may still be open at the server")
+        crew.run(100)
+        XCTAssertTrue(crew.endings.isEmpty)
+        crew.end(2, .cancelled)
+        XCTAssertTrue(crew.endings.isEmpty, "the winner's request has not ended")
+        // Then the crew ends with the last request's ending, and nothing after it
+        crew.end(1, .cancelled)
+        guard case .complete? = crew.ending else { return XCTFail("\(crew.endings)") }
+        guard case .end? = crew.last.last else { return XCTFail("\(crew.last)") }
+        XCTAssertEqual(crew.crew.held, 0)
+        crew.assertWritesAreTheFile()
     }
 
     // MARK: - The disk, stops and reports
