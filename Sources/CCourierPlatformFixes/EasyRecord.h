@@ -36,7 +36,7 @@ typedef struct {
 /// The header diet's state for one easy handle (HeadDiet.c). Only the thread running the handle's
 /// multi handle touches it, as with `headOpen`.
 typedef struct {
-    /// The handle's current transfer runs on a diet multi handle (set when it is added).
+    /// The handle's current request carries Courier's mark (set with its header list).
     int enabled;
     /// The head being read: 0 none, 1 a 2xx head lines are withheld from, 2 a head passed whole.
     int mode;
@@ -82,10 +82,9 @@ COURIER_HIDDEN const char *courier_tls_binding(int claim);
 /// `*caFileAlone` gets the CA file when the connection's CAs come from that file alone (then a
 /// parsed store can stand in for it, StreamCAStore.c), else NULL; it lives as long as the policy.
 COURIER_HIDDEN int courier_tls_apply_token(CURL *easy, const char *token, const char **caFileAlone);
-/// Whether `multi` was made a diet handle (courier_head_diet_bind_begin).
-COURIER_HIDDEN int courier_multi_diet(CURLM *multi);
-/// Whether this thread is making diet handles now; counts one more when `claim` is set.
-COURIER_HIDDEN int courier_head_diet_binding(int claim);
+/// Whether a request's header list carries Courier's mark asking for the diet
+/// (COURIER_HEAD_DIET_REQUEST_FIELD with no value).
+COURIER_HIDDEN int courier_diet_requested(const courier_curl_slist *list);
 /// A status line `buffer` began a head: decides whether its lines are withheld.
 COURIER_HIDDEN void courier_diet_head_began(courier_head_diet *diet, const char *buffer, size_t length);
 /// A header line of the open head: 1 when it is withheld (FoundationNetworking is not given it),

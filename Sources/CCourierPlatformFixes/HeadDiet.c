@@ -1,6 +1,7 @@
-// The header diet (Docs/Platform.md §6.18): on a diet multi handle (one of Courier's URLSessions),
-// FoundationNetworking is given only the header lines of a 2xx head it acts on, and the whole head
-// in one line of its own; Courier builds the response users see from that line.
+// The header diet (Docs/Platform.md §6.18): for a transfer whose request carries Courier's mark
+// (COURIER_HEAD_DIET_REQUEST_FIELD), FoundationNetworking is given only the header lines of a 2xx
+// head it acts on, and the whole head in one line of its own; Courier builds the response users
+// see from that line. A task made on the same URLSession without the mark gets every line.
 //
 // Why: FoundationNetworking pays per header line (a DispatchSource timer made and cancelled in
 // `_EasyHandle.resetTimer`, a `Data` and a `String`, a cookie parse, the dictionary): ~90 µs a
@@ -54,27 +55,28 @@ const char *courier_head_diet_key(void) {
     return key;
 }
 
-// MARK: - Binding multi handles
+// MARK: - Which transfers
 
-static __thread int binding;
-static __thread int boundCount;
-
-void courier_head_diet_bind_begin(void) {
-    binding = 1;
-    boundCount = 0;
+int courier_head_diet_supported(void) {
+    // The header callback is stood in front of through curl_easy_setopt; a transfer's head must
+    // start closed (curl_multi_add_handle) and its buffer be freed (curl_easy_cleanup).
+    unsigned needed = COURIER_WRAP_EASY_SETOPT | COURIER_WRAP_MULTI_ADD_HANDLE | COURIER_WRAP_EASY_CLEANUP;
+    return courier_platform_fixes_status() == COURIER_FIXES_ACTIVE && (courier_platform_fixes_wrapped() & needed) == needed;
 }
 
-int courier_head_diet_bind_end(void) {
-    binding = 0;
-    int count = boundCount;
-    boundCount = 0;
-    return count;
-}
-
-int courier_head_diet_binding(int claim) {
-    if (!binding) return 0;
-    if (claim) boundCount++;
-    return 1;
+int courier_diet_requested(const courier_curl_slist *list) {
+    size_t length = sizeof(COURIER_HEAD_DIET_REQUEST_FIELD) - 1;
+    for (const courier_curl_slist *node = list; node != NULL; node = node->next) {
+        const char *line = node->data;
+        if (line == NULL || strncasecmp(line, COURIER_HEAD_DIET_REQUEST_FIELD, length) != 0 || line[length] != ':') continue;
+        // Only "Name:" and blanks: the form libcurl never sends (it reads it as "remove the
+        // header"), so asking for the diet puts nothing on the wire. Any other value was not
+        // Courier's mark.
+        const char *rest = line + length + 1;
+        while (*rest == ' ' || *rest == '\t') rest++;
+        return *rest == 0;
+    }
+    return 0;
 }
 
 // MARK: - One head

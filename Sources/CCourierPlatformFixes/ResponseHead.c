@@ -101,7 +101,6 @@ CURLMcode courier_wrap_multi_add_handle(CURLM *multi, CURL *easy) {
     if (record != NULL) {
         record->headOpen = 0;
         record->diet.mode = 0;
-        record->diet.enabled = courier_multi_diet(multi);
         courier_tls_before_add(easy, record, courier_multi_bound_token(multi));
     }
     return courier_real.multi_add_handle(multi, easy);

@@ -30,10 +30,6 @@ typedef struct {
     /// The TLS policy the multi handle was bound to when it was made (TLSPolicy.c), or "".
     /// Written once, on the thread making the handle, before any transfer is added to it.
     char tlsToken[COURIER_TLS_TOKEN_SIZE];
-    /// Whether the record was looked at for bindings yet (its first setopt).
-    int seen;
-    /// A diet handle (HeadDiet.c): its 2xx heads reach FoundationNetworking cut down.
-    int diet;
 } multi_record;
 
 static courier_handle_table multis = COURIER_HANDLE_TABLE_INITIALIZER;
@@ -95,10 +91,6 @@ CURLMcode courier_wrap_multi_setopt(CURLM *multi, int option, ...) {
     multi_record *record = courier_table_find(&multis, multi, sizeof(multi_record));
     if (record == NULL) return courier_real.multi_setopt(multi, option, value);
     // URLSession sets its socket callback while it makes its multi handle: the moment to bind it.
-    if (!record->seen) {
-        record->seen = 1;
-        record->diet = courier_head_diet_binding(1);
-    }
     if (record->tlsToken[0] == 0) {
         const char *token = courier_tls_binding(1);
         if (token != NULL) strcpy(record->tlsToken, token);
@@ -120,11 +112,6 @@ CURLMcode courier_wrap_multi_setopt(CURLM *multi, int option, ...) {
 const char *courier_multi_bound_token(CURLM *multi) {
     multi_record *record = courier_table_find(&multis, multi, 0);
     return record != NULL && record->tlsToken[0] != 0 ? record->tlsToken : NULL;
-}
-
-int courier_multi_diet(CURLM *multi) {
-    multi_record *record = courier_table_find(&multis, multi, 0);
-    return record != NULL && record->diet;
 }
 
 CURLMcode courier_wrap_multi_cleanup(CURLM *multi) {

@@ -8,7 +8,7 @@ import FoundationNetworking
 /// The response users see, built back from the whole head when the kit withheld header lines of
 /// it from FoundationNetworking (Sources/CCourierPlatformFixes/HeadDiet.c, Docs/Platform.md §6.18).
 ///
-/// On a diet session FoundationNetworking gets only the lines of a 2xx head it acts on, plus one
+/// For a request Courier marked (``marked(_:)``), FoundationNetworking gets only the lines of a 2xx head it acts on, plus one
 /// `X-Courier-Head` field whose value is this process's key and then every header line of the
 /// head, each after a line feed. The response is rebuilt from those lines with FoundationNetworking's
 /// own rules (`_HTTPMessage._Header.createOne`, `headersAsDictionary`) and its own initializer,
@@ -20,13 +20,28 @@ enum HeadDiet {
     /// The key every carried head begins with in this process.
     static let key: String = String(cString: courier_head_diet_key())
 
-    /// Makes the URLSession `make` returns a diet session when `enabled` (its multi handle is
-    /// made in its initializer, on this thread); `true` when the kit confirms it.
-    static func makeSession(enabled: Bool, _ make: () -> URLSession) -> (session: URLSession, isDiet: Bool) {
-        guard enabled else { return (make(), false) }
-        courier_head_diet_bind_begin()
-        let session = make()
-        return (session, courier_head_diet_bind_end() == 1)
+    /// The request field that asks for the diet (COURIER_HEAD_DIET_REQUEST_FIELD). Its value is one
+    /// space: FoundationNetworking writes it as `X-Courier-Diet:  `, which libcurl never sends.
+    static let requestField = "X-Courier-Diet"
+
+    /// Whether the kit can put heads on the diet in this process.
+    static let isSupported = courier_head_diet_supported() != 0
+
+    /// `request` with the mark that puts its 2xx heads on the diet. Only Courier's requests carry
+    /// it: a task made on a manager's URLSession directly gets FoundationNetworking's whole head.
+    static func marked(_ request: URLRequest) -> URLRequest {
+        var request = request
+        request.setValue(" ", forHTTPHeaderField: requestField)
+        return request
+    }
+
+    /// `request` without the mark: what FoundationNetworking proposes for a redirect carries it
+    /// (it copies the request it was given), and Courier's records never show it.
+    static func unmarked(_ request: URLRequest) -> URLRequest {
+        guard request.value(forHTTPHeaderField: requestField) != nil else { return request }
+        var request = request
+        request.setValue(nil, forHTTPHeaderField: requestField)
+        return request
     }
 
     /// `response` itself, or, when it carries a head the kit cut down, the response built from the

@@ -53,15 +53,14 @@ final class SessionCore: Sendable {
         let serial = callbackQueue ?? DispatchQueue(label: "\(label).delegate", target: .global())
         let delegateQueue = DelegateQueue(target: serial, name: "\(label).delegate")
         self.table = router.table
-        // FoundationNetworking with a URLCache stores the head it was given: such a session gets
-        // every line (Docs/Platform.md §6.18).
         let (session, bound) = tls.makeSession {
-            HeadDiet.makeSession(enabled: headerDiet && configuration.urlCache == nil) {
-                URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
-            }.session
+            URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
         }
         self.session = session
-        self.tls = SessionTLS(tls, isBound: bound)
+        // FoundationNetworking with a URLCache stores the head it was given: such a session's
+        // requests get every line (Docs/Platform.md §6.18).
+        self.tls = SessionTLS(
+            tls, isBound: bound, headerDiet: headerDiet && configuration.urlCache == nil && HeadDiet.isSupported)
         self.lanes = LaneSessions(configuration: configuration, label: label, callQueue: callQueue, tls: tls)
     }
 

@@ -67,8 +67,8 @@ public final class SessionManager: Sendable {
     }
 
     /// The underlying URLSession (for inspection; create tasks through the manager). A task made
-    /// on it directly sees FoundationNetworking's response, which lacks most 2xx header fields
-    /// while ``Configuration/headerDiet`` is on (Docs/Platform.md §6.18).
+    /// on it directly gets FoundationNetworking's own response, every header field included: the
+    /// header diet (``Configuration/headerDiet``) applies to the manager's requests only.
     public var session: URLSession { core.session }
 
     /// How many URLSession tasks are running now.

@@ -166,10 +166,50 @@ final class HeadDietTests: CourierTestCase {
         XCTAssertEqual(withheldCount(), before)
     }
 
-    func testASessionWithAURLCacheGetsEveryLineAndOneWithoutItDoesNot() throws {
-        // FoundationNetworking would store the head it was given in its URLCache: such a session is
-        // never a diet session (SessionCore). A manager always sets `urlCache = nil`, so the guard
-        // is tested on the session core itself.
+    func testATaskMadeOnTheManagersSessionDirectlyGetsEveryLine() throws {
+        // Given a manager with the diet on, and a server answering with lines FoundationNetworking
+        // does not act on
+        let server = try ScriptedServer { _, _ in
+            .bytes("HTTP/1.1 200 OK\r\nX-Direct: 1\r\nETag: \"d\"\r\nContent-Length: 0\r\n\r\n")
+        }
+        defer { server.stop() }
+        let before = withheldCount()
+
+        // When a task is made on its URLSession directly (no Courier mark on the request)
+        let response = wait { (finish: @escaping @Sendable (HTTPURLResponse?) -> Void) in
+            self.manager.session.dataTask(with: server.url("/direct")) { _, response, _ in
+                finish(response as? HTTPURLResponse)
+            }.resume()
+        }
+
+        // Then its completion handler sees FoundationNetworking's whole head, nothing withheld
+        XCTAssertEqual(response??.value(forHTTPHeaderField: "X-Direct"), "1")
+        XCTAssertEqual(response??.value(forHTTPHeaderField: "ETag"), "\"d\"")
+        XCTAssertNil(response??.value(forHTTPHeaderField: HeadDiet.field))
+        XCTAssertEqual(withheldCount(), before)
+    }
+
+    func testTheMarkAskingForTheDietNeverReachesTheServer() throws {
+        // Given the test server, which records every header it receives
+        let server = try TestServer()
+        defer { server.stop() }
+
+        // When the manager (diet on) sends a request
+        let response = wait { finish in
+            self.manager.dataTask(with: URLRequest(url: server.url("/get")), completion: finish).resume()
+        }
+
+        // Then the request went out without the mark, and its head was on the diet
+        XCTAssertNil(response?.error)
+        let names = server.requests.first?.headers.map { $0.name.lowercased() } ?? ["no request"]
+        XCTAssertFalse(names.contains(HeadDiet.requestField.lowercased()), "\(names)")
+        XCTAssertFalse(names.isEmpty)
+    }
+
+    func testASessionWithAURLCacheMarksNoRequestAndOneWithoutItDoes() throws {
+        // FoundationNetworking would store the head it was given in its URLCache: such a session's
+        // requests are never marked (SessionCore). A manager always sets `urlCache = nil`, so the
+        // guard is tested on the session core itself, with requests as it hands them over.
         let server = try ScriptedServer { _, _ in
             .bytes("HTTP/1.1 200 OK\r\nX-Cached: 1\r\nETag: \"c\"\r\nCache-Control: max-age=60\r\nContent-Length: 0\r\n\r\n")
         }
@@ -183,11 +223,11 @@ final class HeadDietTests: CourierTestCase {
                 configuration: configuration, router: router, label: "head-diet-tests", callbackQueue: nil, callQueue: queue,
                 headerDiet: true)
             defer { core.session.invalidateAndCancel() }
+            XCTAssertEqual(core.tls.headerDiet, !withCache)
+            let request = core.tls.handedOver(try core.tls.stamped(URLRequest(url: server.url("/cached"))))
             let before = withheldCount()
             let response = wait { (finish: @escaping @Sendable (HTTPURLResponse?) -> Void) in
-                core.session.dataTask(with: server.url("/cached")) { _, response, _ in
-                    finish(response as? HTTPURLResponse)
-                }.resume()
+                core.session.dataTask(with: request) { _, response, _ in finish(response as? HTTPURLResponse) }.resume()
             }
             let withheld = withheldCount() - before
             if withCache {
@@ -195,8 +235,8 @@ final class HeadDietTests: CourierTestCase {
                 XCTAssertEqual(response??.value(forHTTPHeaderField: "X-Cached"), "1")
                 XCTAssertNil(response??.value(forHTTPHeaderField: HeadDiet.field))
             } else {
-                // The same session without a cache is a diet session (its completion handler sees
-                // FoundationNetworking's own, cut-down response: only Courier's delegate rebuilds it).
+                // A marked request: its completion handler sees FoundationNetworking's own, cut-down
+                // response (only Courier's delegate rebuilds it).
                 XCTAssertEqual(withheld, 3, "X-Cached, ETag, Cache-Control")
             }
         }
