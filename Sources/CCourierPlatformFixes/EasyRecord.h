@@ -33,6 +33,21 @@ typedef struct {
     int caDefaultsSet;
 } courier_tls_state;
 
+/// The header diet's state for one easy handle (HeadDiet.c). Only the thread running the handle's
+/// multi handle touches it, as with `headOpen`.
+typedef struct {
+    /// The handle's current request carries Courier's mark (set with its header list).
+    int enabled;
+    /// The head being read: 0 none, 1 a 2xx head lines are withheld from, 2 a head passed whole.
+    int mode;
+    /// The last header line was withheld, so a folded continuation of it is too.
+    int lastWithheld;
+    /// "X-Courier-Head: <key>" and then every header line of the head, each after a line feed.
+    char *carried;
+    size_t length;
+    size_t capacity;
+} courier_head_diet;
+
 /// One per easy handle the kit stands in front of.
 typedef struct {
     courier_table_entry entry;
@@ -45,6 +60,7 @@ typedef struct {
     /// The completion message handed to FoundationNetworking instead of libcurl's.
     courier_curl_msg message;
     courier_tls_state tls;
+    courier_head_diet diet;
 } courier_easy_record;
 
 COURIER_HIDDEN extern courier_handle_table courier_easies;
@@ -66,6 +82,20 @@ COURIER_HIDDEN const char *courier_tls_binding(int claim);
 /// `*caFileAlone` gets the CA file when the connection's CAs come from that file alone (then a
 /// parsed store can stand in for it, StreamCAStore.c), else NULL; it lives as long as the policy.
 COURIER_HIDDEN int courier_tls_apply_token(CURL *easy, const char *token, const char **caFileAlone);
+/// Whether a request's header list carries Courier's mark asking for the diet
+/// (COURIER_HEAD_DIET_REQUEST_FIELD with no value).
+COURIER_HIDDEN int courier_diet_requested(const courier_curl_slist *list);
+/// A status line `buffer` began a head: decides whether its lines are withheld.
+COURIER_HIDDEN void courier_diet_head_began(courier_head_diet *diet, const char *buffer, size_t length);
+/// A header line of the open head: 1 when it is withheld (FoundationNetworking is not given it),
+/// 0 when it must be passed on, -1 when memory ran out (the transfer is then failed).
+COURIER_HIDDEN int courier_diet_header_line(courier_head_diet *diet, const char *buffer, size_t length);
+/// The head's blank line came: the line carrying the whole head (NUL-free, CRLF-terminated) when
+/// lines were withheld from it, else NULL; `*length` gets its length.
+COURIER_HIDDEN const char *courier_diet_head_ended(courier_head_diet *diet, size_t *length);
+/// Frees the diet's buffer.
+COURIER_HIDDEN void courier_diet_release(courier_head_diet *diet);
+
 /// Frees what the TLS policy kept for a handle libcurl has cleaned up.
 COURIER_HIDDEN void courier_tls_release(courier_easy_record *record);
 

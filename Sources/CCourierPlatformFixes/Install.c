@@ -306,5 +306,6 @@ courier_fixes_counters courier_platform_fixes_counters(void) {
     counters.caDirectoriesLeftOut = __atomic_load_n(&courier_counters.caDirectoriesLeftOut, __ATOMIC_RELAXED);
     counters.tlsCAFilesInMemory = __atomic_load_n(&courier_counters.tlsCAFilesInMemory, __ATOMIC_RELAXED);
     counters.tlsSessionsBound = __atomic_load_n(&courier_counters.tlsSessionsBound, __ATOMIC_RELAXED);
+    counters.headerLinesWithheld = __atomic_load_n(&courier_counters.headerLinesWithheld, __ATOMIC_RELAXED);
     return counters;
 }

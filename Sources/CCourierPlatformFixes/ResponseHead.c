@@ -31,8 +31,23 @@ static size_t header_trampoline(char *buffer, size_t size, size_t count, void *u
     size_t length = size * count;
     if (length >= 5 && memcmp(buffer, "HTTP/", 5) == 0) {
         record->headOpen = 1;
+        if (record->diet.enabled) courier_diet_head_began(&record->diet, buffer, length);
     } else if ((length == 2 && buffer[0] == '\r' && buffer[1] == '\n') || (length == 1 && buffer[0] == '\n')) {
         record->headOpen = 0;
+        size_t carriedLength = 0;
+        const char *carried = courier_diet_head_ended(&record->diet, &carriedLength);
+        // The whole head in one line, just before the blank line that makes FoundationNetworking
+        // build its response (HeadDiet.c).
+        if (carried != NULL && record->callback((char *)carried, 1, carriedLength, record->userdata) != carriedLength) {
+            return 0;
+        }
+    } else if (record->headOpen && record->diet.mode == 1) {
+        int withheld = courier_diet_header_line(&record->diet, buffer, length);
+        if (withheld < 0) return 0;  // out of memory: the transfer fails (CURLE_WRITE_ERROR)
+        if (withheld) {
+            __atomic_fetch_add(&courier_counters.headerLinesWithheld, 1, __ATOMIC_RELAXED);
+            return length;
+        }
     }
     return record->callback(buffer, size, count, record->userdata);
 }
@@ -85,6 +100,7 @@ CURLMcode courier_wrap_multi_add_handle(CURLM *multi, CURL *easy) {
     easy_record *record = courier_table_find(&courier_easies, easy, 0);
     if (record != NULL) {
         record->headOpen = 0;
+        record->diet.mode = 0;
         courier_tls_before_add(easy, record, courier_multi_bound_token(multi));
     }
     return courier_real.multi_add_handle(multi, easy);
@@ -128,6 +144,9 @@ void courier_wrap_easy_cleanup(CURL *easy) {
     // Out of the table before libcurl frees the handle (its address can be reused at once).
     easy_record *record = courier_table_remove(&courier_easies, easy);
     courier_real.easy_cleanup(easy);
-    if (record != NULL) courier_tls_release(record);
+    if (record != NULL) {
+        courier_tls_release(record);
+        courier_diet_release(&record->diet);
+    }
     free(record);
 }

@@ -332,6 +332,8 @@ CURLcode courier_tls_setopt(CURL *easy, int option, void *value) {
         tls->caPathLeftOut = 0;
         return courier_real.easy_setopt(easy, option, value);
     default: {
+        // The same list says whether the transfer's head goes on the diet (HeadDiet.c).
+        record->diet.enabled = courier_diet_requested(value);
         CURLcode result = COURIER_CURLE_OK;
         if (set_headers(easy, tls, value, &result) != 0) return COURIER_CURLE_OUT_OF_MEMORY;
         return result;

@@ -19,6 +19,9 @@ final class CourierClient: BenchClient {
     init(options: BenchOptions) {
         var configuration = SessionManager.Configuration()
         configuration.urlSessionConfiguration.timeoutIntervalForRequest = options.timeout
+        // The header diet's A/B in one binary (Performance.md, "What FoundationNetworking spends
+        // per header line, measured").
+        if ProcessInfo.processInfo.environment["COURIER_BENCH_HEADER_DIET"] == "off" { configuration.headerDiet = false }
         if let limit = options.maxConnections {
             configuration.urlSessionConfiguration.httpMaximumConnectionsPerHost = limit
             Self.limitRunningTasks(to: limit, in: &configuration)

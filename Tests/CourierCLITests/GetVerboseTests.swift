@@ -48,6 +48,29 @@ final class GetVerboseTests: CommandLineTestCase {
         XCTAssertTrue(result.err.contains("* timeline"), result.err)
     }
 
+    func testVerbosePrintsEveryLineOfAHeadFoundationNetworkingWasGivenOnlyPartOf() throws {
+        // Given nginx's head (most of its lines are withheld from FoundationNetworking by the
+        // header diet, Docs/Platform.md §6.18)
+        let hostile = try ScriptedServer { _, _ in
+            .bytes(
+                "HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Mon, 07 Dec 2026 22:00:00 GMT\r\n"
+                    + "Content-Type: text/plain\r\nContent-Length: 2\r\nLast-Modified: Mon, 07 Dec 2026 21:00:00 GMT\r\n"
+                    + "Connection: close\r\nETag: \"6b16bf3a-400\"\r\nAccept-Ranges: bytes\r\nX-Dup: a\r\nX-Dup: b\r\n\r\nok")
+        }
+        defer { hostile.stop() }
+        let result = try run(["get", "-v", "-o", "-", hostile.url("/n").absoluteString])
+        XCTAssertEqual(result.status, 0, result.err)
+        // Then -v prints every field of it, and nothing of the kit's
+        for line in [
+            "< Server: nginx/1.22.1", "< Date: Mon, 07 Dec 2026 22:00:00 GMT", "< Content-Type: text/plain",
+            "< Last-Modified: Mon, 07 Dec 2026 21:00:00 GMT", "< Etag: \"6b16bf3a-400\"", "< Accept-Ranges: bytes",
+            "< X-Dup: a, b",
+        ] {
+            XCTAssertTrue(result.err.contains(line), "\(line) missing from:\n\(result.err)")
+        }
+        XCTAssertFalse(result.err.contains("X-Courier-Head"), result.err)
+    }
+
     func testWithoutVerboseNoHeadIsPrinted() throws {
         server.addFile("q.bin", data: Data(count: 1000))
         let result = try run(["get", server.url("/files/q.bin").absoluteString])

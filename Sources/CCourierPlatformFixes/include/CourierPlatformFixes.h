@@ -65,6 +65,10 @@ typedef struct {
     /// Multi handles (one per URLSession) bound to a policy when they were made: their transfers
     /// get it without the request header (courier_tls_bind_begin).
     uint64_t tlsSessionsBound;
+    /// Header lines of 2xx heads FoundationNetworking was not given because the request asked for
+    /// the diet (COURIER_HEAD_DIET_REQUEST_FIELD; Docs/Platform.md §6.18). One line carrying the whole head
+    /// (COURIER_HEAD_DIET_FIELD) stands in for them.
+    uint64_t headerLinesWithheld;
 } courier_fixes_counters;
 
 /// Whether new connections can reuse libcurl's parsed CA store (Docs/TLS.md, "What a connection
@@ -244,6 +248,23 @@ typedef struct {
 
 /// The counts so far.
 courier_stream_ca_counts courier_stream_ca_store_counts(void);
+
+/// The field the kit adds to a 2xx head it withheld lines from: its value is the process's key
+/// (courier_head_diet_key) and then every header line of the head, each after a line feed.
+#define COURIER_HEAD_DIET_FIELD "X-Courier-Head"
+
+/// The request field that asks the kit to put a transfer's 2xx head on the diet: FoundationNetworking
+/// is given only the lines it acts on, and the whole head in one COURIER_HEAD_DIET_FIELD line
+/// (Docs/Platform.md §6.18). Courier sets it with a value of one space, which FoundationNetworking
+/// writes as "Name:  " and libcurl never sends.
+#define COURIER_HEAD_DIET_REQUEST_FIELD "X-Courier-Diet"
+
+/// Whether the kit can put heads on the diet in this process (it is active and stands in front of
+/// curl_easy_setopt, curl_multi_add_handle and curl_easy_cleanup).
+int courier_head_diet_supported(void);
+/// The 32 hexadecimal digits that begin every COURIER_HEAD_DIET_FIELD value the kit writes in this
+/// process (random per process, so a server's own field of that name is never taken for it).
+const char *courier_head_diet_key(void);
 
 /// Installs the kit into the loaded object that contains `anchor` (any address inside
 /// FoundationNetworking's code or data). Idempotent and thread-safe: later calls return the first

@@ -115,6 +115,10 @@ public enum PlatformFixes {
         /// URLSessions bound to their manager's one ``TLSPolicy`` when they were made, so that
         /// their requests carry no private header (Docs/TLS.md); `nil` when the kit is not active.
         public var tlsSessionsBound: UInt64?
+        /// Header lines of 2xx responses FoundationNetworking was not given because it does not act
+        /// on them (``SessionManager/Configuration/headerDiet``, Docs/Platform.md §6.18); `nil` when
+        /// the kit is not active.
+        public var headerLinesWithheld: UInt64?
         /// Whether a new TLS connection reuses libcurl's parsed CA store or parses the CA file again
         /// (Docs/TLS.md, "What a connection costs"); `nil` when the kit is not active.
         public var caStore: CAStore?
@@ -221,7 +225,7 @@ public enum PlatformFixes {
             return Status(
                 state: .active, reason: nil, object: object.map { $0.isEmpty ? programPath : $0 }, fixes: fixes,
                 tlsPoliciesApplied: counters.tlsPoliciesApplied, tlsSessionsBound: counters.tlsSessionsBound,
-                caStore: caStore(counters))
+                headerLinesWithheld: counters.headerLinesWithheld, caStore: caStore(counters))
         case COURIER_FIXES_NOT_INSTALLED:
             return Status(state: .notInstalled, reason: nil, object: nil, fixes: fixes)
         default:

@@ -207,6 +207,10 @@ extension PlatformReport {
             let bound = status.tlsSessionsBound.map { " · \($0) sessions bound to their manager's one policy (no header)" } ?? ""
             rows.append(("TLS policies", "put on \(applied) transfers so far\(bound) · trust, pins and client certificates (Docs/TLS.md)"))
         }
+        if let withheld = status.headerLinesWithheld {
+            rows.append(
+                ("§6.18", "\(withheld) header lines withheld so far · FoundationNetworking gets only the lines of a 2xx head it acts on"))
+        }
         if let store = status.caStore { rows.append(("CA store", caStoreRow(store))) }
         return rows
     }

@@ -45,7 +45,7 @@ final class SessionCore: Sendable {
     /// instead of waking another one — about one thread hand-off less per request.
     init(
         configuration: URLSessionConfiguration, router: SessionDelegate, label: String, callbackQueue: DispatchQueue?,
-        callQueue: DispatchQueue, tls: TLSEnforcer = TLSEnforcer(TLSPolicies())
+        callQueue: DispatchQueue, tls: TLSEnforcer = TLSEnforcer(TLSPolicies()), headerDiet: Bool = false
     ) {
         self.callQueue = callQueue
         // A serial delegate queue: callbacks for one task must never overlap (Docs/Platform.md §2.9).
@@ -57,7 +57,10 @@ final class SessionCore: Sendable {
             URLSession(configuration: configuration, delegate: router, delegateQueue: delegateQueue)
         }
         self.session = session
-        self.tls = SessionTLS(tls, isBound: bound)
+        // FoundationNetworking with a URLCache stores the head it was given: such a session's
+        // requests get every line (Docs/Platform.md §6.18).
+        self.tls = SessionTLS(
+            tls, isBound: bound, headerDiet: headerDiet && configuration.urlCache == nil && HeadDiet.isSupported)
         self.lanes = LaneSessions(configuration: configuration, label: label, callQueue: callQueue, tls: tls)
     }
 

@@ -89,7 +89,9 @@ extension SessionDelegate: URLSessionDataDelegate {
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
         // The disposition is ignored on Linux (Docs/Platform.md §2.2); answer anyway for other platforms.
-        table.delegate(for: dataTask.taskIdentifier)?.urlTask(dataTask, didReceive: response)
+        // For a request Courier marked, the head FoundationNetworking built from is cut down: the response
+        // everything after this sees is built from the whole head (HeadDiet.swift).
+        table.delegate(for: dataTask.taskIdentifier)?.urlTask(dataTask, didReceive: HeadDiet.restored(response))
         completionHandler(.allow)
     }
 

@@ -53,7 +53,8 @@ public final class SessionManager: Sendable {
         }
         self.core = SessionCore(
             configuration: configuration.resolvedURLSessionConfiguration(), router: router, label: configuration.label,
-            callbackQueue: ownQueue, callQueue: callQueue, tls: TLSEnforcer(configuration.tls))
+            callbackQueue: ownQueue, callQueue: callQueue, tls: TLSEnforcer(configuration.tls),
+            headerDiet: configuration.headerDiet)
     }
 
     /// A new manager with `other`'s configuration (its own URLSession; nothing else is shared).
@@ -65,7 +66,9 @@ public final class SessionManager: Sendable {
         invalidate(cancelingTasks: true)
     }
 
-    /// The underlying URLSession (for inspection; create tasks through the manager).
+    /// The underlying URLSession (for inspection; create tasks through the manager). A task made
+    /// on it directly gets FoundationNetworking's own response, every header field included: the
+    /// header diet (``Configuration/headerDiet``) applies to the manager's requests only.
     public var session: URLSession { core.session }
 
     /// How many URLSession tasks are running now.

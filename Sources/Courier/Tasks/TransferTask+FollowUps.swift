@@ -58,15 +58,19 @@ extension TransferTask {
     /// Decides a redirect URLSession proposes (RedirectState.swift): `nil` stops at the 3xx
     /// response (refused, or re-issued by Courier itself when the body must be re-sent).
     func redirect(_ task: URLSessionTask, to proposed: URLRequest, response: HTTPURLResponse) -> URLRequest? {
+        // The header diet's mark is FoundationNetworking's copy of it: decided and recorded without it.
+        let proposed = HeadDiet.unmarked(proposed)
         let step = locked { $0.redirectProposed(proposed, response: response, task: task) }
+        let next: URLRequest?
         switch step {
         case .done(let request):
-            return request
+            next = request
         case .ask(let decide, let request, let resend, let stripped):
             let decided = decide(request, response)  // user code: called outside the lock
-            return locked {
+            next = locked {
                 $0.redirectDecided(decided, offered: request, resend: resend, stripped: stripped, response: response, task: task)
             }
         }
+        return next.map(core.tls.handedOver)
     }
 }

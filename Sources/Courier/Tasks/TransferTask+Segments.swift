@@ -213,7 +213,7 @@ extension TransferTask {
         }
         session.table.noteStarting()
         session.callQueue.async { [self] in
-            guard let task = session.makeTask({ $0.dataTask(with: request) }) else {
+            guard let task = session.makeTask({ $0.dataTask(with: session.tls.handedOver(request)) }) else {
                 session.table.dropStarting()
                 crewStep(number: number) { $0.launchFailed(id, nil, invalidated, now: $1) }
                 return

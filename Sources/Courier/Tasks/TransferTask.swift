@@ -458,7 +458,8 @@ final class TransferTask: Sendable {
         case .cancelled: return fail(with: .cancelled(url: request.url))
         case .dropped: return
         }
-        guard let task = core.makeTask({ makeURLSessionTask(for: request, encoded: encoded, in: $0) }) else {
+        let handedOver = core.tls.handedOver(request)
+        guard let task = core.makeTask({ makeURLSessionTask(for: handedOver, encoded: encoded, in: $0) }) else {
             return fail(with: .sessionInvalidated(url: request.url))
         }
         let decision = locked { state -> TaskPhaseMachine<URLSessionTask>.LaunchDecision in
