@@ -9,13 +9,15 @@
 // it one line's work.
 //
 // What it must still see (read in FoundationNetworking 6.3.1, listed in Platform.md §6.18): the
-// status line and the blank line (its head framing), `Content-Length`, `Content-Type`,
-// `Content-Encoding`, `Content-Disposition` (its response's length, MIME type, coding and file
-// name), `Set-Cookie` (its cookie store, fed line by line), `Location` and `WWW-Authenticate` /
-// `Proxy-Authenticate` (redirects, authentication). Heads other than 2xx — 1xx, redirects, 401,
-// 304 — are passed whole: FoundationNetworking acts on them in ways a list would have to follow.
-// A line FoundationNetworking would refuse (no colon, `Name:value` without a space, a line not
-// ending in CRLF) is passed too, so it refuses the head as it always did.
+// status line and the blank line (its head framing), `Set-Cookie` (its cookie store, fed line by
+// line), `Location` and `WWW-Authenticate` / `Proxy-Authenticate` (redirects, authentication).
+// `Content-Length`, `Content-Type`, `Content-Encoding` and `Content-Disposition` only shape the
+// response object it builds (its length, MIME type, file name, and the task's expected byte count,
+// which Courier never reads): for a marked request Courier replaces that response with the one
+// built from the whole head before anything sees it, so those lines are withheld too. Heads other
+// than 2xx — 1xx, redirects, 401, 304 — are passed whole: FoundationNetworking acts on them in ways
+// a list would have to follow. A line FoundationNetworking would refuse (no colon, `Name:value`
+// without a space, a line not ending in CRLF) is passed too, so it refuses the head as it always did.
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +29,8 @@
 #include <unistd.h>
 #include "EasyRecord.h"
 
-/// The names FoundationNetworking reads from a 2xx head (Platform.md §6.18).
+/// The names FoundationNetworking acts on in a 2xx head beyond building its response (Platform.md §6.18).
 static const char *const actedOn[] = {
-    "Content-Length", "Content-Type", "Content-Encoding", "Content-Disposition",
     "Set-Cookie", "Location", "WWW-Authenticate", "Proxy-Authenticate",
 };
 

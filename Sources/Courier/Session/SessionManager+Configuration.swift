@@ -106,7 +106,7 @@ extension SessionManager {
         /// (Docs/WebSocket.md); each task may change its own ``WebSocketTask/options`` before `resume()`.
         public var webSocket = WebSocketOptions()
         /// Whether FoundationNetworking is given only the header lines of a 2xx response it acts on
-        /// (the length, type, coding, file name, cookies, redirects, authentication), while Courier
+        /// beyond building its own response (cookies, redirects, authentication), while Courier
         /// builds every response you see from the whole head — the same fields and values. It saves
         /// FoundationNetworking's per-line work (a timer, a `Data` and a `String` a line): about a fifth of
         /// the CPU of a small request. Needs the platform kit (``PlatformFixes``); off for a
