@@ -113,15 +113,7 @@ struct QueueCommand {
         var configuration = GetCommand.managerConfiguration(shared, say: say, retryLine: GetCommand.downloadRetryLine)
         configuration.maximumRunningTasksPerHost = GetCommand.runningTasksPerHost(
             configuration.maximumRunningTasksPerHost, for: split, perHost: options.perHost)
-        if !shared.headers.isEmpty {
-            configuration.interceptor = Interceptor(adapters: [
-                Adapter { request in
-                    var request = request
-                    for header in shared.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
-                    return request
-                }
-            ])
-        }
+        if !shared.headers.isEmpty { configuration.interceptor = Interceptor(adapters: [Adapter.addingHeaders(shared.headers)]) }
         return SessionManager(configuration: configuration)
     }
 
