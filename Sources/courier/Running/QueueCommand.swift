@@ -158,10 +158,11 @@ struct QueueCommand {
 
     /// Prints the saved paths (stdout) and the failures (stderr); returns the exit code. The
     /// input is read again from the spool, so the paths come in its order without the lines
-    /// having been kept; only the failures are held until they are printed.
+    /// having been kept; only the failures are held until they are printed. An item no longer
+    /// in the queue was removed or cancelled by someone else.
     private func summarize(_ queue: DownloadQueue, _ feeder: DownloadQueueFeeder) throws(DownloadQueueFeeder.Problem) -> Int32 {
         try summarize(
-            feeder.forEachEntry, state: { queue.item($0.id)?.state }, gone: "no longer in the queue",  // removed or cancelled by someone else
+            feeder.forEachEntry, state: { queue.item($0.id)?.state }, gone: "no longer in the queue",
             withURL: true, trailer: "courier: run the same command again to retry them; the completed ones are not fetched again")
     }
 
