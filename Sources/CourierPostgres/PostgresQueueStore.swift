@@ -289,6 +289,19 @@ public final class PostgresQueueStore: DownloadQueueStore, CustomStringConvertib
         return rows.map { row in (state: row[0] ?? "", worker: row[1], count: Int(row[2] ?? "") ?? 0) }
     }
 
+    /// ``status()``'s rows as a person reads them: a `STATE  WORKER  ITEMS` table (`-` for no
+    /// worker), then `total N`, each line ending in a newline (`courier queue status` prints it). Pure.
+    public static func statusTable(_ rows: [(state: String, worker: String?, count: Int)]) -> String {
+        var lines = ["STATE      WORKER                          ITEMS"]
+        for row in rows {
+            lines.append(
+                row.state.padding(toLength: 10, withPad: " ", startingAt: 0) + " "
+                    + (row.worker ?? "-").padding(toLength: 31, withPad: " ", startingAt: 0) + " " + String(row.count))
+        }
+        lines.append("total " + String(rows.reduce(0) { $0 + $1.count }))
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     static func state(_ name: String?, received: Int64, failure: String?, file: String?, item: DownloadQueue.Item) -> DownloadQueue.State {
         switch name {
         case "leased": return .running(received: received, total: item.expectedLength)

@@ -1,8 +1,8 @@
 import XCTest
 @testable import courier
 
-/// `courier queue status` without a database: its arguments, and its table (pure). The command
-/// against a real server is in Tests/CourierPostgresTests/FleetCommandTests.swift.
+/// `courier queue status` without a database: its arguments (its table is `PostgresQueueStore.statusTable`'s,
+/// Tests/CourierPostgresTests/PostgresStatusTableTests.swift). The command against a real server is in Tests/CourierPostgresTests/FleetCommandTests.swift.
 final class QueueStatusCommandTests: XCTestCase {
     func testItTakesStatusAndOneConnectionStringAndNeverQuotesAStrayArgument() throws {
         XCTAssertEqual(try QueueStatusCommand.parse(["status", "--queue", "postgres://u@h/db"]), "postgres://u@h/db")
@@ -16,16 +16,6 @@ final class QueueStatusCommandTests: XCTestCase {
         XCTAssertThrowsError(try QueueStatusCommand.parse(["status", "--qeue=postgres://u:secret@h/db"])) { error in
             XCTAssertEqual((error as? UsageError)?.message, "unknown option '--qeue' for queue status; did you mean --queue?")
         }
-    }
-
-    func testTheTableListsEachStateAndWorkerThenTheTotal() {
-        let text = QueueStatusCommand.text([
-            (state: "completed", worker: nil, count: 1930), (state: "leased", worker: "build-7:4121", count: 4),
-            (state: "queued", worker: nil, count: 102),
-        ])
-        XCTAssertEqual(
-            text.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") },
-            ["STATE WORKER ITEMS", "completed - 1930", "leased build-7:4121 4", "queued - 102", "total 2036"])
     }
 
     func testGetTakesQueueOnlyWithAListAndKeepsItsValue() throws {

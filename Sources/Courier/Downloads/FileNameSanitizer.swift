@@ -45,6 +45,14 @@ public enum FileNameSanitizer {
         return safeName(lastPathSegment(of: url), maxBytes: defaultMaxBytes, fallback: fallback)
     }
 
+    /// The URL's own name (its last path segment, made safe), or `nil` when its path gives none
+    /// (`https://host/`): what ``suggestedName(for:contentDisposition:fallback:)`` returns before
+    /// the response is in, when the name is not a guess. A program can refuse a file already
+    /// there before fetching anything; a `Content-Disposition` may still name it otherwise.
+    public static func urlName(for url: URL) -> String? {
+        clean(lastPathSegment(of: url), maxBytes: defaultMaxBytes)
+    }
+
     /// Decodes `%XX` escapes in `text` to bytes; other characters stay as their UTF-8 bytes.
     ///
     /// When `strict`, a `%` without two hex digits after it, or any non-ASCII character, makes

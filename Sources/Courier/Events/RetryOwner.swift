@@ -37,7 +37,8 @@ public struct RetryOwner: Hashable, Sendable, CustomStringConvertible {
     /// expired (``DownloadQueue/Configuration/refresher``, ``DownloadQueue/Change/retry``).
     public static let queueRefresh = RetryOwner("queue-refresh")
     /// `courier get`'s supervisor started its child process again after a FoundationNetworking
-    /// trap (the command line tool's, not the library's; it prints a line for each).
+    /// trap: the loop is ``ProcessSupervisor/run(arguments:environment:input:killingAt:restart:)``,
+    /// whose `restart` is the caller's policy (the command line tool's; it prints a line for each).
     public static let crashRestart = RetryOwner("crash-restart")
 
     /// Every owner, in the order of Docs/Retries.md's table.

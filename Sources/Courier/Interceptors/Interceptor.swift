@@ -186,6 +186,21 @@ public struct Adapter: RequestAdapter {
     }
 }
 
+extension Adapter {
+    /// An adapter that adds each of `headers` to every request (`addValue`: a name given twice is
+    /// sent twice), at every attempt: how a program sends fixed headers, a token among them,
+    /// without putting them in what it keeps (a ``DownloadQueue`` journals its items' own headers
+    /// in the clear). The manager's ``SessionManager/Configuration/sensitiveHeaders`` rule still
+    /// applies to them on a redirect.
+    public static func addingHeaders(_ headers: [(name: String, value: String)]) -> Adapter {
+        Adapter { request in
+            var request = request
+            for header in headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
+            return request
+        }
+    }
+}
+
 /// A ``RequestRetrier`` from a closure.
 public struct Retrier: RequestRetrier {
     private let body: @Sendable (URLRequest, CourierError, Int) -> RetryDecision

@@ -123,6 +123,20 @@ public struct DownloadQueueFeeder {
         return batch
     }
 
+    /// Every download of the input, read to its end before any queue or store is touched: how a
+    /// fleet worker takes a finished list, so that a mistake in any line adds nothing
+    /// (``DownloadQueueStore/addMissing(_:)`` then puts them in). `nil` when `shouldStop`, asked
+    /// between reads, said so first.
+    public mutating func readAll(until shouldStop: () -> Bool) throws(Problem) -> [DownloadList.Entry]? {
+        var entries: [DownloadList.Entry] = []
+        while !shouldStop() {
+            let batch = try read(upTo: Int.max)
+            entries += batch.entries
+            if batch.inputEnded { return entries }
+        }
+        return nil
+    }
+
     /// Each download the spool holds, again, in the input's order: the spool read from its start
     /// and its lines parsed anew, since nothing of them is kept. How a program lists each line's
     /// outcome at the end (by ``DownloadList/Entry/id``); nothing is read from the input.

@@ -99,6 +99,25 @@ extension DownloadQueueStore {
         return []  // not reached: the third attempt returns or throws
     }
 
+    /// Waits until every item of `ids` is finished in the store (completed, failed or cancelled),
+    /// whichever worker finished it, and returns their states by id; `nil` when `shouldStop` said
+    /// so first. How a fleet worker knows its list is done: the store decides, not what this
+    /// worker ran. The store is read every `interval` seconds; a read that fails (a database
+    /// restarting) is tried again at the next.
+    public func waitUntilFinished(
+        _ ids: Set<String>, pollingEvery interval: TimeInterval = 0.25, until shouldStop: () -> Bool
+    ) -> [String: DownloadQueue.State]? {
+        while !shouldStop() {
+            if let items = try? self.items() {
+                var finished: [String: DownloadQueue.State] = [:]
+                for item in items where ids.contains(item.id) && item.state.isFinished { finished[item.id] = item.state }
+                if finished.count == ids.count { return finished }
+            }
+            Thread.sleep(forTimeInterval: interval)
+        }
+        return nil
+    }
+
     /// Sleeps `timeout` seconds and returns `false`: a store without wake-ups is polled.
     public func waitForWork(timeout: TimeInterval) async -> Bool {
         try? await Task.sleep(for: .seconds(max(0, timeout)))

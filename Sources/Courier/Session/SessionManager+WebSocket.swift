@@ -26,7 +26,10 @@ extension SessionManager {
         webSocketTask(with: request, protocols: [])
     }
 
-    func webSocketTask(with request: URLRequest, protocols: [String]) -> WebSocketTask {
+    /// A WebSocket task for `request` (taken as `webSocketTask(with:)` takes a request: its header
+    /// fields, a token among them, and its timeout) offering `protocols` (`Sec-WebSocket-Protocol`,
+    /// in order of preference); the server's choice is ``WebSocketTask/negotiatedProtocol``.
+    public func webSocketTask(with request: URLRequest, protocols: [String]) -> WebSocketTask {
         let driver = WebSocketDriver(
             request: request, sentRequest: prepared(request), protocols: protocols, taskIdentifier: core.nextTaskIdentifier(),
             core: core, events: events, delivery: settings(for: .default).delivery, configuration: configuration)

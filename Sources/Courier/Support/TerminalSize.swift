@@ -2,10 +2,11 @@ import Foundation
 
 /// The terminal's width in columns, for ``ProgressPrinter`` and other text fitted to a terminal.
 public enum TerminalSize {
-    /// What the terminal on stderr says (`TIOCGWINSZ`), else `COLUMNS`, else 80.
-    public static func columns() -> Int {
+    /// What the terminal on `descriptor` (stderr, where progress goes, unless told) says
+    /// (`TIOCGWINSZ`), else `COLUMNS`, else 80.
+    public static func columns(of descriptor: Int32 = STDERR_FILENO) -> Int {
         var size = winsize()
-        let fromTerminal = ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0 ? Int(size.ws_col) : nil
+        let fromTerminal = ioctl(descriptor, UInt(TIOCGWINSZ), &size) == 0 ? Int(size.ws_col) : nil
         return columns(terminal: fromTerminal, environment: ProcessInfo.processInfo.environment)
     }
 

@@ -195,6 +195,13 @@ enum CourierCommand {
         return status
     }
 
+    /// Says a usage mistake (its line, then where the help is) and returns exit 2.
+    static func usage(_ error: UsageError) -> Int32 {
+        // Through the redaction too: a usage error may quote a URL argument, credentials and all.
+        ProgressPrinter.writeToStandardError("courier: \(error.message)\nRun '\(error.help)' for usage.\n")
+        return ExitCode.usage
+    }
+
     static func unknownCommand(_ command: String) -> UsageError {
         if let scheme = command.split(separator: ":").first?.lowercased(), scheme == "ws" || scheme == "wss",
             command.contains("://")

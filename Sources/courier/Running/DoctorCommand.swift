@@ -82,10 +82,7 @@ struct DoctorCommand {
             guard let data = try? encoder.encode(report) else { return ExitCode.failure }
             FileHandle.standardOutput.write(data + Data("\n".utf8))
         } else {
-            var size = winsize()
-            let terminal = ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0 ? Int(size.ws_col) : nil
-            let columns = TerminalSize.columns(terminal: terminal, environment: ProcessInfo.processInfo.environment)
-            print(report.text(columns: columns), terminator: "")
+            print(report.text(columns: TerminalSize.columns(of: STDOUT_FILENO)), terminator: "")
         }
         return report.isHealthy ? ExitCode.success : ExitCode.failure
     }

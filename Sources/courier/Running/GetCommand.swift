@@ -193,11 +193,8 @@ struct GetCommand {
         // byte is fetched, rather than after the whole body.
         // (A URL without a name of its own, `https://host/`, is left to the headers: the fallback
         // name is a guess, and the server's Content-Disposition may well give another.)
-        let urlName = FileNameSanitizer.suggestedName(for: url, contentDisposition: nil, fallback: "a")
-        // Two fallbacks give two names only when the URL has none of its own.
-        let urlHasName = urlName == FileNameSanitizer.suggestedName(for: url, contentDisposition: nil, fallback: "b")
-        let urlNamed = cwd.appendingPathComponent(urlName)
-        if !options.force, urlHasName, Self.isExistingFile(urlNamed) {
+        if !options.force, let urlNamed = FileNameSanitizer.urlName(for: url).map(cwd.appendingPathComponent), Self.isExistingFile(urlNamed)
+        {
             throw GetFailure(ExitCode.fileSystem, Self.existsMessage(urlNamed))
         }
         let chosenFile = Locked<URL?>(nil)

@@ -13,20 +13,13 @@ extension QueueCommand {
         defer { watcher.cancel() }
         // The whole input first: a fleet's list is a finished file, and a mistake in it adds nothing.
         var feeder = makeFeeder(spool, in: cwd)
-        var entries: [DownloadList.Entry] = []
-        reading: while true {
-            if let signal = stops.signal { return ExitCode.forSignal(signal) }
-            do {
-                let batch = try feeder.read(upTo: Int.max)
-                entries += batch.entries
-                if batch.inputEnded { break reading }
-            } catch {
-                if case .mistake(let error) = ending(error) {
-                    ProgressPrinter.writeToStandardError("courier: \(error.message)\nRun '\(error.help)' for usage.\n")
-                    return ExitCode.usage
-                }
-                return CourierCommand.fail("cannot read \(Self.source(options))", ExitCode.fileSystem)
-            }
+        let entries: [DownloadList.Entry]
+        do {
+            guard let all = try feeder.readAll(until: { stops.signal != nil }) else { return ExitCode.forSignal(stops.signal ?? SIGTERM) }
+            entries = all
+        } catch {
+            if case .mistake(let error) = ending(error) { return CourierCommand.usage(error) }
+            return CourierCommand.fail("cannot read \(Self.source(options))", ExitCode.fileSystem)
         }
         let store: PostgresQueueStore
         do {
@@ -40,10 +33,7 @@ extension QueueCommand {
         // Items are fetched split over their leases' connections: the manager holds none of them back.
         let manager = makeManager(split: options.shared.split) { ProgressPrinter.writeToStandardError($0 + "\n") }
         defer { manager.invalidate(cancelingTasks: true) }
-        var configuration = DownloadQueue.Configuration()
-        configuration.maximumRunning = options.parallel
-        configuration.maximumRunningPerHost = options.perHost
-        configuration.policy = options.shared.downloadPolicy
+        let configuration = queueConfiguration()
         // The queue on the shared store (its engine is the library's DownloadQueueWorker). It
         // starts leasing at once: an item ended before the observer below is added (a download
         // takes longer than that) would only miss its `done` line; the summary reads the database.
@@ -66,44 +56,14 @@ extension QueueCommand {
             default: break
             }
         }
-        let ids = Set(entries.map(\.id))
-        var finished: [String: DownloadQueue.State] = [:]
-        while true {
-            if let signal = stops.signal {
-                CourierCommand.blocking { await queue.stop() }
-                if !quiet { ProgressPrinter.writeToStandardError("courier: interrupted; its items went back to the list\n") }
-                return ExitCode.forSignal(signal)
-            }
-            // The database decides: other workers finish items too. A read that fails (the server
-            // restarting) is tried again.
-            if let items = try? store.items() {
-                finished = [:]
-                for item in items where ids.contains(item.id) && item.state.isFinished { finished[item.id] = item.state }
-                if finished.count == ids.count { break }
-            }
-            usleep(250_000)
-        }
+        // The database decides: other workers finish items too.
+        let finished = store.waitUntilFinished(Set(entries.map(\.id)), until: { stops.signal != nil })
         CourierCommand.blocking { await queue.stop() }
-        return summarize(entries, finished)
-    }
-
-    /// The saved paths on stdout, in the input's order; the failures on stderr; the exit code.
-    private func summarize(_ entries: [DownloadList.Entry], _ finished: [String: DownloadQueue.State]) -> Int32 {
-        var paths = ""
-        var lines: [String] = []
-        var worst = ExitCode.success
-        for entry in entries {
-            switch finished[entry.id] {
-            case .completed(let file): paths += file.path + "\n"
-            case .failed(let failure):
-                lines.append("courier:   line \(entry.line): \(entry.name): \(GetCommand.oneLine(Self.describe(failure)))")
-                worst = Self.worse(worst, ExitCode.forCode(failure.code))
-            default:
-                lines.append("courier:   line \(entry.line): \(entry.name): paused or cancelled in the database")
-                worst = Self.worse(worst, ExitCode.failure)
-            }
+        guard let finished else {
+            if !quiet { ProgressPrinter.writeToStandardError("courier: interrupted; its items went back to the list\n") }
+            return ExitCode.forSignal(stops.signal ?? SIGTERM)
         }
-        FileHandle.standardOutput.write(Data(paths.utf8))
-        return reportEnd(count: entries.count, failures: lines, worst: worst)
+        return summarize(
+            { body in entries.forEach(body) }, state: { finished[$0.id] }, gone: "paused or cancelled in the database", withURL: false)
     }
 }

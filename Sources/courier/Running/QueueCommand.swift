@@ -61,13 +61,10 @@ struct QueueCommand {
         }
         defer { manager.invalidate(cancelingTasks: true) }
 
-        var configuration = DownloadQueue.Configuration()
+        var configuration = queueConfiguration()
         // The command ends: an item whose host has no route waits as --wait-for-network says (in
         // the manager), then fails with exit 3, rather than being held until the network returns.
         configuration.pausesWhileOffline = false
-        configuration.maximumRunning = options.parallel
-        configuration.maximumRunningPerHost = options.perHost
-        configuration.policy = shared.downloadPolicy
 
         let stateDirectory = options.stateDirectory(in: cwd)
         let queue: DownloadQueue
@@ -116,16 +113,17 @@ struct QueueCommand {
         var configuration = GetCommand.managerConfiguration(shared, say: say, retryLine: GetCommand.downloadRetryLine)
         configuration.maximumRunningTasksPerHost = GetCommand.runningTasksPerHost(
             configuration.maximumRunningTasksPerHost, for: split, perHost: options.perHost)
-        if !shared.headers.isEmpty {
-            configuration.interceptor = Interceptor(adapters: [
-                Adapter { request in
-                    var request = request
-                    for header in shared.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
-                    return request
-                }
-            ])
-        }
+        if !shared.headers.isEmpty { configuration.interceptor = Interceptor(adapters: [Adapter.addingHeaders(shared.headers)]) }
         return SessionManager(configuration: configuration)
+    }
+
+    /// The queue's `--parallel`, `--per-host` and the items' download policy.
+    func queueConfiguration() -> DownloadQueue.Configuration {
+        var configuration = DownloadQueue.Configuration()
+        configuration.maximumRunning = options.parallel
+        configuration.maximumRunningPerHost = options.perHost
+        configuration.policy = options.shared.downloadPolicy
+        return configuration
     }
 
     /// Stops the queue (when there is one) and says how the command ended; returns its exit code.
@@ -144,8 +142,7 @@ struct QueueCommand {
             }
             return ExitCode.forSignal(signal)
         case .mistake(let error):
-            ProgressPrinter.writeToStandardError("courier: \(error.message)\nRun '\(error.help)' for usage.\n")
-            return ExitCode.usage
+            return CourierCommand.usage(error)
         case .failure(let problem):
             return CourierCommand.fail(problem.message, problem.status)
         case .finished:
@@ -161,38 +158,46 @@ struct QueueCommand {
 
     /// Prints the saved paths (stdout) and the failures (stderr); returns the exit code. The
     /// input is read again from the spool, so the paths come in its order without the lines
-    /// having been kept; only the failures are held until they are printed.
+    /// having been kept; only the failures are held until they are printed. An item no longer
+    /// in the queue was removed or cancelled by someone else.
     private func summarize(_ queue: DownloadQueue, _ feeder: DownloadQueueFeeder) throws(DownloadQueueFeeder.Problem) -> Int32 {
-        var failures: [(DownloadList.Entry, DownloadQueue.Failure?)] = []
-        var paths = ""
-        var count = 0
-        try feeder.forEachEntry { entry in
-            count += 1
-            switch queue.item(entry.id)?.state {
-            case .completed(let file): paths += file.path + "\n"
-            case .failed(let failure): failures.append((entry, failure))
-            default: failures.append((entry, nil))  // removed or cancelled by someone else
-            }
-            if paths.utf8.count >= 64 * 1024 {
-                FileHandle.standardOutput.write(Data(paths.utf8))
-                paths = ""
-            }
-        }
-        if !paths.isEmpty { FileHandle.standardOutput.write(Data(paths.utf8)) }
-        var worst = ExitCode.success
-        let lines = failures.map { entry, failure in
-            worst = Self.worse(worst, failure.map { ExitCode.forCode($0.code) } ?? ExitCode.failure)
-            let why = failure.map(Self.describe) ?? "no longer in the queue"
-            return "courier:   line \(entry.line): \(entry.name): \(GetCommand.oneLine(why)) (\(GetCommand.displayURL(entry.url)))"
-        }
-        return reportEnd(
-            count: count, failures: lines, worst: worst,
-            trailer: "courier: run the same command again to retry them; the completed ones are not fetched again")
+        try summarize(
+            feeder.forEachEntry, state: { queue.item($0.id)?.state }, gone: "no longer in the queue",
+            withURL: true, trailer: "courier: run the same command again to retry them; the completed ones are not fetched again")
     }
 
-    /// Says how the input's `count` items ended: every one complete (unless quiet), or the lines
-    /// of those that did not, after how many, and `trailer`; returns `worst` when some failed.
-    func reportEnd(count: Int, failures: [String], worst: Int32, trailer: String? = nil) -> Int32 {
+    /// How the input's items ended, each in its order as `forEachEntry` gives it with its state
+    /// (`state`; any but completed or failed is said as `gone`): the saved paths on stdout, as they
+    /// come, then every item complete (unless quiet), or the lines of those that did not, after
+    /// how many, and `trailer`, on stderr. Returns the exit code: the worst failure's.
+    func summarize<Failure: Error>(
+        _ forEachEntry: ((DownloadList.Entry) -> Void) throws(Failure) -> Void,
+        state: @escaping (DownloadList.Entry) -> DownloadQueue.State?,
+        gone: String, withURL: Bool, trailer: String? = nil
+    ) throws(Failure) -> Int32 {
+        var (paths, failures, count, worst) = ("", [String](), 0, ExitCode.success)
+        try forEachEntry { entry in
+            count += 1
+            let why: String
+            switch state(entry) {
+            case .completed(let file):
+                paths += file.path + "\n"
+                if paths.utf8.count >= 64 * 1024 {
+                    FileHandle.standardOutput.write(Data(paths.utf8))
+                    paths = ""
+                }
+                return
+            case .failed(let failure):
+                why = Self.describe(failure)
+                worst = Self.worse(worst, ExitCode.forCode(failure.code))
+            default:
+                why = gone
+                worst = Self.worse(worst, ExitCode.failure)
+            }
+            let url = withURL ? " (\(GetCommand.displayURL(entry.url)))" : ""
+            failures.append("courier:   line \(entry.line): \(entry.name): \(GetCommand.oneLine(why))\(url)")
+        }
+        if !paths.isEmpty { FileHandle.standardOutput.write(Data(paths.utf8)) }
         guard !failures.isEmpty else {
             if !options.shared.quiet { ProgressPrinter.writeToStandardError("courier: all \(count) downloads complete\n") }
             return ExitCode.success

@@ -36,28 +36,16 @@ enum QueueStatusCommand {
 
     /// Prints the table; returns the exit code.
     static func run(connection: String) -> Int32 {
-        let rows: [(state: String, worker: String?, count: Int)]
+        let table: String
         do {
             let store = try PostgresQueueStore(connectionString: connection)
             defer { store.close() }
-            rows = try store.status()
+            table = PostgresQueueStore.statusTable(try store.status())
         } catch {
             ProgressPrinter.writeToStandardError("courier: the download list's database: \(GetCommand.oneLine(error.message))\n")
             return ExitCode.forError(error)
         }
-        print(text(rows), terminator: "")
+        print(table, terminator: "")
         return ExitCode.success
-    }
-
-    /// `state  worker  count` lines, then the total: pure, so it is tested without a database.
-    static func text(_ rows: [(state: String, worker: String?, count: Int)]) -> String {
-        var lines = ["STATE      WORKER                          ITEMS"]
-        for row in rows {
-            lines.append(
-                row.state.padding(toLength: 10, withPad: " ", startingAt: 0) + " "
-                    + (row.worker ?? "-").padding(toLength: 31, withPad: " ", startingAt: 0) + " " + String(row.count))
-        }
-        lines.append("total " + String(rows.reduce(0) { $0 + $1.count }))
-        return lines.joined(separator: "\n") + "\n"
     }
 }

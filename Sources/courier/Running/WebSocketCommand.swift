@@ -87,10 +87,7 @@ struct WebSocketCommand {
     private func makeTask(_ manager: SessionManager) -> WebSocketTask {
         var request = URLRequest(url: options.url)
         for header in options.headers { request.addValue(header.value, forHTTPHeaderField: header.name) }
-        if !options.protocols.isEmpty {
-            request.setValue(options.protocols.joined(separator: ", "), forHTTPHeaderField: "Sec-WebSocket-Protocol")
-        }
-        let task = manager.webSocketTask(with: request)
+        let task = manager.webSocketTask(with: request, protocols: options.protocols)
         task.maximumMessageSize = options.maximumMessageSize
         if let ping = options.ping { task.options.pingInterval = .seconds(roundingUp: ping) }
         return task

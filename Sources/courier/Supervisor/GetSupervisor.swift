@@ -126,65 +126,57 @@ struct GetSupervisor {
         // `--max-time` covers the whole command, restarts included (with -i, each item instead).
         let deadline =
             queue != nil ? nil : options.maxTime.map { ProcessSupervisor.monotonicNanoseconds() + UInt64(($0 * 1e9).rounded(.up)) }
-        var stop: Int32?
-        var crashes = 0
-        while true {
+        // A child that outlives `--max-time` by ``overdueGraceSeconds`` (stuck, or stopped) is killed.
+        let hardLimit = deadline.map { $0 + UInt64(Self.overdueGraceSeconds) * 1_000_000_000 }
+        let outcome = children.run(
+            arguments: arguments, environment: childEnvironment(deadline: deadline, staging: staging, input: input),
+            input: input?.descriptor, killingAt: hardLimit
+        ) { number, crashes in
+            let onStandardOutput = options.streamsToStandardOutput ? staging.flatMap { StandardOutputRecord.read(in: $0) } : nil
+            let givingUp: String?
+            if let onStandardOutput, let refusal = Self.cannotContinueLine(signal: number, onStandardOutput) {
+                givingUp = refusal
+            } else if crashes > options.retries {
+                givingUp = Self.givingUpLine(signal: number, attempts: crashes) + keptSuffix(staging: staging)
+            } else if let deadline, ProcessSupervisor.monotonicNanoseconds() >= deadline {
+                givingUp = Self.givingUpLine(signal: number, attempts: crashes, outOfTime: true) + keptSuffix(staging: staging)
+            } else {
+                givingUp = nil
+            }
+            if let givingUp {
+                message(givingUp)
+            } else if !options.quiet, queue != nil {
+                message(Self.queueRestartLine(signal: number, restart: crashes, of: options.retries))
+            } else if !options.quiet {
+                message(
+                    Self.restartLine(
+                        signal: number, restart: crashes, of: options.retries, writtenToStandardOutput: onStandardOutput?.written))
+            }
+            return givingUp == nil
+        }
+        switch outcome {
+        case .exited(let status):
+            return status
+        case .stopped(let signal):
             // A signal between two children: there is no child to stop, so stop here.
-            stop = stop ?? children.takeSignals(child: nil, timeout: 0)
-            if let stop { return stoppedBetweenAttempts(stop, staging: staging) }
-            let child: pid_t
-            do {
-                child = try children.spawn(
-                    arguments: arguments, environment: childEnvironment(deadline: deadline, staging: staging, input: input),
-                    input: input?.descriptor)
-            } catch {
-                ProgressPrinter.writeToStandardError("courier: cannot start the download process: \(error.message)\n")
-                return ExitCode.failure
-            }
-            // A child that outlives `--max-time` by ``overdueGraceSeconds`` (stuck, or stopped) is killed.
-            let hardLimit = deadline.map { $0 + UInt64(Self.overdueGraceSeconds) * 1_000_000_000 }
-            let (ending, signal, overdue) = children.wait(for: child, killingAt: hardLimit)
-            stop = stop ?? signal
-            if overdue {
-                let kept = options.writesToStandardOutput ? "; anything written to stdout is incomplete" : keptSuffix(staging: staging)
-                message("courier: the download did not stop at --max-time; its process was killed" + kept)
-                return ExitCode.network
-            }
-            switch ending {
-            case .exited(let status):
-                return status
-            case .signaled(let number) where ProcessSupervisor.trapSignals.contains(number):
-                if let stop {
-                    // Crashed while stopping: nothing more to do than to stop.
-                    message("courier: the download process crashed (\(Self.describe(signal: number))) while stopping")
-                    return ExitCode.forSignal(stop)
-                }
-                crashes += 1
-                let onStandardOutput = options.streamsToStandardOutput ? staging.flatMap { StandardOutputRecord.read(in: $0) } : nil
-                if let onStandardOutput, let refusal = Self.cannotContinueLine(signal: number, onStandardOutput) {
-                    message(refusal)
-                    return ExitCode.network
-                }
-                if crashes > options.retries {
-                    message(Self.givingUpLine(signal: number, attempts: crashes) + keptSuffix(staging: staging))
-                    return ExitCode.network
-                }
-                if let deadline, ProcessSupervisor.monotonicNanoseconds() >= deadline {
-                    message(Self.givingUpLine(signal: number, attempts: crashes, outOfTime: true) + keptSuffix(staging: staging))
-                    return ExitCode.network
-                }
-                if !options.quiet, queue != nil {
-                    message(Self.queueRestartLine(signal: number, restart: crashes, of: options.retries))
-                } else if !options.quiet {
-                    message(
-                        Self.restartLine(
-                            signal: number, restart: crashes, of: options.retries, writtenToStandardOutput: onStandardOutput?.written))
-                }
-            case .signaled(let number):
-                if let stop, number == stop { return ExitCode.forSignal(number) }
-                message("courier: the download process was killed by \(Self.describe(signal: number))")
-                return 128 + number
-            }
+            return stoppedBetweenAttempts(signal, staging: staging)
+        case .cannotStart(let error):
+            message("courier: cannot start the download process: \(error.message)")
+            return ExitCode.failure
+        case .overdue:
+            let kept = options.writesToStandardOutput ? "; anything written to stdout is incomplete" : keptSuffix(staging: staging)
+            message("courier: the download did not stop at --max-time; its process was killed" + kept)
+            return ExitCode.network
+        case .signaled(let number, nil) where ProcessSupervisor.trapSignals.contains(number):
+            return ExitCode.network  // gave up after crashes, said above
+        case .signaled(let number, let stop?) where ProcessSupervisor.trapSignals.contains(number):
+            // Crashed while stopping: nothing more to do than to stop.
+            message("courier: the download process crashed (\(Self.describe(signal: number))) while stopping")
+            return ExitCode.forSignal(stop)
+        case .signaled(let number, let stop):
+            if stop == number { return ExitCode.forSignal(number) }
+            message("courier: the download process was killed by \(Self.describe(signal: number))")
+            return 128 + number
         }
     }
 

@@ -136,6 +136,15 @@ final class FileNameTests: XCTestCase {
         XCTAssertEqual(named, "index.html")
     }
 
+    func testTheURLsOwnNameIsTheSuggestedOneWithoutAHeaderAndNoneWhenItsPathGivesNone() throws {
+        let named = try XCTUnwrap(URL(string: "https://example.com/files/report%20v2.pdf?x=1"))
+        XCTAssertEqual(FileNameSanitizer.urlName(for: named), "report v2.pdf")
+        XCTAssertEqual(FileNameSanitizer.urlName(for: named), FileNameSanitizer.suggestedName(for: named, contentDisposition: nil))
+        for text in ["https://example.com/", "https://example.com", "https://example.com/..", "https://example.com/%2e%2e/"] {
+            XCTAssertNil(FileNameSanitizer.urlName(for: try XCTUnwrap(URL(string: text))), text)
+        }
+    }
+
     func testRandomInputAlwaysGivesAValidName() throws {
         var generator = SplitMix64(seed: 0x00C0_FFEE)
         // Pieces that matter to the parsers, mixed with arbitrary bytes.

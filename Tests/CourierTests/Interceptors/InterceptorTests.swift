@@ -53,6 +53,27 @@ final class InterceptorTests: CourierTestCase {
         XCTAssertEqual(server.requests.map { $0.header("X-Token") }, ["token-0", "token-0", "token-0"])
     }
 
+    func testTheHeadersAdapterAddsEachHeaderToTheRequestSent() {
+        // Given a request with a header of its own, and an adapter adding two more, one of them twice
+        var request = request("/get")
+        request.setValue("mine", forHTTPHeaderField: "X-Own")
+        let adapter = Adapter.addingHeaders([
+            (name: "X-Api-Key", value: "k1"), (name: "X-Trace", value: "a"), (name: "X-Trace", value: "b"),
+        ])
+
+        // When it is sent through the adapter
+        let response: DataResponse<Data>? = wait { finish in
+            manager.dataTask(with: request, completion: finish).intercept(with: Interceptor(adapters: [adapter])).resume()
+        }
+
+        // Then the server saw the request's own header and every one added, a repeated name with both values
+        XCTAssertNil(response?.error)
+        let sent = server.requests.first
+        XCTAssertEqual(sent?.header("X-Own"), "mine")
+        XCTAssertEqual(sent?.header("X-Api-Key"), "k1")
+        XCTAssertEqual(sent?.header("X-Trace"), "a,b")
+    }
+
     func testFailingAdapterFailsTheTaskAndSendsNothing() {
         struct NoToken: Error {}
         let response: DataResponse<Data>? = wait { finish in

@@ -164,6 +164,35 @@ final class DownloadQueueFeederTests: CourierTestCase {
         XCTAssertTrue(server.requests.isEmpty, "nothing was fetched")
     }
 
+    func testReadingAllTakesEveryLineInOrderWithoutTouchingAQueueAndAStopComesFirst() throws {
+        // Given a finished list of two downloads
+        let list = "\(server.url("/bytes/10")) out=one\n\(server.url("/bytes/20")) out=two\n"
+        var feeder = try feeder(try fileInput(list))
+
+        // When it is read whole
+        let entries = try XCTUnwrap(try feeder.readAll(until: { false }))
+
+        // Then both lines come, in order, and nothing was fetched or opened
+        XCTAssertEqual(entries.map(\.name), ["one", "two"])
+        XCTAssertEqual(entries.map(\.line), [1, 2])
+        XCTAssertTrue(server.requests.isEmpty)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: queueDirectory.path))
+        // And a stop asked for before reading wins over the input
+        var stopped = try self.feeder(try fileInput(list))
+        XCTAssertNil(try stopped.readAll(until: { true }))
+    }
+
+    func testReadingAllFindsAMistakeInAnyLine() throws {
+        // Given a list whose third line is not a URL
+        var feeder = try feeder(try fileInput("\(server.url("/bytes/10"))\n\(server.url("/bytes/20"))\nftp://h/x\n"))
+
+        // When it is read whole, then the mistake names line 3 and no entry is returned
+        XCTAssertThrowsError(try feeder.readAll(until: { false })) { error in
+            guard case .mistake(let mistake) = error as? DownloadQueueFeeder.Problem else { return XCTFail("\(error)") }
+            XCTAssertEqual(mistake.line, 3)
+        }
+    }
+
     func testAFileInALinesWayIsRefusedNamingTheLineUnlessReplacingWasAsked() throws {
         // Given a file already where the second line saves, unproven (no sha256=)
         try FileManager.default.createDirectory(at: outDirectory, withIntermediateDirectories: true)

@@ -77,6 +77,30 @@ final class JournalQueueStoreTests: JournalTestCase {
         XCTAssertEqual(try store.items().first?.state.isFinished, true)
     }
 
+    func testWaitingUntilFinishedReturnsEachItemsEndWhicheverWorkerEndedItAndAStopComesFirst() throws {
+        // Given a list of three items in the store, one of them not waited for
+        let store = try openStore()
+        try store.add([newItem("a"), newItem("b"), newItem("other")])
+        // When nothing is finished yet and a stop is asked for, then the wait ends without states
+        XCTAssertNil(store.waitUntilFinished(["a", "b"], pollingEvery: 0.01, until: { true }))
+        // When another worker completes one and fails the other while this one waits
+        let a = try XCTUnwrap(try store.lease(worker: "elsewhere", duration: 60, maximumPerHost: 2))
+        try store.complete(a, file: root.appendingPathComponent("out/a"))
+        let b = try XCTUnwrap(try store.lease(worker: "elsewhere", duration: 60, maximumPerHost: 2))
+        let failing = Thread {
+            Thread.sleep(forTimeInterval: 0.05)
+            try? store.fail(b, DownloadQueue.Failure(CourierError(code: .integrityFailed, message: "wrong SHA-256")))
+        }
+        failing.start()
+        let states = try XCTUnwrap(store.waitUntilFinished(["a", "b"], pollingEvery: 0.01, until: { false }))
+        // Then both ends are returned by id, and the item not waited for is not among them
+        XCTAssertEqual(Set(states.keys), ["a", "b"])
+        guard case .completed(let file) = states["a"] else { return XCTFail("a is \(String(describing: states["a"]))") }
+        XCTAssertEqual(file.lastPathComponent, "a")
+        guard case .failed(let failure) = states["b"] else { return XCTFail("b is \(String(describing: states["b"]))") }
+        XCTAssertEqual(failure.code, .integrityFailed)
+    }
+
     func testAddMissingFromWorkersStartingTogetherAddsEachItemOnce() throws {
         // Given one store and eight workers adding the same list at once
         let store = try openStore()

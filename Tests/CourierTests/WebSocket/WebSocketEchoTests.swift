@@ -118,4 +118,27 @@ final class WebSocketEchoTests: WebSocketTaskTestCase {
         XCTAssertTrue(requests.contains { $0.header("Sec-WebSocket-Protocol") == "chat.v1, chat.v2" })
         XCTAssertTrue(requests.contains { $0.header("Authorization") == "Bearer secret" })
     }
+
+    func testARequestWithItsOwnHeadersOffersTheSubprotocolsGiven() async throws {
+        // Given a server that accepts the second subprotocol offered, and a request with a token
+        let server = try WebSocketTestServer { request, _ in
+            let offered = request.header("Sec-WebSocket-Protocol")?.contains("chat.v2") == true
+            return .init(handshake: .accept(subprotocol: offered ? "chat.v2" : nil), steps: [.send(.text("hi")), .awaitClose()])
+        }
+        var request = URLRequest(url: server.url("/chat"))
+        request.setValue("Bearer secret", forHTTPHeaderField: "Authorization")
+
+        // When the task is made from the request and the offer
+        let task = manager.webSocketTask(with: request, protocols: ["chat.v1", "chat.v2"])
+        task.resume()
+        _ = try await task.receive()
+        task.cancel(with: .normalClosure, reason: nil)
+        await waitForCompletion(of: task)
+
+        // Then the handshake carried both, and the server's choice is the task's
+        XCTAssertEqual(task.negotiatedProtocol, "chat.v2")
+        let sent = try XCTUnwrap(server.requests.first)
+        XCTAssertEqual(sent.header("Sec-WebSocket-Protocol"), "chat.v1, chat.v2")
+        XCTAssertEqual(sent.header("Authorization"), "Bearer secret")
+    }
 }
