@@ -29,8 +29,8 @@ public final class TLSRelay: Sendable {
         // so the port is picked here; another process may take it first, hence the retries.
         var lastFailure = ""
         for _ in 0..<8 {
-            let candidate = try Self.freePort()
-            let connection = try Self.connect(to: targetPort)
+            let candidate = try Loopback.freePort()
+            let connection = try Loopback.connect(to: targetPort)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: openssl)
             process.arguments = [
@@ -95,49 +95,6 @@ public final class TLSRelay: Sendable {
         }
         let state = read("status").split(separator: "\n").first { $0.hasPrefix("State:") }.map(String.init) ?? "State: ?"
         return "\(state), wchan \(read("wchan"))"
-    }
-
-    /// A port nothing listens on right now, from the system.
-    private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw OpenSSL.Failure(description: "socket failed: errno \(errno)") }
-        defer { close(descriptor) }
-        var address = loopback(port: 0)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0 else { throw OpenSSL.Failure(description: "bind failed: errno \(errno)") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    /// A blocking TCP connection to 127.0.0.1:`port`.
-    private static func connect(to port: Int) throws -> Int32 {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw OpenSSL.Failure(description: "socket failed: errno \(errno)") }
-        var address = loopback(port: port)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            let code = errno
-            close(descriptor)
-            throw OpenSSL.Failure(description: "cannot connect to 127.0.0.1:\(port): errno \(code)")
-        }
-        return descriptor
-    }
-
-    private static func loopback(port: Int) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return address
     }
 
     /// Waits (up to 15 s) until `/proc/net/tcp` shows 127.0.0.1:`port` listening. A probe

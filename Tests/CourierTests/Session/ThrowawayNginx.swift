@@ -9,7 +9,7 @@ import Glibc
 /// in a temporary directory. The one server in the tests that speaks HTTP/2 (CourierTestServer
 /// speaks HTTP/1.1 only). Stopped and removed by ``stop()``.
 ///
-/// nginx has no "port 0": a port the system just gave out is tried, again on a clash.
+/// nginx has no "port 0": a port the system just gave out is tried (`Loopback`), again on a clash.
 final class ThrowawayNginx: Sendable {
     /// Why no server could be started: the tests skip with it.
     struct Unavailable: Error, CustomStringConvertible {
@@ -35,7 +35,7 @@ final class ThrowawayNginx: Sendable {
         directory = URL(fileURLWithPath: String(cString: made))
         var failure = ""
         for _ in 0..<8 {
-            let candidate = try Self.freePort()
+            let candidate = try Loopback.freePort()
             let configuration = """
                 daemon off;
                 master_process off;
@@ -98,42 +98,14 @@ final class ThrowawayNginx: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw Unavailable(description: "socket failed: errno \(errno)") }
-        defer { close(descriptor) }
-        var address = loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw Unavailable(description: "bind failed: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    private static func loopback(port: Int) -> sockaddr_in {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return address
-    }
-
     /// Waits (up to 10 s) until a connection to the port succeeds; nginx serves any number.
     private static func waitUntilListening(_ port: Int, process: Process) -> Bool {
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline, process.isRunning {
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = loopback(port: port)
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-                }
+            if let connection = try? Loopback.connect(to: port) {
+                close(connection)
+                return true
             }
-            close(descriptor)
-            if connected { return true }
             Thread.sleep(forTimeInterval: 0.02)
         }
         return false
