@@ -24,8 +24,9 @@ enum HeadDiet {
     /// space: FoundationNetworking writes it as `X-Courier-Diet:  `, which libcurl never sends.
     static let requestField = "X-Courier-Diet"
 
-    /// Whether the kit can put heads on the diet in this process.
-    static let isSupported = courier_head_diet_supported() != 0
+    /// Whether the kit can put heads on the diet in this process now (asked once per session: the
+    /// kit is installed by the first manager, so the answer can change from false to true).
+    static var isSupported: Bool { courier_head_diet_supported() != 0 }
 
     /// `request` with the mark that puts its 2xx heads on the diet. Only Courier's requests carry
     /// it: a task made on a manager's URLSession directly gets FoundationNetworking's whole head.
