@@ -37,6 +37,8 @@ typedef int64_t curl_off_t;
 #define COURIER_CURLOPT_CAPATH (COURIER_CURLOPTTYPE_OBJECTPOINT + 97)
 #define COURIER_CURLOPT_PINNEDPUBLICKEY (COURIER_CURLOPTTYPE_OBJECTPOINT + 230)
 #define COURIER_CURLOPT_CAINFO_BLOB (COURIER_CURLOPTTYPE_BLOB + 309)
+/// 7.54.0 and later: a proxy's answer to CONNECT is not handed to the header callback (Platform.md §6.19).
+#define COURIER_CURLOPT_SUPPRESS_CONNECT_HEADERS (COURIER_CURLOPTTYPE_LONG + 265)
 /// 7.87.0 and later: how long a multi handle keeps its parsed CA store.
 #define COURIER_CURLOPT_CA_CACHE_TIMEOUT (COURIER_CURLOPTTYPE_LONG + 321)
 

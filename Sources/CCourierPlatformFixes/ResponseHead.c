@@ -57,6 +57,11 @@ static size_t header_trampoline(char *buffer, size_t size, size_t count, void *u
 /// and HEADERDATA, which must stay the caller's).
 static CURLcode apply_header_options(CURL *easy, easy_record *record) {
     if (record->callback != NULL) {
+        // A proxy's answer to CONNECT ("HTTP/1.1 200 Connection established" and its blank line)
+        // would reach FoundationNetworking as a head of its own, which it hands on as the response
+        // (Platform.md §6.19). Without it the first head it sees is the server's. libcurl before
+        // 7.54.0 refuses the option: the transfer goes on as before.
+        courier_real.easy_setopt(easy, COURIER_CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
         CURLcode result = courier_real.easy_setopt(easy, COURIER_CURLOPT_HEADERDATA, (void *)record);
         return result != COURIER_CURLE_OK
             ? result : courier_real.easy_setopt(easy, COURIER_CURLOPT_HEADERFUNCTION, (void *)header_trampoline);

@@ -19,6 +19,9 @@ final class DoctorCommandTests: CommandLineTestCase {
         }
         XCTAssertTrue(result.out.contains("  courier "), result.out)
         XCTAssertTrue(result.out.contains("  §7.1 "), result.out)
+        // The kit's fixes that have no trap of their own: the header diet and the proxy's CONNECT answer.
+        XCTAssertTrue(result.out.contains("  §6.18 "), result.out)
+        XCTAssertTrue(result.out.contains("  §6.19                 active"), result.out)
         XCTAssertTrue(result.out.contains("  CONNECT_ONLY          yes (Courier's wss://"), result.out)
         XCTAssertTrue(result.out.contains("nothing a download needs is broken"), result.out)
     }

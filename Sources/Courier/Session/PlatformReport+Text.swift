@@ -211,6 +211,11 @@ extension PlatformReport {
             rows.append(
                 ("§6.18", "\(withheld) header lines withheld so far · FoundationNetworking gets only the lines of a 2xx head it acts on"))
         }
+        if status.state == .active {
+            rows.append(
+                ("§6.19", "active · a proxy's answer to CONNECT is kept from FoundationNetworking, which took it for the server's response")
+            )
+        }
         if let store = status.caStore { rows.append(("CA store", caStoreRow(store))) }
         return rows
     }
