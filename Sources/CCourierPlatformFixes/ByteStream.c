@@ -31,6 +31,10 @@ struct courier_stream {
     /// The parsed CA store OpenSSL gets in place of libcurl loading the CA file (StreamCAStore.c),
     /// or NULL; one reference, given back when the stream is freed.
     void *caStore;
+    /// Stored with release when the connect returns, loaded with acquire before the stream is
+    /// freed: the connecting thread hands the stream back through a Swift continuation, which
+    /// ThreadSanitizer does not see.
+    int connectEnded;
 };
 
 typedef struct {
@@ -151,7 +155,15 @@ static int progress(void *userp, curl_off_t dltotal, curl_off_t dlnow, curl_off_
     return __atomic_load_n(&stream->cancelled, __ATOMIC_ACQUIRE);
 }
 
+static int connect_stream(courier_stream *stream, const courier_stream_options *options);
+
 int courier_stream_connect(courier_stream *stream, const courier_stream_options *options) {
+    int result = connect_stream(stream, options);
+    __atomic_store_n(&stream->connectEnded, 1, __ATOMIC_RELEASE);
+    return result;
+}
+
+static int connect_stream(courier_stream *stream, const courier_stream_options *options) {
     CURL *easy = stream->easy;
     int failed = 0;
     failed |= curl.setopt(easy, COURIER_CURLOPT_ERRORBUFFER, stream->error) != COURIER_CURLE_OK;
@@ -258,6 +270,7 @@ int courier_stream_send(courier_stream *stream, const void *bytes, size_t length
 
 void courier_stream_free(courier_stream *stream) {
     if (stream == NULL) return;
+    (void)__atomic_load_n(&stream->connectEnded, __ATOMIC_ACQUIRE);
     curl.cleanup(stream->easy);
     courier_stream_ca_store_release(stream->caStore);
     free(stream);

@@ -42,6 +42,9 @@ typedef struct {
     int mode;
     /// The last header line was withheld, so a folded continuation of it is too.
     int lastWithheld;
+    /// Stored with release after every header callback, loaded with acquire before the buffer is
+    /// freed at cleanup (ResponseHead.c).
+    int handedOver;
     /// "X-Courier-Head: <key>" and then every header line of the head, each after a line feed.
     char *carried;
     size_t length;

@@ -26,8 +26,7 @@ courier_handle_table courier_easies = COURIER_HANDLE_TABLE_INITIALIZER;
 static const char headCutShortMessage[] =
     "the connection closed before the end of the response head (caught by Courier's platform fixes)";
 
-static size_t header_trampoline(char *buffer, size_t size, size_t count, void *userdata) {
-    easy_record *record = userdata;
+static size_t header_line(easy_record *record, char *buffer, size_t size, size_t count) {
     size_t length = size * count;
     if (length >= 5 && memcmp(buffer, "HTTP/", 5) == 0) {
         record->headOpen = 1;
@@ -50,6 +49,17 @@ static size_t header_trampoline(char *buffer, size_t size, size_t count, void *u
         }
     }
     return record->callback(buffer, size, count, record->userdata);
+}
+
+static size_t header_trampoline(char *buffer, size_t size, size_t count, void *userdata) {
+    easy_record *record = userdata;
+    size_t result = header_line(record, buffer, size, count);
+    // The diet's buffer is freed at curl_easy_cleanup, which FoundationNetworking may run on
+    // another thread once the last reference to its handle goes (through Swift's reference
+    // counts, which ThreadSanitizer does not see): this store, read with acquire at the cleanup,
+    // hands over what the callback wrote.
+    __atomic_store_n(&record->diet.handedOver, 1, __ATOMIC_RELEASE);
+    return result;
 }
 
 /// Gives libcurl the trampoline and the record when there is a callback to stand in front of, and
@@ -151,6 +161,7 @@ void courier_wrap_easy_cleanup(CURL *easy) {
     courier_real.easy_cleanup(easy);
     if (record != NULL) {
         courier_tls_release(record);
+        (void)__atomic_load_n(&record->diet.handedOver, __ATOMIC_ACQUIRE);
         courier_diet_release(&record->diet);
     }
     free(record);
