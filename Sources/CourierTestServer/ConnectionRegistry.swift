@@ -1,7 +1,10 @@
 import CourierSupport
 /// Tracks open connections so `stop()` can wake every thread blocked on one of them, and
 /// counts them the way a server that limits connections does: from `accept` until the server
-/// closes its end, idle keep-alive connections included.
+/// closes its end, idle keep-alive connections included — except that a connection whose client
+/// has already closed it (its FIN has arrived) is not counted when a new one is accepted: under
+/// load the server's connection thread can notice the end later than the accept loop takes the
+/// next connection, and the count is of what the client holds open.
 final class ConnectionRegistry: Sendable {
     private struct State: Sendable {
         var stopped = false
@@ -20,7 +23,9 @@ final class ConnectionRegistry: Sendable {
             if state.stopped { return nil }
             state.accepted += 1
             state.open[state.accepted] = socket
-            state.peakOpen = max(state.peakOpen, state.open.count)
+            // `poll` with no wait is a non-blocking system call, and the lock keeps the descriptors valid.
+            let held = state.open.values.filter { !$0.peerHasClosed }.count
+            state.peakOpen = max(state.peakOpen, held)
             return state.accepted
         }
     }

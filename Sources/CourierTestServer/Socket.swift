@@ -152,6 +152,15 @@ struct Socket: Sendable {
     }
 
     /// Shuts down both directions, waking any thread blocked in `recv`/`send` on this socket.
+    /// Whether the peer's FIN (or a reset) has arrived, without waiting or reading.
+    var peerHasClosed: Bool {
+        // POLLRDHUP (0x2000, Linux) is declared only with _GNU_SOURCE, which Swift's Glibc lacks.
+        let readHangUp: Int16 = 0x2000
+        var descriptor = pollfd(fd: fd, events: readHangUp, revents: 0)
+        guard poll(&descriptor, 1, 0) == 1 else { return false }
+        return descriptor.revents & (readHangUp | Int16(POLLHUP) | Int16(POLLERR)) != 0
+    }
+
     func shutdownBoth() {
         _ = Glibc.shutdown(fd, Int32(SHUT_RDWR))
     }
